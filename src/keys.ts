@@ -1,0 +1,117 @@
+// Secret key files, trust files and pins, as formats (SPEC 7). Pure: no I/O (src/keyfiles.ts
+// reads and writes them). Both formats are parsed strictly: unknown fields, duplicate keys, bad
+// base64url and unpinnable keys are refused with the reason.
+import { fromBase64url, parseJsonStrict, toBase64url } from './canonical.js';
+import { publicKeyProblem } from './ed25519-reference.js';
+import { LedgerError } from './errors.js';
+import { AGENT_RE } from './record.js';
+
+export interface SecretKeyFile { v: 1; alg: 'ed25519'; name: string; secret_key: string }
+
+export interface TrustKey {
+  name: string;
+  alg: 'ed25519';
+  key: string;
+  agents: string[];
+  valid_from_seq: number;
+  revoked_at_seq: number | null;
+}
+export interface Trust { v: 1; keys: TrustKey[] }
+
+const KEY_NAME_RE = /^[A-Za-z0-9._@-]{1,64}$/;
+
+function exactFields(obj: unknown, fields: string[], what: string, code: 'INPUT_KEY' | 'INPUT_TRUST'): Record<string, unknown> {
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+    throw new LedgerError(code, `${what}: expected a JSON object`);
+  }
+  const o = obj as Record<string, unknown>;
+  for (const k of Object.keys(o)) {
+    if (!fields.includes(k)) throw new LedgerError(code, `${what}: unknown field "${k}" (expected only ${fields.join(', ')})`);
+  }
+  for (const k of fields) {
+    if (!Object.hasOwn(o, k)) throw new LedgerError(code, `${what}: missing field "${k}"`);
+  }
+  return o;
+}
+
+/** Parses a secret key file's text and returns its 32-byte seed. */
+export function parseSecretKeyFile(text: string, path = 'key file'): { name: string; seed: Uint8Array } {
+  const o = exactFields(parseJsonStrict(text, path), ['v', 'alg', 'name', 'secret_key'], path, 'INPUT_KEY');
+  if (o.v !== 1) throw new LedgerError('INPUT_KEY', `${path}: "v" must be 1`);
+  if (o.alg !== 'ed25519') throw new LedgerError('INPUT_KEY', `${path}: "alg" must be "ed25519"`);
+  if (typeof o.name !== 'string' || !KEY_NAME_RE.test(o.name)) {
+    throw new LedgerError('INPUT_KEY', `${path}: "name" must be 1-64 chars of [A-Za-z0-9._@-]`);
+  }
+  const seed = fromBase64url(o.secret_key, 32);
+  if (!seed) throw new LedgerError('INPUT_KEY', `${path}: "secret_key" must be base64url (no padding) of 32 bytes`);
+  return { name: o.name, seed };
+}
+
+export function formatSecretKeyFile(name: string, seed: Uint8Array): string {
+  const file: SecretKeyFile = { v: 1, alg: 'ed25519', name, secret_key: toBase64url(seed) };
+  return JSON.stringify(file) + '\n';
+}
+
+/** Checks one base64url public key for pinning; throws INPUT_TRUST naming `where`. */
+export function assertPinnableKey(key: unknown, where: string): void {
+  const raw = fromBase64url(key, 32);
+  if (!raw) throw new LedgerError('INPUT_TRUST', `${where}: "key" must be base64url (no padding) of 32 bytes`);
+  const problem = publicKeyProblem(raw);
+  if (problem) throw new LedgerError('INPUT_TRUST', `${where}: key ${String(key)} cannot be pinned: ${problem}`);
+}
+
+/** Parses a trust file's text (SPEC 7). Attacker-controlled only if the harness is careless. */
+export function parseTrust(text: string, path = 'trust file'): Trust {
+  const o = exactFields(parseJsonStrict(text, path), ['v', 'keys'], path, 'INPUT_TRUST');
+  if (o.v !== 1) throw new LedgerError('INPUT_TRUST', `${path}: "v" must be 1`);
+  if (!Array.isArray(o.keys) || o.keys.length === 0) {
+    throw new LedgerError('INPUT_TRUST', `${path}: "keys" must be a non-empty array`);
+  }
+  const seen = new Set<string>();
+  const keys = o.keys.map((entry, i): TrustKey => {
+    const where = `${path}: keys[${i}]`;
+    const k = exactFields(entry, ['name', 'alg', 'key', 'agents', 'valid_from_seq', 'revoked_at_seq'], where, 'INPUT_TRUST');
+    if (typeof k.name !== 'string' || !KEY_NAME_RE.test(k.name)) throw new LedgerError('INPUT_TRUST', `${where}: "name" must be 1-64 chars of [A-Za-z0-9._@-]`);
+    if (k.alg !== 'ed25519') throw new LedgerError('INPUT_TRUST', `${where}: "alg" must be "ed25519"`);
+    assertPinnableKey(k.key, where);
+    if (!Array.isArray(k.agents) || k.agents.length === 0 || !k.agents.every((a) => a === '*' || (typeof a === 'string' && AGENT_RE.test(a)))) {
+      throw new LedgerError('INPUT_TRUST', `${where}: "agents" must be a non-empty array of agent names or "*"`);
+    }
+    if (!Number.isSafeInteger(k.valid_from_seq) || (k.valid_from_seq as number) < 0) {
+      throw new LedgerError('INPUT_TRUST', `${where}: "valid_from_seq" must be an integer >= 0`);
+    }
+    if (k.revoked_at_seq !== null && (!Number.isSafeInteger(k.revoked_at_seq) || (k.revoked_at_seq as number) < 0)) {
+      throw new LedgerError('INPUT_TRUST', `${where}: "revoked_at_seq" must be null or an integer >= 0`);
+    }
+    // Policy: one entry per key. Two entries for one key would make the pin depend on which a
+    // reader consults first; a key that needs two windows is a rotation, done with two keys.
+    if (seen.has(k.key as string)) throw new LedgerError('INPUT_TRUST', `${where}: key ${String(k.key)} is pinned twice`);
+    seen.add(k.key as string);
+    return k as unknown as TrustKey;
+  });
+  return { v: 1, keys };
+}
+
+export function formatTrust(trust: Trust): string {
+  return JSON.stringify(trust, null, 2) + '\n';
+}
+
+export function trustEntry(name: string, publicKey: string, validFromSeq = 0): TrustKey {
+  return { name, alg: 'ed25519', key: publicKey, agents: ['*'], valid_from_seq: validFromSeq, revoked_at_seq: null };
+}
+
+/**
+ * Why the key may not sign this record, or null when the pin holds (SPEC 7): the key is pinned,
+ * `valid_from_seq <= seq`, not revoked at `seq`, and `agent` is one it may sign for. For HEAD,
+ * pass agent null: only pinning and the seq window apply.
+ */
+export function pinProblem(trust: Trust, key: string, seq: number, agent: string | null): string | null {
+  const pin = trust.keys.find((k) => k.key === key);
+  if (!pin) return `key ${key} is not pinned in the trust file`;
+  if (seq < pin.valid_from_seq) return `key "${pin.name}" is not valid before seq ${pin.valid_from_seq}`;
+  if (pin.revoked_at_seq !== null && seq >= pin.revoked_at_seq) return `key "${pin.name}" is revoked from seq ${pin.revoked_at_seq}`;
+  if (agent !== null && !pin.agents.includes('*') && !pin.agents.includes(agent)) {
+    return `key "${pin.name}" may not sign for agent "${agent}" (allowed: ${pin.agents.join(', ')})`;
+  }
+  return null;
+}

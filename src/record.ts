@@ -1,0 +1,341 @@
+// Record and HEAD types, the envelope, and the strict schema of every kind. Pure: no I/O.
+// SPEC 4 (envelope), SPEC 5 (HEAD), SPEC 6 (payloads). Validation collects every bad field path
+// before it reports, so one run names everything that is wrong with a payload.
+import type { Sig } from './sign.js';
+import { DIGEST_RE, fromBase64url } from './canonical.js';
+
+export const RECORD_VERSION = 1;
+/** SPEC 4: a record line is at most 1 MiB, its newline included. */
+export const MAX_LINE_BYTES = 1024 * 1024;
+
+export const KINDS = ['genesis', 'start', 'checkpoint', 'finish', 'intent', 'handoff', 'revoke', 'consume'] as const;
+export type Kind = (typeof KINDS)[number];
+export const OUTCOMES = ['success', 'failure', 'timeout', 'ambiguous', 'cancelled'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export interface Envelope {
+  v: 1;
+  seq: number;
+  prev_tail_hash: string | null;
+  ts: string;
+  kind: Kind;
+  agent: string;
+  sig: Sig;
+}
+
+export interface Evidence { digest: string; source: string }
+export interface Invariant { ok: boolean; detail: string }
+export interface Dependency { logical_operation_id: string; outcome: Outcome }
+export interface TestsRun {
+  excerpt: string;
+  digest: string;
+  command?: string;
+  exit_code?: number;
+  bytes?: number;
+}
+
+export interface GenesisPayload { nonce: string; name?: string }
+export interface HandoffPayload {
+  logical_operation_id: string;
+  execution_id: string;
+  outcome: Outcome;
+  evidence: Record<string, Evidence>;
+  invariants: Record<string, Invariant>;
+  depends_on: Dependency[];
+  supersedes?: string[];
+  note?: string;
+}
+export interface IntentPayload { logical_operation_id: string; execution_id: string; action: string; note?: string }
+export interface RevokePayload { target: string; reason: string }
+export interface ConsumePayload {
+  logical_operation_id: string;
+  consumer: string;
+  handoff: string;
+  seen_head: { seq: number; tail: string };
+}
+export interface StartPayload {
+  logical_operation_id: string;
+  execution_id: string;
+  summary: string;
+  lease_until: string;
+  takeover?: { agent: string; execution_id: string; lease_until: string };
+}
+export interface CheckpointPayload {
+  logical_operation_id: string;
+  execution_id: string;
+  done: string;
+  state: string;
+  next: string;
+  verified: string[];
+  attempted: string[];
+  blockers: string[];
+  tests?: TestsRun;
+  lease_until: string;
+}
+export type FinishPayload = Omit<CheckpointPayload, 'lease_until'> & Omit<HandoffPayload, 'logical_operation_id' | 'execution_id'>;
+
+export interface PayloadByKind {
+  genesis: GenesisPayload;
+  start: StartPayload;
+  checkpoint: CheckpointPayload;
+  finish: FinishPayload;
+  intent: IntentPayload;
+  handoff: HandoffPayload;
+  revoke: RevokePayload;
+  consume: ConsumePayload;
+}
+
+export type LedgerRecord<K extends Kind = Kind> = K extends Kind ? Envelope & { kind: K } & PayloadByKind[K] : never;
+/** A record before it is placed in the chain: kind, agent and the kind's payload. */
+export type Draft<K extends Kind = Kind> = K extends Kind ? { kind: K; agent: string } & PayloadByKind[K] : never;
+
+export interface Head {
+  v: 1;
+  genesis: string;
+  seq: number;
+  tail: string;
+  size: number;
+  ts: string;
+  sig: Sig;
+}
+
+export const ENVELOPE_FIELDS = ['v', 'seq', 'prev_tail_hash', 'ts', 'kind', 'agent', 'sig'] as const;
+
+// ---------------------------------------------------------------------------------------------
+// A small checker vocabulary. Each check pushes "path: expected X, got Y" into `errs`.
+
+type Check = (v: unknown, path: string, errs: string[]) => void;
+interface FieldSpec { check: Check; optional?: boolean }
+type Shape = Record<string, FieldSpec | Check>;
+
+function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return `an array of ${v.length}`;
+  if (typeof v === 'string') return v.length > 40 ? `a string of ${v.length} chars` : JSON.stringify(v);
+  if (typeof v === 'object') return 'an object';
+  return `${typeof v} ${String(v)}`;
+}
+
+const fail = (errs: string[], path: string, expected: string, v: unknown) => {
+  errs.push(`${path}: expected ${expected}, got ${describe(v)}`);
+};
+
+export const ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+export const NAME_RE = /^[A-Za-z0-9._-]{1,64}$/;
+export const AGENT_RE = /^[A-Za-z0-9._@-]{1,64}$/;
+const TIME_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+export function isTime(v: unknown): v is string {
+  if (typeof v !== 'string' || !TIME_RE.test(v)) return false;
+  const t = Date.parse(v);
+  return Number.isFinite(t) && new Date(t).toISOString() === v;
+}
+
+const pattern = (re: RegExp, what: string): Check => (v, p, e) => {
+  if (typeof v !== 'string' || !re.test(v)) fail(e, p, what, v);
+};
+const text = (min: number, max: number): Check => (v, p, e) => {
+  if (typeof v !== 'string' || v.length < min || v.length > max) fail(e, p, `a string of ${min}-${max} chars`, v);
+};
+const int = (min: number): Check => (v, p, e) => {
+  if (!Number.isSafeInteger(v) || (v as number) < min) fail(e, p, `an integer >= ${min}`, v);
+};
+const bool: Check = (v, p, e) => {
+  if (typeof v !== 'boolean') fail(e, p, 'a boolean', v);
+};
+const literal = (x: unknown): Check => (v, p, e) => {
+  if (v !== x) fail(e, p, JSON.stringify(x), v);
+};
+const oneOf = (xs: readonly string[]): Check => (v, p, e) => {
+  if (typeof v !== 'string' || !xs.includes(v)) fail(e, p, `one of ${xs.join(', ')}`, v);
+};
+const time: Check = (v, p, e) => {
+  if (!isTime(v)) fail(e, p, 'an RFC 3339 UTC time like 2026-11-29T17:00:00.000Z', v);
+};
+const digest = pattern(DIGEST_RE, '"sha256:" + 64 lowercase hex');
+const idString = pattern(ID_RE, '1-128 chars of [A-Za-z0-9._:-]');
+const agentString = pattern(AGENT_RE, '1-64 chars of [A-Za-z0-9._@-]');
+const b64 = (len: number): Check => (v, p, e) => {
+  if (fromBase64url(v, len) === null) fail(e, p, `base64url (no padding) of ${len} bytes`, v);
+};
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function object(shape: Shape): Check {
+  return (v, p, e) => {
+    if (!isPlainObject(v)) return fail(e, p, 'an object', v);
+    for (const [name, spec] of Object.entries(shape)) {
+      const { check, optional } = typeof spec === 'function' ? { check: spec, optional: false } : spec;
+      if (!Object.hasOwn(v, name)) {
+        if (!optional) e.push(`${p}.${name}: missing`);
+        continue;
+      }
+      check(v[name], `${p}.${name}`, e);
+    }
+    for (const name of Object.keys(v)) {
+      if (!Object.hasOwn(shape, name)) e.push(`${p}.${name}: unknown field`);
+    }
+  };
+}
+const opt = (check: Check): FieldSpec => ({ check, optional: true });
+
+function mapOf(keyRe: RegExp, keyWhat: string, value: Check, max: number): Check {
+  return (v, p, e) => {
+    if (!isPlainObject(v)) return fail(e, p, 'an object', v);
+    const keys = Object.keys(v);
+    if (keys.length > max) e.push(`${p}: expected at most ${max} entries, got ${keys.length}`);
+    for (const k of keys) {
+      if (!keyRe.test(k)) e.push(`${p}: key ${JSON.stringify(k)} is not ${keyWhat}`);
+      value(v[k], `${p}.${k}`, e);
+    }
+  };
+}
+function arrayOf(item: Check, max: number): Check {
+  return (v, p, e) => {
+    if (!Array.isArray(v)) return fail(e, p, 'an array', v);
+    if (v.length > max) e.push(`${p}: expected at most ${max} items, got ${v.length}`);
+    v.forEach((x, i) => item(x, `${p}[${i}]`, e));
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The schemas.
+
+const SIG_SHAPE: Shape = { alg: literal('ed25519'), key: b64(32), value: b64(64) };
+const sigCheck = object(SIG_SHAPE);
+
+const ENVELOPE_SHAPE: Shape = {
+  v: literal(RECORD_VERSION),
+  seq: int(0),
+  prev_tail_hash: (v, p, e) => {
+    if (v !== null) digest(v, p, e);
+  },
+  ts: time,
+  kind: oneOf(KINDS),
+  agent: agentString,
+  sig: sigCheck,
+};
+
+const evidence = mapOf(NAME_RE, '1-64 chars of [A-Za-z0-9._-]', object({ digest, source: text(1, 1024) }), 256);
+const invariants = mapOf(NAME_RE, '1-64 chars of [A-Za-z0-9._-]', object({ ok: bool, detail: text(0, 4096) }), 256);
+const dependsOn = arrayOf(object({ logical_operation_id: idString, outcome: oneOf(OUTCOMES) }), 64);
+const item = text(1, 1024);
+const tests = object({
+  excerpt: text(0, 16384),
+  digest,
+  command: opt(text(1, 4096)),
+  exit_code: opt(int(0)),
+  bytes: opt(int(0)),
+});
+
+const HANDOFF_FIELDS: Shape = {
+  outcome: oneOf(OUTCOMES),
+  evidence,
+  invariants,
+  depends_on: dependsOn,
+  supersedes: opt(arrayOf(digest, 64)),
+  note: opt(text(0, 4096)),
+};
+const CHECKPOINT_FIELDS: Shape = {
+  logical_operation_id: idString,
+  execution_id: idString,
+  done: text(1, 4096),
+  state: text(1, 4096),
+  next: text(1, 4096),
+  verified: arrayOf(item, 64),
+  attempted: arrayOf(item, 64),
+  blockers: arrayOf(item, 64),
+  tests: opt(tests),
+};
+
+/** The payload fields of each kind (SPEC 6; the kinds beyond `handoff` are ours, see README). */
+export const PAYLOAD_SHAPES: Record<Kind, Shape> = {
+  genesis: { nonce: b64(16), name: opt(text(1, 128)) },
+  handoff: { logical_operation_id: idString, execution_id: idString, ...HANDOFF_FIELDS },
+  intent: { logical_operation_id: idString, execution_id: idString, action: text(1, 1024), note: opt(text(0, 4096)) },
+  revoke: { target: digest, reason: text(1, 4096) },
+  consume: {
+    logical_operation_id: idString,
+    consumer: idString,
+    handoff: digest,
+    seen_head: object({ seq: int(0), tail: digest }),
+  },
+  start: {
+    logical_operation_id: idString,
+    execution_id: idString,
+    summary: text(1, 4096),
+    lease_until: time,
+    takeover: opt(object({ agent: agentString, execution_id: idString, lease_until: time })),
+  },
+  checkpoint: { ...CHECKPOINT_FIELDS, lease_until: time },
+  finish: { ...CHECKPOINT_FIELDS, ...HANDOFF_FIELDS },
+};
+
+const RECORD_CHECKS = Object.fromEntries(
+  KINDS.map((k) => [k, object({ ...ENVELOPE_SHAPE, ...PAYLOAD_SHAPES[k] })]),
+) as Record<Kind, Check>;
+const ENVELOPE_ONLY = object(ENVELOPE_SHAPE);
+
+/** Every schema problem of a parsed record line, or [] (SPEC 4, SPEC 6). */
+export function recordProblems(value: unknown): string[] {
+  const errs: string[] = [];
+  if (!isPlainObject(value)) {
+    fail(errs, '$', 'an object', value);
+    return errs;
+  }
+  const kind = value.kind;
+  if (typeof kind !== 'string' || !(KINDS as readonly string[]).includes(kind)) {
+    // Still report the envelope's other problems, with the unknown kind among them.
+    ENVELOPE_ONLY(Object.fromEntries(Object.entries(value).filter(([k]) => (ENVELOPE_FIELDS as readonly string[]).includes(k))), '$', errs);
+    return errs;
+  }
+  RECORD_CHECKS[kind as Kind](value, '$', errs);
+  return errs;
+}
+
+const DRAFT_CHECKS = Object.fromEntries(
+  KINDS.map((k) => [k, object({ kind: literal(k), agent: agentString, ...PAYLOAD_SHAPES[k] })]),
+) as Record<Kind, Check>;
+
+/** Every problem of a draft (kind, agent, payload), or []: what the writer checks before it signs. */
+export function draftProblems(value: unknown): string[] {
+  const errs: string[] = [];
+  if (!isPlainObject(value)) {
+    fail(errs, '$', 'an object', value);
+    return errs;
+  }
+  const kind = value.kind;
+  if (typeof kind !== 'string' || !(KINDS as readonly string[]).includes(kind)) {
+    fail(errs, '$.kind', `one of ${KINDS.join(', ')}`, kind);
+    return errs;
+  }
+  DRAFT_CHECKS[kind as Kind](value, '$', errs);
+  return errs;
+}
+
+const HEAD_CHECK = object({
+  v: literal(RECORD_VERSION),
+  genesis: digest,
+  seq: int(0),
+  tail: digest,
+  size: int(1),
+  ts: time,
+  sig: sigCheck,
+});
+
+/** Every schema problem of a parsed HEAD, or [] (SPEC 5). */
+export function headProblems(value: unknown): string[] {
+  const errs: string[] = [];
+  HEAD_CHECK(value, '$', errs);
+  return errs;
+}
+
+/** A trust floor (SPEC 8): {"v":1,"genesis","seq","id","offset"}. */
+export interface TrustFloor { v: 1; genesis: string; seq: number; id: string; offset: number }
+const FLOOR_CHECK = object({ v: literal(1), genesis: digest, seq: int(0), id: digest, offset: int(0) });
+export function floorProblems(value: unknown): string[] {
+  const errs: string[] = [];
+  FLOOR_CHECK(value, '$', errs);
+  return errs;
+}

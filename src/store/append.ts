@@ -1,0 +1,250 @@
+// The durable append protocol (SPEC 3-5), the only code that writes records.
+//
+//   1. validate every draft (nothing is touched for a bad one)
+//   2. take the cross-process writer lock
+//   3. read HEAD and check that its tail is really the last published line
+//   4. let the caller decide, on that HEAD, what to append (idempotency, ownership, the gate)
+//   5. move bytes past HEAD's size into quarantine/ (they were never published)
+//   6. write the new lines at `size`, fdatasync
+//   7. write HEAD to a temp file, fsync, rename, fsync the directory
+//   8. release the lock
+// An append returns only after step 7: a record is published exactly when a durable HEAD covers
+// it. If anything fails before the rename, the new bytes are cut back off, so a refused or
+// failed append leaves records.jsonl and HEAD as they were.
+import { randomBytes } from 'node:crypto';
+import { canonicalLine, recordId, toBase64url } from '../canonical.js';
+import { LedgerError, ioError } from '../errors.js';
+import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
+import { makeSig, type Signer } from '../sign.js';
+import { fsyncDir, realFileOps, writeAll, type FileOps } from './fsops.js';
+import { readHead, signHead, writeHead } from './head.js';
+import { acquireLock } from './lock.js';
+import { ledgerPaths, type LedgerPaths } from './paths.js';
+import { readTailLine } from './read.js';
+import { quarantineUnpublished, type RecoverReport } from './recover.js';
+
+export interface StoreOptions {
+  dir: string;
+  ops?: FileOps;
+  /** How long to wait for a live lock holder (ms); default 10 s. */
+  waitMs?: number;
+  /** The clock; records never go back in time even if it does. */
+  now?: () => Date;
+}
+
+export interface Appended {
+  id: string;
+  seq: number;
+  offset: number;
+  record: LedgerRecord;
+}
+
+export interface AppendResult {
+  records: Appended[];
+  head: Head;
+  recovered: RecoverReport | null;
+}
+
+/** What a transaction sees under the lock: the published HEAD and its last record. */
+export interface LockedView {
+  paths: LedgerPaths;
+  head: Head;
+  tail: { id: string; record: LedgerRecord };
+}
+
+export const DEFAULT_WAIT_MS = 10_000;
+
+function resolve(opts: StoreOptions) {
+  return {
+    paths: ledgerPaths(opts.dir),
+    ops: opts.ops ?? realFileOps,
+    waitMs: opts.waitMs ?? DEFAULT_WAIT_MS,
+    now: opts.now ?? (() => new Date()),
+  };
+}
+
+/** Throws INPUT_SCHEMA naming every problem of every bad draft. */
+export function assertDrafts(drafts: readonly unknown[]): asserts drafts is Draft[] {
+  const bad: string[] = [];
+  drafts.forEach((d, i) => {
+    for (const p of draftProblems(d)) bad.push(drafts.length > 1 ? `payload ${i + 1}: ${p}` : p);
+  });
+  if (bad.length) {
+    throw new LedgerError('INPUT_SCHEMA', `${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more problem${bad.length > 2 ? 's' : ''})` : ''}`, { problems: bad });
+  }
+}
+
+function notALedger(paths: LedgerPaths): LedgerError {
+  return new LedgerError('INPUT_NOT_FOUND', `no ledger at ${paths.dir} (no HEAD); run \`ledger init\` or pass --dir`, { dir: paths.dir });
+}
+
+function laterTs(now: Date, prev: string): string {
+  return new Date(Math.max(now.getTime(), Date.parse(prev))).toISOString();
+}
+
+/** Places drafts after `prev` in the chain and signs them; pure apart from the clock. */
+function placeDrafts(drafts: readonly Draft[], prev: { seq: number; id: string; ts: string; size: number }, now: Date, signer: Signer) {
+  const out: { appended: Appended; line: Buffer }[] = [];
+  let { seq, id, ts, size } = prev;
+  for (const draft of drafts) {
+    ts = laterTs(now, ts);
+    const unsigned = { ...draft, v: 1, seq: seq + 1, prev_tail_hash: id, ts } as Omit<LedgerRecord, 'sig'>;
+    const rid = recordId(unsigned);
+    const record = { ...unsigned, sig: makeSig('record', rid, signer) } as LedgerRecord;
+    const line = Buffer.from(canonicalLine(record));
+    if (line.length > MAX_LINE_BYTES) {
+      throw new LedgerError('INPUT_SCHEMA', `record would be ${line.length} bytes; a record line is at most ${MAX_LINE_BYTES} (store large evidence by digest)`);
+    }
+    out.push({ appended: { id: rid, seq: seq + 1, offset: size, record }, line });
+    seq += 1;
+    id = rid;
+    size += line.length;
+  }
+  return out;
+}
+
+/**
+ * Runs `decide` under the writer lock on the current HEAD and appends what it returns, in the
+ * same critical section. `decide` may throw to refuse; then nothing is written at all.
+ */
+export function transact(
+  opts: StoreOptions,
+  signer: Signer,
+  decide: (view: LockedView) => readonly Draft[],
+): AppendResult {
+  const { paths, ops, waitMs, now } = resolve(opts);
+  if (!ops.exists(paths.head)) throw notALedger(paths);
+  const lock = acquireLock(ops, paths.lock, waitMs);
+  try {
+    const head = readHead(ops, paths);
+    if (!head) throw notALedger(paths);
+    const tail = readTailLine(ops, paths, head);
+    if (tail.id !== head.tail || tail.seq !== head.seq) {
+      throw new LedgerError('OP_CORRUPT', `HEAD says the tail is seq ${head.seq} ${head.tail}, but the last published line is seq ${tail.seq} ${tail.id}; run \`ledger audit\``);
+    }
+    const drafts = decide({ paths, head, tail: { id: tail.id, record: tail.record } });
+    if (drafts.length === 0) return { records: [], head, recovered: null };
+    assertDrafts(drafts);
+    const placed = placeDrafts(drafts, { seq: head.seq, id: head.tail, ts: head.ts, size: head.size }, now(), signer);
+
+    const recovered = quarantineUnpublished(ops, paths, head);
+    const last = placed[placed.length - 1].appended;
+    const newSize = head.size + placed.reduce((n, p) => n + p.line.length, 0);
+    const newHead = signHead(
+      { v: 1, genesis: head.genesis, seq: last.seq, tail: last.id, size: newSize, ts: laterTs(now(), last.record.ts) },
+      signer,
+    );
+    writeLines(ops, paths, head.size, Buffer.concat(placed.map((p) => p.line)), () => writeHead(ops, paths, newHead));
+    return { records: placed.map((p) => p.appended), head: newHead, recovered: recovered.unpublished ? recovered : null };
+  } finally {
+    lock.release();
+  }
+}
+
+/**
+ * Steps 6-7: writes `data` at `at`, syncs, then calls `publish` (the HEAD replace). If anything
+ * fails before `publish` has renamed HEAD into place, the bytes past `at` are cut back off.
+ */
+function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, publish: () => void): void {
+  let fd: number;
+  try {
+    fd = ops.open(paths.records, 'r+');
+  } catch (e) {
+    throw ioError(e, 'open', paths.records);
+  }
+  let headReplaced = false;
+  try {
+    writeAll(ops, fd, data, at);
+    ops.fdatasync(fd);
+    const before = ops.readFile(paths.head);
+    try {
+      publish();
+      headReplaced = true;
+    } catch (e) {
+      // The rename may have happened even though a later step (directory fsync) failed.
+      headReplaced = !ops.readFile(paths.head).equals(before);
+      throw e;
+    }
+  } catch (e) {
+    if (!headReplaced) {
+      try {
+        ops.ftruncate(fd, at);
+        ops.fdatasync(fd);
+      } catch {
+        /* the next append or `ledger recover` moves the bytes to quarantine/ */
+      }
+      throw ioError(e, 'append to', paths.records);
+    }
+    throw new LedgerError('OP_IO', `the append reached HEAD but its durability is unknown (${(e as NodeJS.ErrnoException).code ?? 'error'}); run \`ledger audit\``, { cause: String(e) });
+  } finally {
+    ops.close(fd);
+  }
+}
+
+/** Appends drafts as one all-or-nothing batch under one lock and one HEAD update. */
+export function appendDrafts(opts: StoreOptions, signer: Signer, drafts: readonly Draft[]): AppendResult {
+  assertDrafts(drafts);
+  if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'nothing to append');
+  return transact(opts, signer, () => drafts);
+}
+
+/**
+ * Creates a ledger: the directory, its genesis record and HEAD. Refuses when a ledger (a HEAD)
+ * is already there. Bytes of a records.jsonl without HEAD (a crash during an earlier init) were
+ * never published and go to quarantine/ first.
+ */
+export function initLedger(opts: StoreOptions, signer: Signer, agent: string, name?: string): AppendResult {
+  const { paths, ops, waitMs, now } = resolve(opts);
+  if (ops.exists(paths.head)) {
+    throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}; \`ledger init\` never overwrites one (use another --dir)`, { dir: paths.dir });
+  }
+  const genesisDraft = { kind: 'genesis', agent, nonce: toBase64url(randomBytes(16)), ...(name !== undefined ? { name } : {}) } as Draft;
+  assertDrafts([genesisDraft]);
+  try {
+    ops.mkdir(paths.dir, 0o755);
+  } catch (e) {
+    throw ioError(e, 'create', paths.dir);
+  }
+  const lock = acquireLock(ops, paths.lock, waitMs);
+  try {
+    if (ops.exists(paths.head)) {
+      throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}; \`ledger init\` never overwrites one (use another --dir)`, { dir: paths.dir });
+    }
+    const recovered = quarantineUnpublished(ops, paths, null);
+    const ts = now().toISOString();
+    const unsigned = { ...genesisDraft, v: 1, seq: 0, prev_tail_hash: null, ts } as Omit<LedgerRecord, 'sig'>;
+    const id = recordId(unsigned);
+    const record = { ...unsigned, sig: makeSig('record', id, signer) } as LedgerRecord;
+    const line = Buffer.from(canonicalLine(record));
+    const fd = ops.open(paths.records, 'w', 0o644);
+    try {
+      writeAll(ops, fd, line, 0);
+      ops.fdatasync(fd);
+    } finally {
+      ops.close(fd);
+    }
+    fsyncDir(ops, paths.dir);
+    const head = signHead({ v: 1, genesis: id, seq: 0, tail: id, size: line.length, ts }, signer);
+    writeHead(ops, paths, head);
+    return { records: [{ id, seq: 0, offset: 0, record }], head, recovered: recovered.unpublished ? recovered : null };
+  } catch (e) {
+    throw e instanceof LedgerError ? e : ioError(e, 'initialise', paths.dir);
+  } finally {
+    lock.release();
+  }
+}
+
+/** `ledger recover`: the quarantine step on its own, under the lock. */
+export function recoverLedger(opts: StoreOptions, dryRun: boolean): RecoverReport {
+  const { paths, ops, waitMs } = resolve(opts);
+  if (!ops.exists(paths.dir)) throw notALedger(paths);
+  const lock = acquireLock(ops, paths.lock, waitMs);
+  try {
+    const head = readHead(ops, paths);
+    return quarantineUnpublished(ops, paths, head, dryRun);
+  } catch (e) {
+    throw e instanceof LedgerError ? e : ioError(e, 'recover', paths.dir);
+  } finally {
+    lock.release();
+  }
+}

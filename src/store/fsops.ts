@@ -1,0 +1,77 @@
+// The one seam through which the store touches the disk. Everything that writes goes through a
+// FileOps, so a test can swap in a faulty one that stops at any step, truncates a write at any
+// byte, or fails with ENOSPC/EIO/EACCES (test/reliability). Reads go through it too, so a fault
+// model can also lie about what is on disk after a simulated crash.
+import * as fs from 'node:fs';
+
+export interface FileOps {
+  open(path: string, flags: string, mode?: number): number;
+  /** Writes `data` at `position`; returns the bytes written (may be short). */
+  write(fd: number, data: Uint8Array, position: number | null): number;
+  fdatasync(fd: number): void;
+  fsync(fd: number): void;
+  close(fd: number): void;
+  rename(from: string, to: string): void;
+  ftruncate(fd: number, length: number): void;
+  unlink(path: string): void;
+  mkdir(path: string, mode?: number): void;
+  readFile(path: string): Buffer;
+  read(fd: number, buf: Uint8Array, position: number): number;
+  size(path: string): number;
+  exists(path: string): boolean;
+}
+
+export const realFileOps: FileOps = {
+  open: (p, flags, mode) => fs.openSync(p, flags, mode),
+  write: (fd, data, position) => fs.writeSync(fd, data, 0, data.length, position),
+  fdatasync: (fd) => fs.fdatasyncSync(fd),
+  fsync: (fd) => fs.fsyncSync(fd),
+  close: (fd) => fs.closeSync(fd),
+  rename: (a, b) => fs.renameSync(a, b),
+  ftruncate: (fd, n) => fs.ftruncateSync(fd, n),
+  unlink: (p) => fs.unlinkSync(p),
+  mkdir: (p, mode) => {
+    fs.mkdirSync(p, { mode, recursive: true });
+  },
+  readFile: (p) => fs.readFileSync(p),
+  read: (fd, buf, position) => fs.readSync(fd, buf, 0, buf.length, position),
+  size: (p) => fs.statSync(p).size,
+  exists: (p) => fs.existsSync(p),
+};
+
+/** Writes all of `data` at `position`, looping over short writes. */
+export function writeAll(ops: FileOps, fd: number, data: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < data.length) {
+    const n = ops.write(fd, data.subarray(done), position + done);
+    if (n <= 0) throw Object.assign(new Error('write returned 0 bytes'), { code: 'EIO' });
+    done += n;
+  }
+}
+
+/**
+ * The durable replace recipe (SPEC 3), written once: 1. write a temp file beside the target,
+ * 2. fsync it, 3. rename it over the target, 4. fsync the directory. A reader sees the old file
+ * or the new one, never a mix, and after step 4 the new one survives a power cut.
+ */
+export function replaceFileAtomic(ops: FileOps, dir: string, name: string, data: Uint8Array, mode = 0o644): void {
+  const tmp = `${dir}/.${name}.${process.pid}.tmp`;
+  const fd = ops.open(tmp, 'w', mode);
+  try {
+    writeAll(ops, fd, data, 0);
+    ops.fsync(fd);
+  } finally {
+    ops.close(fd);
+  }
+  ops.rename(tmp, `${dir}/${name}`);
+  fsyncDir(ops, dir);
+}
+
+export function fsyncDir(ops: FileOps, dir: string): void {
+  const fd = ops.open(dir, 'r');
+  try {
+    ops.fsync(fd);
+  } finally {
+    ops.close(fd);
+  }
+}

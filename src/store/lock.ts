@@ -1,0 +1,157 @@
+// The cross-process writer lock: `<dir>/lock`, created with O_EXCL and holding who took it.
+//
+// Policy: a lock whose holder is gone (same host, pid no longer running) is taken over; a lock
+// held by a live process, or by a process on another host (we cannot tell whether it lives), is
+// waited for up to a bound, then refused with OP_LOCK_TIMEOUT naming the holder. Takeover is
+// serialised by a second, short-lived guard (`lock.takeover`), and the stale lock is re-read
+// under the guard, so two waiters can never both remove a lock and both believe they hold it.
+import { mkdirSync, rmdirSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { LedgerError, ioError } from '../errors.js';
+import type { FileOps } from './fsops.js';
+
+export interface LockInfo { pid: number; host: string; nonce: string; since: string }
+
+export interface HeldLock { path: string; info: LockInfo; release(): void }
+
+const HOST = hostname();
+// A lock file with no parseable content older than this was left by a holder that died between
+// creating and writing it.
+const UNWRITTEN_GRACE_MS = 2_000;
+// The takeover guard is held for a few syscalls; one older than this belongs to a dead waiter.
+const GUARD_STALE_MS = 5_000;
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+function sleepMs(ms: number): void {
+  Atomics.wait(sleepCell, 0, 0, ms);
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readLock(ops: FileOps, path: string): { info: LockInfo | null; raw: string; ageMs: number } | null {
+  try {
+    const raw = ops.readFile(path).toString('utf8');
+    let info: LockInfo | null = null;
+    try {
+      const v = JSON.parse(raw);
+      if (Number.isSafeInteger(v.pid) && typeof v.host === 'string' && typeof v.nonce === 'string') info = v;
+    } catch {
+      info = null;
+    }
+    // The age only matters for a lock whose holder died before writing who it was.
+    const ageMs = info ? 0 : Date.now() - (mtimeOf(path) ?? Date.now());
+    return { info, raw, ageMs };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw ioError(e, 'read lock', path);
+  }
+}
+
+function mtimeOf(path: string): number | null {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return null;
+  }
+}
+
+function isStale(l: { info: LockInfo | null; ageMs: number }): boolean {
+  if (!l.info) return l.ageMs > UNWRITTEN_GRACE_MS;
+  return l.info.host === HOST && l.info.pid !== process.pid && !pidAlive(l.info.pid);
+}
+
+function tryCreate(ops: FileOps, path: string, info: LockInfo): boolean {
+  let fd: number;
+  try {
+    fd = ops.open(path, 'wx', 0o644);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw ioError(e, 'create lock', path);
+  }
+  try {
+    const data = Buffer.from(JSON.stringify(info));
+    ops.write(fd, data, 0);
+  } finally {
+    ops.close(fd);
+  }
+  return true;
+}
+
+/** Removes a stale lock under the takeover guard; returns true if it removed one. */
+function takeOver(ops: FileOps, path: string, seenRaw: string): boolean {
+  const guard = `${path}.takeover`;
+  try {
+    mkdirSync(guard);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST') throw ioError(e, 'create lock guard', guard);
+    const m = mtimeOf(guard);
+    if (m !== null && Date.now() - m > GUARD_STALE_MS) {
+      try {
+        removeGuard(guard);
+      } catch {
+        /* another waiter removed it */
+      }
+    }
+    return false;
+  }
+  try {
+    const again = readLock(ops, path);
+    if (again && again.raw === seenRaw && isStale(again)) {
+      ops.unlink(path);
+      return true;
+    }
+    return false;
+  } finally {
+    removeGuard(guard);
+  }
+}
+
+function removeGuard(p: string): void {
+  try {
+    rmdirSync(p);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+}
+
+/**
+ * Takes the lock at `path`, waiting up to `waitMs` for a live holder. Returns a handle whose
+ * `release()` removes the lock only if it is still ours.
+ */
+export function acquireLock(ops: FileOps, path: string, waitMs: number): HeldLock {
+  const info: LockInfo = { pid: process.pid, host: HOST, nonce: randomBytes(8).toString('hex'), since: new Date().toISOString() };
+  const deadline = Date.now() + waitMs;
+  let delay = 2;
+  for (;;) {
+    if (tryCreate(ops, path, info)) {
+      return {
+        path,
+        info,
+        release: () => {
+          const now = readLock(ops, path);
+          if (now?.info?.nonce === info.nonce) ops.unlink(path);
+        },
+      };
+    }
+    const held = readLock(ops, path);
+    if (held && isStale(held) && takeOver(ops, path, held.raw)) continue;
+    if (Date.now() >= deadline) {
+      const who = held?.info ? `pid ${held.info.pid} on ${held.info.host} since ${held.info.since}` : 'an unknown holder';
+      throw new LedgerError('OP_LOCK_TIMEOUT', `the ledger lock ${path} is held by ${who}; gave up after ${waitMs} ms (raise --wait, or stop that process)`, {
+        path,
+        holder: held?.info ?? null,
+      });
+    }
+    sleepMs(Math.min(delay, Math.max(1, deadline - Date.now())) + Math.floor(Math.random() * 3));
+    delay = Math.min(delay * 2, 50);
+  }
+}

@@ -1,0 +1,84 @@
+// Recovery: bytes past HEAD's `size` were never published (SPEC 5). They are moved, never
+// deleted, into quarantine/ before anything else is written, and published bytes are never
+// touched: a records.jsonl shorter than HEAD says is refused loudly.
+import { LedgerError, ioError } from '../errors.js';
+import { sha256Hex } from '../canonical.js';
+import type { Head } from '../record.js';
+import { fsyncDir, writeAll, type FileOps } from './fsops.js';
+import type { LedgerPaths } from './paths.js';
+
+export interface RecoverReport {
+  /** Where published bytes end (HEAD's size, 0 when there is no HEAD). */
+  published: number;
+  /** How many unpublished bytes were found past it. */
+  unpublished: number;
+  /** The quarantine file they were (or, with dryRun, would be) moved to; null when none. */
+  file: string | null;
+  moved: boolean;
+}
+
+function fileSize(ops: FileOps, path: string): number {
+  try {
+    return ops.size(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw ioError(e, 'stat', path);
+  }
+}
+
+/**
+ * Moves bytes past `head.size` (all bytes when there is no HEAD) into quarantine/, then truncates
+ * records.jsonl back to the published end. The caller holds the writer lock.
+ *
+ * Order: 1. copy the bytes into quarantine/<name> and fsync it, 2. fsync quarantine/, 3. truncate
+ * records.jsonl and fdatasync it. A crash between steps leaves the bytes in both places (a later
+ * recovery finds the same quarantine name and only truncates); never in neither.
+ */
+export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: Head | null, dryRun = false): RecoverReport {
+  const published = head ? head.size : 0;
+  const size = fileSize(ops, paths.records);
+  if (size < published) {
+    throw new LedgerError('OP_CORRUPT', `refusing to recover: ${paths.records} has ${size} bytes but HEAD publishes ${published}; published records are missing, run \`ledger audit\``, {
+      size,
+      published,
+    });
+  }
+  const unpublished = size - published;
+  if (unpublished === 0) return { published, unpublished, file: null, moved: false };
+
+  const fd = ops.open(paths.records, 'r+');
+  try {
+    const bytes = Buffer.alloc(unpublished);
+    let got = 0;
+    while (got < unpublished) {
+      const n = ops.read(fd, bytes.subarray(got), published + got);
+      if (n <= 0) break;
+      got += n;
+    }
+    // Named by where the bytes stood and what they are, so a repeated recovery of the same
+    // bytes lands on the same file instead of a second copy.
+    const name = `at-${published}-${sha256Hex(bytes.subarray(0, got)).slice(0, 16)}.bin`;
+    const file = `${paths.quarantine}/${name}`;
+    if (dryRun) return { published, unpublished, file, moved: false };
+
+    ops.mkdir(paths.quarantine, 0o755);
+    fsyncDir(ops, paths.dir);
+    if (!ops.exists(file)) {
+      const tmp = `${file}.${process.pid}.tmp`;
+      const qfd = ops.open(tmp, 'w', 0o644);
+      try {
+        writeAll(ops, qfd, bytes.subarray(0, got), 0);
+        ops.fsync(qfd);
+      } finally {
+        ops.close(qfd);
+      }
+      ops.rename(tmp, file);
+      fsyncDir(ops, paths.quarantine);
+    }
+    ops.ftruncate(fd, published);
+    ops.fdatasync(fd);
+    return { published, unpublished, file, moved: true };
+  } finally {
+    ops.close(fd);
+  }
+}
