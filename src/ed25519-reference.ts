@@ -6,17 +6,27 @@ import { sha512 } from '@noble/hashes/sha2.js';
 
 ed.hashes.sha512 = sha512;
 
+const leToBigint = (b: Uint8Array): bigint => BigInt('0x' + (Buffer.from(b).reverse().toString('hex') || '0'));
+
 /**
  * Strict verify (SPEC 4). Policy: `{ zip215: false }` (noble's default accepts Wycheproof tcId
  * 151), a throw counts as invalid, and R of small order is refused too (noble refuses only a
- * small-order key).
+ * small-order key). Policy: the cofactorless equation [S]B = R + [k]A must hold as well. noble
+ * checks only the cofactored one, which also accepts an R (or key) carrying a torsion component
+ * that the key holder chose; OpenSSL (verifyFast) checks the cofactorless one and refuses it.
+ * Requiring both makes the two verifiers decide every input alike.
  */
 export function verifyReference(signature: Uint8Array, message: Uint8Array, publicKey: Uint8Array): boolean {
   try {
     if (signature.length !== 64 || publicKey.length !== 32) return false;
     const R = ed.Point.fromBytes(signature.subarray(0, 32), false);
     if (R.isSmallOrder()) return false;
-    return ed.verify(signature, message, publicKey, { zip215: false });
+    if (!ed.verify(signature, message, publicKey, { zip215: false })) return false;
+    // RFC 8032 5.1.7: k = SHA-512(R || A || M) mod L; ed.verify has already checked S < L.
+    const { n } = ed.Point.CURVE();
+    const k = leToBigint(sha512(Buffer.concat([signature.subarray(0, 32), publicKey, message]))) % n;
+    const A = ed.Point.fromBytes(publicKey, false);
+    return ed.Point.BASE.multiplyUnsafe(leToBigint(signature.subarray(32, 64))).equals(R.add(A.multiplyUnsafe(k)));
   } catch {
     return false;
   }

@@ -1,9 +1,9 @@
-// Key and trust files on disk (SPEC 7): secret keys written 0600 and refused when group or
-// other may read them, as ssh refuses them; trust files read strictly.
+// Secret key files on disk (SPEC 7): written 0600 and refused when group or other may read
+// them, as ssh refuses them. Trust files are read in src/trustfile.ts.
 import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LedgerError, ioError } from './errors.js';
-import { formatSecretKeyFile, formatTrust, parseSecretKeyFile, parseTrust, type Trust } from './keys.js';
+import { formatSecretKeyFile, parseSecretKeyFile } from './secret-key.js';
 
 /** Reads a secret key file, refusing it when its mode lets group or other read or write it. */
 export function readSecretKey(path: string): { name: string; seed: Uint8Array } {
@@ -52,25 +52,3 @@ export function writeSecretKey(path: string, name: string, seed: Uint8Array): vo
   }
 }
 
-export function readTrust(path: string): Trust {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new LedgerError('INPUT_TRUST', `no trust file at ${path}; pass --trust or set LEDGER_TRUST`, { path });
-    }
-    throw ioError(e, 'read trust file', path);
-  }
-  return parseTrust(text, path);
-}
-
-/** Writes a trust file (it holds public keys only) with the durable replace recipe. */
-export function writeTrust(path: string, trust: Trust, replace: (dir: string, name: string, data: Uint8Array) => void): void {
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-  } catch (e) {
-    throw ioError(e, 'create directory for', path);
-  }
-  replace(dirname(path), path.slice(dirname(path).length + 1), Buffer.from(formatTrust(trust)));
-}

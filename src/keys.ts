@@ -1,12 +1,10 @@
 // Secret key files, trust files and pins, as formats (SPEC 7). Pure: no I/O (src/keyfiles.ts
 // reads and writes them). Both formats are parsed strictly: unknown fields, duplicate keys, bad
 // base64url and unpinnable keys are refused with the reason.
-import { fromBase64url, parseJsonStrict, toBase64url } from './canonical.js';
+import { fromBase64url, parseJsonStrict } from './canonical.js';
 import { publicKeyProblem } from './ed25519-reference.js';
 import { LedgerError } from './errors.js';
 import { AGENT_RE } from './record.js';
-
-export interface SecretKeyFile { v: 1; alg: 'ed25519'; name: string; secret_key: string }
 
 export interface TrustKey {
   name: string;
@@ -18,39 +16,10 @@ export interface TrustKey {
 }
 export interface Trust { v: 1; keys: TrustKey[] }
 
-const KEY_NAME_RE = /^[A-Za-z0-9._@-]{1,64}$/;
+import { KEY_NAME_RE, exactFields } from './secret-key.js';
 
-function exactFields(obj: unknown, fields: string[], what: string, code: 'INPUT_KEY' | 'INPUT_TRUST'): Record<string, unknown> {
-  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
-    throw new LedgerError(code, `${what}: expected a JSON object`);
-  }
-  const o = obj as Record<string, unknown>;
-  for (const k of Object.keys(o)) {
-    if (!fields.includes(k)) throw new LedgerError(code, `${what}: unknown field "${k}" (expected only ${fields.join(', ')})`);
-  }
-  for (const k of fields) {
-    if (!Object.hasOwn(o, k)) throw new LedgerError(code, `${what}: missing field "${k}"`);
-  }
-  return o;
-}
+export { parseSecretKeyFile, formatSecretKeyFile, type SecretKeyFile } from './secret-key.js';
 
-/** Parses a secret key file's text and returns its 32-byte seed. */
-export function parseSecretKeyFile(text: string, path = 'key file'): { name: string; seed: Uint8Array } {
-  const o = exactFields(parseJsonStrict(text, path), ['v', 'alg', 'name', 'secret_key'], path, 'INPUT_KEY');
-  if (o.v !== 1) throw new LedgerError('INPUT_KEY', `${path}: "v" must be 1`);
-  if (o.alg !== 'ed25519') throw new LedgerError('INPUT_KEY', `${path}: "alg" must be "ed25519"`);
-  if (typeof o.name !== 'string' || !KEY_NAME_RE.test(o.name)) {
-    throw new LedgerError('INPUT_KEY', `${path}: "name" must be 1-64 chars of [A-Za-z0-9._@-]`);
-  }
-  const seed = fromBase64url(o.secret_key, 32);
-  if (!seed) throw new LedgerError('INPUT_KEY', `${path}: "secret_key" must be base64url (no padding) of 32 bytes`);
-  return { name: o.name, seed };
-}
-
-export function formatSecretKeyFile(name: string, seed: Uint8Array): string {
-  const file: SecretKeyFile = { v: 1, alg: 'ed25519', name, secret_key: toBase64url(seed) };
-  return JSON.stringify(file) + '\n';
-}
 
 /** Checks one base64url public key for pinning; throws INPUT_TRUST naming `where`. */
 export function assertPinnableKey(key: unknown, where: string): void {

@@ -1,0 +1,138 @@
+// Evidence digests (SPEC 6, SPEC 10): every SOURCE form is digested *now*, and can be digested
+// again later to tell whether the state it names is still current (the gate's "state current").
+//
+// Forms, and what is recorded as `source`:
+//   sha256:HEX   a digest the caller already has; recorded as given, cannot be re-checked
+//   file:PATH    the bytes of a regular file (symlinks to files are followed)
+//   dir:PATH     a directory tree, digested by the dir/v1 format below
+//   git:REV      a commit in the git repository that holds the project root
+//   PATH         a bare path: recorded as file:PATH or dir:PATH by what it is now
+//
+// Policy: relative paths are resolved against the project root (the folder that holds the ledger
+// directory) and recorded relative to it, so a later check from another working directory reads
+// the same thing. A path outside the project root is recorded absolute.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { closeSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { DIGEST_RE, digestOf } from '../canonical.js';
+import { LedgerError } from '../errors.js';
+import type { Evidence } from '../record.js';
+
+export interface EvidenceContext {
+  /** The folder that holds the ledger directory; relative sources resolve against it. */
+  root: string;
+  /** The ledger directory itself, skipped inside `dir:` digests. */
+  ledgerDir: string;
+  /** Where the command was run; relative paths on the command line are resolved against it. */
+  cwd?: string;
+}
+
+function badEvidence(message: string, source: string): LedgerError {
+  return new LedgerError('INPUT_EVIDENCE', message, { source });
+}
+
+function fileSha256Hex(path: string): string {
+  const hash = createHash('sha256');
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.alloc(1 << 20);
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      hash.update(buf.subarray(0, n));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * dir/v1: SHA-256 over "handoff-ledger/dir/v1\n" followed by one line per entry, sorted by the
+ * entry's path relative to the directory ('/'-separated, compared as UTF-8 bytes):
+ *   "f <sha256 hex of the file's bytes> <path>\n"     for a regular file
+ *   "l <sha256 hex of the link's target text> <path>\n" for a symbolic link
+ * Policy: symbolic links are recorded, never followed, so a digest cannot escape the tree or
+ * loop, and retargeting a link changes the digest. Directories themselves, empty ones included,
+ * add no line; `.git` and the ledger directory are skipped; other entry types are refused.
+ */
+export function dirDigest(dir: string, skip: readonly string[] = []): string {
+  const entries: string[] = [];
+  const skipAbs = new Set(skip.map((s) => resolve(s)));
+  const walk = (abs: string, rel: string) => {
+    for (const name of readdirSync(abs)) {
+      const childAbs = join(abs, name);
+      const childRel = rel ? `${rel}/${name}` : name;
+      if (name === '.git' || skipAbs.has(childAbs)) continue;
+      const st = lstatSync(childAbs);
+      if (st.isSymbolicLink()) entries.push(`l ${createHash('sha256').update(readlinkSync(childAbs)).digest('hex')} ${childRel}\n`);
+      else if (st.isFile()) entries.push(`f ${fileSha256Hex(childAbs)} ${childRel}\n`);
+      else if (st.isDirectory()) walk(childAbs, childRel);
+      else throw badEvidence(`dir evidence ${childAbs} is neither a file, a directory nor a symlink`, childAbs);
+    }
+  };
+  walk(dir, '');
+  const byPath = (line: string) => Buffer.from(line.slice(line.indexOf(' ', 2) + 1));
+  entries.sort((a, b) => Buffer.compare(byPath(a), byPath(b)));
+  return digestOf('handoff-ledger/dir/v1\n' + entries.join(''));
+}
+
+/** git/v1: SHA-256 of "handoff-ledger/git/v1 <commit oid>". */
+export function gitCommitDigest(oid: string): string {
+  return digestOf(`handoff-ledger/git/v1 ${oid}`);
+}
+
+export function resolveGitRev(rev: string, root: string): string {
+  if (!rev || rev.startsWith('-')) throw badEvidence(`git evidence needs a revision, got "${rev}"`, `git:${rev}`);
+  try {
+    return execFileSync('git', ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    throw badEvidence(`git:${rev} does not name a commit in the repository at ${root}`, `git:${rev}`);
+  }
+}
+
+function recordedPath(abs: string, root: string): string {
+  const rel = relative(root, abs);
+  if (rel === '') return '.';
+  if (rel.startsWith('..') || isAbsolute(rel)) return abs;
+  return rel.split(sep).join('/');
+}
+
+/** Digests one SOURCE now; returns the evidence entry to record. Throws INPUT_EVIDENCE. */
+export function digestSource(source: string, ctx: EvidenceContext): Evidence {
+  if (source.length === 0 || source.length > 1024) throw badEvidence(`evidence source must be 1-1024 chars, got ${source.length}`, source);
+  if (source.startsWith('sha256:')) {
+    if (!DIGEST_RE.test(source)) throw badEvidence(`"${source}" is not "sha256:" + 64 lowercase hex`, source);
+    return { digest: source, source };
+  }
+  if (source.startsWith('git:')) {
+    const oid = resolveGitRev(source.slice(4), ctx.root);
+    return { digest: gitCommitDigest(oid), source };
+  }
+  let form: 'file' | 'dir' | 'path' = 'path';
+  let p = source;
+  if (source.startsWith('file:')) [form, p] = ['file', source.slice(5)];
+  else if (source.startsWith('dir:')) [form, p] = ['dir', source.slice(4)];
+  if (!p) throw badEvidence(`evidence "${source}" names no path`, source);
+  const abs = resolve(ctx.cwd ?? ctx.root, p);
+  let st;
+  try {
+    st = statSync(abs);
+  } catch {
+    throw badEvidence(`evidence ${source}: no such file or directory (${abs})`, source);
+  }
+  if (st.isFile() && form !== 'dir') return { digest: 'sha256:' + fileSha256Hex(abs), source: `file:${recordedPath(abs, ctx.root)}` };
+  if (st.isDirectory() && form !== 'file') return { digest: dirDigest(abs, [ctx.ledgerDir]), source: `dir:${recordedPath(abs, ctx.root)}` };
+  throw badEvidence(`evidence ${source}: ${abs} is ${st.isDirectory() ? 'a directory (use dir:)' : st.isFile() ? 'a file (use file:)' : 'not a regular file or directory'}`, source);
+}
+
+/**
+ * Digests a recorded source again, now, from the project root. Returns the digest, or null when
+ * the source cannot be re-checked (a bare sha256:) — a caller that must decide treats null as
+ * "cannot tell" and fails closed. Throws INPUT_EVIDENCE when the thing is gone.
+ */
+export function redigestSource(source: string, ctx: EvidenceContext): string | null {
+  if (source.startsWith('sha256:')) return null;
+  return digestSource(source, { ...ctx, cwd: ctx.root }).digest;
+}

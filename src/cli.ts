@@ -1,0 +1,60 @@
+// Builds the `ledger` command line (cac). createCli() never exits and never reads process
+// globals, so tests drive it in-process; src/bin.ts maps its outcome to an exit code.
+// Each verb's implementation is imported only when that verb runs, to keep start-up light
+// (`ledger append` must cost little more than starting node).
+import { cac, type CAC } from 'cac';
+import { LedgerError } from './errors.js';
+import type { CliIO } from './commands/common.js';
+import { registerWriteCommands } from './commands/write.js';
+import { registerReadCommands } from './commands/read.js';
+
+export const VERSION = '0.1.0';
+
+export function createCli(io: CliIO): CAC {
+  const cli = cac('ledger');
+  cli.option('--dir <dir>', 'Ledger directory (default: $LEDGER_DIR, else .ledger)', { type: [String] });
+  cli.option('--json', 'Print one JSON object on stdout');
+  registerWriteCommands(cli, io);
+  registerReadCommands(cli, io);
+  cli.help();
+  cli.version(VERSION);
+  return cli;
+}
+
+/** Parses argv (without node and script) and runs the verb; returns the exit code. */
+export async function runCli(argv: string[], io: CliIO): Promise<number> {
+  let json = argv.includes('--json');
+  try {
+    const cli = createCli(io);
+    cli.parse(['node', 'ledger', ...argv], { run: false });
+    json = cli.options.json === true;
+    if (cli.options.help || cli.options.version) return 0;
+    if (!cli.matchedCommand) {
+      if (cli.args.length === 0) {
+        cli.outputHelp();
+        return 0;
+      }
+      throw new LedgerError('USAGE', `unknown command "${cli.args[0]}" (run \`ledger --help\` for the list)`);
+    }
+    const code = await cli.runMatchedCommand();
+    return typeof code === 'number' ? code : 0;
+  } catch (e) {
+    return reportError(e, io, json);
+  }
+}
+
+export function reportError(e: unknown, io: CliIO, json: boolean): number {
+  let code: string;
+  let message: string;
+  let exit: number;
+  if (e instanceof LedgerError) {
+    [code, message, exit] = [e.code, e.message, e.exitCode];
+  } else if ((e as Error)?.name === 'CACError') {
+    [code, message, exit] = ['USAGE', `${(e as Error).message} (see \`ledger --help\`)`, 2];
+  } else {
+    [code, message, exit] = ['INTERNAL', `internal error: ${(e as Error)?.stack ?? String(e)}`, 1];
+  }
+  io.stderr(`ledger: ${exit === 1 ? message : message.split('\n')[0]}\n`);
+  if (json) io.stdout(JSON.stringify({ ok: false, error: { code, message: message.split('\n')[0] } }) + '\n');
+  return exit;
+}

@@ -1,0 +1,123 @@
+// What every verb shares: the I/O it writes to, env defaults (SPEC 10), flag readers that turn
+// cac's loose values into checked strings, durations, and one way to print a result. Light on
+// purpose: this file is loaded on every command, so it imports nothing heavy.
+import type { CAC } from 'cac';
+import { resolve } from 'node:path';
+import { LedgerError } from '../errors.js';
+
+export interface CliIO {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  /** Reads all of standard input (for `append --batch`). */
+  readStdin: () => Promise<string>;
+  /** Whether stderr is a terminal (progress lines, colour). */
+  isTTY: boolean;
+}
+
+export type Opts = Record<string, unknown>;
+
+/** An env variable, with an empty value counting as unset (SPEC 10, issue 2). */
+export function envValue(io: CliIO, name: string): string | undefined {
+  const v = io.env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+/** A single-valued flag: undefined when absent; refused when given twice or empty. */
+export function one(opts: Opts, name: string, flag = kebab(name)): string | undefined {
+  const v = opts[name];
+  if (v === undefined) return undefined;
+  const arr = Array.isArray(v) ? v : [v];
+  if (arr.length > 1) throw new LedgerError('USAGE', `--${flag} was given ${arr.length} times; it takes one value`);
+  const s = arr[0];
+  if (typeof s === 'boolean' || s === '') throw new LedgerError('USAGE', `--${flag} needs a value`);
+  return String(s);
+}
+
+export function required(opts: Opts, name: string, what: string, flag = kebab(name)): string {
+  const v = one(opts, name, flag);
+  if (v === undefined) throw new LedgerError('USAGE', `--${flag} is required (${what})`);
+  return v;
+}
+
+/** A repeatable flag: every value, in order. */
+export function many(opts: Opts, name: string, flag = kebab(name)): string[] {
+  const v = opts[name];
+  if (v === undefined) return [];
+  const arr = Array.isArray(v) ? v : [v];
+  return arr.map((s) => {
+    if (typeof s === 'boolean' || s === '') throw new LedgerError('USAGE', `--${flag} needs a value`);
+    return String(s);
+  });
+}
+
+export function flag(opts: Opts, name: string): boolean {
+  const v = opts[name];
+  if (Array.isArray(v)) return v.length > 0 && v[v.length - 1] !== false;
+  return v === true;
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+}
+
+const DURATION_RE = /^(\d{1,9})(ms|s|m|h|d)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "90s", "45m", "24h", "7d" (and "500ms") to milliseconds; USAGE for anything else. */
+export function parseDuration(text: string, flagName: string): number {
+  const m = DURATION_RE.exec(text);
+  if (!m) throw new LedgerError('USAGE', `--${flagName} expects a duration like 90s, 45m, 24h or 7d, got "${text}"`);
+  return Number(m[1]) * UNIT_MS[m[2]];
+}
+
+export function durationFlag(opts: Opts, name: string, fallbackMs: number | undefined): number | undefined {
+  const v = one(opts, name);
+  return v === undefined ? fallbackMs : parseDuration(v, kebab(name));
+}
+
+/** The ledger directory: --dir, else $LEDGER_DIR, else `.ledger` (SPEC 3, SPEC 10). */
+export function ledgerDir(io: CliIO, opts: Opts): string {
+  return resolve(io.cwd, one(opts, 'dir') ?? envValue(io, 'LEDGER_DIR') ?? '.ledger');
+}
+/** The secret key file: --key, else $LEDGER_KEY, else `keys/harness.key`. */
+export function keyPath(io: CliIO, opts: Opts): string {
+  return resolve(io.cwd, one(opts, 'key') ?? envValue(io, 'LEDGER_KEY') ?? 'keys/harness.key');
+}
+/** The trust file: --trust, else $LEDGER_TRUST, else `keys/trust.json`. */
+export function trustPath(io: CliIO, opts: Opts): string {
+  return resolve(io.cwd, one(opts, 'trust') ?? envValue(io, 'LEDGER_TRUST') ?? 'keys/trust.json');
+}
+/** The writing agent: --agent, else $LEDGER_AGENT; `fallback` (e.g. the key's name) if given. */
+export function agentName(io: CliIO, opts: Opts, fallback?: string): string {
+  const a = one(opts, 'agent') ?? envValue(io, 'LEDGER_AGENT') ?? fallback;
+  if (a === undefined) throw new LedgerError('USAGE', '--agent is required (who is writing this record): pass --agent NAME or set LEDGER_AGENT');
+  if (!/^[A-Za-z0-9._@-]{1,64}$/.test(a)) throw new LedgerError('USAGE', `--agent must be 1-64 chars of [A-Za-z0-9._@-], got "${a}"`);
+  return a;
+}
+/** --wait for the writer lock, default 10 s. */
+export function waitMs(opts: Opts): number {
+  return durationFlag(opts, 'wait', 10_000)!;
+}
+
+/** Prints a result: one JSON object with --json, else the text lines. */
+export function emit(io: CliIO, opts: Opts, json: unknown, text: string | string[]): void {
+  if (flag(opts, 'json')) io.stdout(JSON.stringify(json) + '\n');
+  else {
+    const t = Array.isArray(text) ? text.join('\n') : text;
+    if (t) io.stdout(t.endsWith('\n') ? t : t + '\n');
+  }
+}
+
+// Option declarations shared by verbs, so help reads the same everywhere.
+type Command = ReturnType<CAC['command']>;
+const S = { type: [String] };
+export const withWriter = (c: Command): Command =>
+  c
+    .option('--key <file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key)', S)
+    .option('--agent <name>', 'Who is writing (default: $LEDGER_AGENT)', S)
+    .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', S);
+export const withTrust = (c: Command): Command =>
+  c.option('--trust <file>', 'Trust file of pinned keys (default: $LEDGER_TRUST, else keys/trust.json)', S);
+export const STRING = S;

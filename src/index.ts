@@ -1,0 +1,17 @@
+// The public library API of handoff-ledger.
+export { Ledger, type OpenOptions, type LogFilter } from './ledger.js';
+export { LedgerError, exitCodeFor, type ErrorCode } from './errors.js';
+export { canonicalJson, canonicalLine, recordId, headDigest, digestOf } from './canonical.js';
+export { createSigner, makeSig, signingMessage, verifySig, type Signer, type Sig, type SigDomain } from './sign.js';
+export { verifyReference } from './ed25519-reference.js';
+export { parseTrust, pinProblem, trustEntry, type Trust, type TrustKey } from './keys.js';
+export { parseSecretKeyFile } from './secret-key.js';
+export { readSecretKey, writeSecretKey } from './keyfiles.js';
+export { readTrust } from './trustfile.js';
+export { digestSource, redigestSource, dirDigest, type EvidenceContext } from './causal/evidence.js';
+export type * from './record.js';
+export { KINDS, OUTCOMES, recordProblems, draftProblems, headProblems } from './record.js';
+export type { AppendResult, Appended, LockedView } from './store/append.js';
+export type { RecordAt } from './store/read.js';
+export type { RecoverReport } from './store/recover.js';
+export type { FileOps } from './store/fsops.js';
