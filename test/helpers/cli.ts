@@ -1,0 +1,69 @@
+// Running the CLI in tests: in-process through runCli (fast, for tables of bad input) or as a
+// real `node dist/src/bin.js` process (for races, crashes and the exit code a shell sees).
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli.js';
+import type { CliIO } from '../../src/commands/common.js';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const BIN = join(ROOT, 'dist/src/bin.js');
+
+export interface Run { code: number; stdout: string; stderr: string }
+
+/** Runs `ledger ...args` in-process. `env` replaces the environment entirely (default: none). */
+export async function runLedger(args: string[], opts: { cwd: string; env?: Record<string, string>; stdin?: string }): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIO = {
+    stdout: (t) => void (stdout += t),
+    stderr: (t) => void (stderr += t),
+    env: opts.env ?? {},
+    cwd: opts.cwd,
+    isTTY: false,
+    readStdin: async () => opts.stdin ?? '',
+  };
+  const code = await runCli(args, io);
+  return { code, stdout, stderr };
+}
+
+/** Runs the built binary as a real process (run `npx tsc -p .` first; `npm test` does). */
+export function spawnLedgerSync(args: string[], opts: { cwd: string; env?: Record<string, string>; stdin?: string }): Run {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) },
+    input: opts.stdin ?? '',
+    encoding: 'utf8',
+  });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function spawnLedger(args: string[], opts: { cwd: string; env?: Record<string, string> }) {
+  return spawn(process.execPath, [BIN, ...args], {
+    cwd: opts.cwd,
+    env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** A fresh scratch directory; `cleanup()` removes it. */
+export function scratch(prefix = 'ledger-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The bytes of records.jsonl and HEAD (and whether they exist), to prove a command changed nothing. */
+export function snapshot(ledgerDir: string): { records: string | null; head: string | null } {
+  const read = (p: string) => (existsSync(p) ? readFileSync(p).toString('base64') : null);
+  return { records: read(join(ledgerDir, 'records.jsonl')), head: read(join(ledgerDir, 'HEAD')) };
+}
+
+/** A scratch project with an initialised ledger (.ledger, keys/harness.key, keys/trust.json). */
+export async function initProject(name = 'test'): Promise<{ dir: string; ledger: string; cleanup: () => void }> {
+  const s = scratch();
+  const r = await runLedger(['init', '--name', name], { cwd: s.dir });
+  if (r.code !== 0) throw new Error(`init failed: ${r.stderr}`);
+  return { dir: s.dir, ledger: join(s.dir, '.ledger'), cleanup: s.cleanup };
+}
