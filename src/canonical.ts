@@ -24,8 +24,16 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+// With the u flag, a surrogate code unit matches only when it is not half of a pair.
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 function assertPlainJson(v: unknown, path: string): void {
-  if (v === null || typeof v === 'string' || typeof v === 'boolean') return;
+  if (v === null || typeof v === 'boolean') return;
+  if (typeof v === 'string') {
+    // Policy: RFC 8785 3.2.2.2 says lone surrogates MUST make JCS fail; canonicalize escapes them.
+    if (LONE_SURROGATE.test(v)) throw new LedgerError('INPUT_CANONICAL', `${path}: string has a lone surrogate (not Unicode)`, { path });
+    return;
+  }
   if (typeof v === 'number') {
     if (!Number.isSafeInteger(v)) {
       throw new LedgerError('INPUT_CANONICAL', `${path}: expected a safe integer, got ${String(v)}`, { path });
@@ -47,7 +55,10 @@ function assertPlainJson(v: unknown, path: string): void {
     if (typeof (v as { toJSON?: unknown }).toJSON === 'function') {
       throw new LedgerError('INPUT_CANONICAL', `${path}: objects with toJSON are not encoded`, { path });
     }
-    for (const [k, x] of Object.entries(v)) assertPlainJson(x, `${path}.${k}`);
+    for (const [k, x] of Object.entries(v)) {
+      if (LONE_SURROGATE.test(k)) throw new LedgerError('INPUT_CANONICAL', `${path}: key has a lone surrogate (not Unicode)`, { path });
+      assertPlainJson(x, `${path}.${k}`);
+    }
     return;
   }
   throw new LedgerError('INPUT_CANONICAL', `${path}: ${typeof v} is not JSON`, { path });
