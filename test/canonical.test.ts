@@ -1,0 +1,315 @@
+// src/canonical.ts: the bytes of records and HEAD, ids, strict base64url and strict JSON.
+// The golden ids were cross-checked once with an independent implementation (Python json with
+// sorted keys + hashlib, and the signatures with pyca/cryptography); they must never change.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  canonicalJson, canonicalLine, digestOf, findDuplicateKey, fromBase64url, headDigest, parseJsonStrict, recordId, toBase64url, withoutSig,
+} from '../src/canonical.js';
+import { verifyReference } from '../src/ed25519-reference.js';
+import { LedgerError } from '../src/errors.js';
+import { signingMessage, verifySig } from '../src/sign.js';
+import { FIXED_PUBLIC_KEY } from './helpers/fixed-keys.js';
+import { goldenGenesis, goldenHandoff, goldenHead } from './helpers/golden-records.js';
+import { runs } from './helpers/runs.js';
+
+const GENESIS_LINE =
+  '{"agent":"harness","kind":"genesis","name":"golden","nonce":"AAECAwQFBgcICQoLDA0ODw","prev_tail_hash":null,"seq":0,' +
+  '"sig":{"alg":"ed25519","key":"A6EHv_POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg","value":"k7pH79t8wCYkfd1-XQTWA-PMPP43hUNA0Wz827kUbSIS6u2POV1VENG9hEy11osog8ant_lu5lwJlOKlLIlGCg"},' +
+  '"ts":"2026-11-29T17:00:00.000Z","v":1}\n';
+const GENESIS_ID = 'sha256:2ff2b3b7a367f9f041c3a3c5677c6f5a4151214d90b3b5594a3c68bb38b07949';
+
+const HANDOFF_LINE =
+  '{"agent":"agent-a","depends_on":[{"logical_operation_id":"backup_db","outcome":"success"}],' +
+  '"evidence":{"schema":{"digest":"sha256:87f3f19e917c318af81ab82207b05e02d058add6bb7cde86989006b6bd2941d0","source":"file:db/schema.sql"},' +
+  '"test_log":{"digest":"sha256:e6d47cc01ac7d20e7ba7acd6d1ad113573c1991f02c5af5f0f64a0572e0607f1","source":"cmd:npm test"}},' +
+  '"execution_id":"execution_002",' +
+  '"invariants":{"no_data_loss":{"detail":"not checked: no prod snapshot","ok":false},"tests_pass":{"detail":"42 passed, 0 failed","ok":true}},' +
+  '"kind":"handoff","logical_operation_id":"migrate_schema_17","note":"schema migrated – café ☕","outcome":"success",' +
+  '"prev_tail_hash":"sha256:2ff2b3b7a367f9f041c3a3c5677c6f5a4151214d90b3b5594a3c68bb38b07949","seq":1,' +
+  '"sig":{"alg":"ed25519","key":"A6EHv_POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg","value":"qOiRkTih1GEiMtrMxeP6CLu24SrHfE21IHhQaEqpShVy4SpbdyUjcgWHBGFFUxb4xtnbTiS5Ag6zFom2ytyPAw"},' +
+  '"ts":"2026-11-29T17:05:00.000Z","v":1}\n';
+const HANDOFF_ID = 'sha256:cb5352611bb81cdeeeaaa6e70e7d3d1c6a00bea39b415e88436625ed61608c2a';
+
+const HEAD_LINE =
+  '{"genesis":"sha256:2ff2b3b7a367f9f041c3a3c5677c6f5a4151214d90b3b5594a3c68bb38b07949","seq":1,' +
+  '"sig":{"alg":"ed25519","key":"A6EHv_POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbg","value":"hd1I12QRgxJFJksGi6uqt_OD_fB8w5V6ckR3_A17q9xbn57Wl_6rSOujJK5cv_ZaEXYWTI7C5MdvvT75abCxDA"},' +
+  '"size":1276,"tail":"sha256:cb5352611bb81cdeeeaaa6e70e7d3d1c6a00bea39b415e88436625ed61608c2a","ts":"2026-11-29T17:05:00.001Z","v":1}\n';
+const HEAD_DIGEST = 'sha256:8d810397c3611831ee56ac00b6bdca52cb660df988b77b1ca694357d8a9a1b0e';
+
+describe('golden records built from the fixed key', () => {
+  const cases = [
+    { name: 'genesis', value: goldenGenesis(), line: GENESIS_LINE, id: GENESIS_ID, bytes: 327, domain: 'record' as const },
+    { name: 'handoff with evidence, invariants and depends_on', value: goldenHandoff(), line: HANDOFF_LINE, id: HANDOFF_ID, bytes: 949, domain: 'record' as const },
+    { name: 'HEAD', value: goldenHead(), line: HEAD_LINE, id: HEAD_DIGEST, bytes: 398, domain: 'head' as const },
+  ];
+
+  for (const c of cases) {
+    describe(c.name, () => {
+      it('has exactly the pinned canonical line and UTF-8 byte length', () => {
+        expect(canonicalLine(c.value)).toBe(c.line);
+        expect(Buffer.byteLength(c.line, 'utf8')).toBe(c.bytes);
+      });
+
+      it('has the pinned id (SHA-256 of the line without sig and without the newline)', () => {
+        const digest = c.domain === 'head' ? headDigest(c.value) : recordId(c.value);
+        expect(digest).toBe(c.id);
+        const { sig: _sig, ...rest } = JSON.parse(c.line) as Record<string, unknown>;
+        expect(digestOf(Buffer.from(canonicalJson(rest), 'utf8'))).toBe(c.id);
+      });
+
+      it('re-encodes to the same bytes after JSON.parse (SPEC 4: a line must be its own JCS)', () => {
+        expect(canonicalLine(JSON.parse(c.line))).toBe(c.line);
+      });
+
+      it('carries a signature by the fixed key over its domain message, valid for both verifiers', () => {
+        expect(c.value.sig.key).toBe(FIXED_PUBLIC_KEY);
+        expect(verifySig(c.domain, c.id, c.value.sig)).toBe(true);
+        expect(
+          verifyReference(Buffer.from(c.value.sig.value, 'base64url'), signingMessage(c.domain, c.id), Buffer.from(c.value.sig.key, 'base64url')),
+        ).toBe(true);
+        expect(verifySig(c.domain === 'head' ? 'record' : 'head', c.id, c.value.sig)).toBe(false);
+      });
+    });
+  }
+
+  it('the HEAD size covers exactly the two record lines', () => {
+    expect(goldenHead().size).toBe(Buffer.byteLength(GENESIS_LINE + HANDOFF_LINE, 'utf8'));
+  });
+
+  it('the note is encoded as raw UTF-8, not as \\u escapes', () => {
+    expect(HANDOFF_LINE).toContain('"note":"schema migrated – café ☕"');
+    expect(Buffer.from(HANDOFF_LINE, 'utf8').includes(Buffer.from('e28093', 'hex'))).toBe(true); // EN DASH
+  });
+});
+
+describe('recordId and headDigest', () => {
+  it('ignore sig, and only sig', () => {
+    const r = goldenHandoff();
+    expect(recordId({ ...r, sig: { alg: 'ed25519', key: 'x', value: 'y' } })).toBe(HANDOFF_ID);
+    expect(recordId(withoutSig(r))).toBe(HANDOFF_ID);
+    expect(recordId({ ...r, seq: 2 })).not.toBe(HANDOFF_ID);
+    expect(withoutSig(r)).not.toHaveProperty('sig');
+    expect(r).toHaveProperty('sig'); // withoutSig does not mutate
+  });
+
+  it('do not depend on member order', () => {
+    const r = goldenGenesis();
+    const reversed = Object.fromEntries(Object.entries(r).reverse());
+    expect(recordId(reversed)).toBe(GENESIS_ID);
+    expect(canonicalLine(reversed)).toBe(GENESIS_LINE);
+  });
+});
+
+describe('canonicalJson refuses what it cannot encode exactly', () => {
+  const hole = [1, , 3];
+  const table: [string, unknown, RegExp][] = [
+    ['an undefined member', { a: 1, b: undefined }, /\$\.b: undefined is not JSON/],
+    ['undefined at the top', undefined, /\$: undefined is not JSON/],
+    ['NaN', { n: NaN }, /\$\.n: expected a safe integer, got NaN/],
+    ['Infinity', [Infinity], /\$\[0\]: expected a safe integer, got Infinity/],
+    ['1.5', { x: { y: 1.5 } }, /\$\.x\.y: expected a safe integer, got 1\.5/],
+    ['2**53', { n: 2 ** 53 }, /\$\.n: expected a safe integer, got 9007199254740992/],
+    ['-(2**53)', { n: -(2 ** 53) }, /expected a safe integer/],
+    ['1e21', { n: 1e21 }, /expected a safe integer/],
+    ['a BigInt', { n: 10n }, /\$\.n: bigint is not JSON/],
+    ['a Date', { t: new Date(0) }, /\$\.t: expected a plain object, got Date/],
+    ['a Map', { m: new Map([['a', 1]]) }, /\$\.m: expected a plain object, got Map/],
+    ['a Set', new Set([1]), /\$: expected a plain object, got Set/],
+    ['a Uint8Array', { b: new Uint8Array(2) }, /expected a plain object, got Uint8Array/],
+    ['a boxed string', { s: new String('x') }, /expected a plain object, got String/],
+    ['a class instance', { c: new (class Thing { a = 1 })() }, /expected a plain object, got Thing/],
+    ['an object with toJSON', { o: { toJSON: () => 1 } }, /\$\.o: objects with toJSON are not encoded/],
+    ['an array hole', { a: hole }, /\$\.a\[1\]: holes are not JSON/],
+    ['a function', { f: () => 1 }, /\$\.f: function is not JSON/],
+    ['a symbol', { s: Symbol('s') }, /\$\.s: symbol is not JSON/],
+    ['a lone high surrogate', { s: 'a\ud800b' }, /\$\.s: string has a lone surrogate/],
+    ['a lone low surrogate at the end', ['ok', '\udc00'], /\$\[1\]: string has a lone surrogate/],
+    ['a lone surrogate in a key', { ['k\ud800']: 1 }, /\$: key has a lone surrogate/],
+  ];
+
+  for (const [label, value, message] of table) {
+    it(`refuses ${label} with INPUT_CANONICAL naming the path`, () => {
+      let err: unknown;
+      try {
+        canonicalJson(value);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, label).toBeInstanceOf(LedgerError);
+      expect((err as LedgerError).code, label).toBe('INPUT_CANONICAL');
+      expect((err as LedgerError).message, label).toMatch(message);
+    });
+  }
+
+  it('accepts the edges it must: safe integer bounds, -0 as 0, paired surrogates, null prototype', () => {
+    expect(canonicalJson([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, -0])).toBe('[9007199254740991,-9007199254740991,0]');
+    expect(canonicalJson({ s: '\ud83d\ude02' })).toBe('{"s":"😂"}');
+    const bare = Object.create(null) as Record<string, unknown>;
+    bare.b = 1;
+    bare.a = [true, null, 'x'];
+    expect(canonicalJson(bare)).toBe('{"a":[true,null,"x"],"b":1}');
+  });
+
+  it('sorts keys by UTF-16 code units and escapes only what JCS escapes', () => {
+    expect(canonicalJson({ b: 1, a: 2, B: 3, é: 4, '€': 5, '😂': 6, 'ｚ': 7 })).toBe('{"B":3,"a":2,"b":1,"é":4,"€":5,"😂":6,"ｚ":7}');
+    expect(canonicalJson('\u0000\u001f"\\/\u007f')).toBe('"\\u0000\\u001f\\"\\\\/\u007f"');
+  });
+
+  it('is a fixed point: canonicalJson(JSON.parse(canonicalJson(v))) === canonicalJson(v)', () => {
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.constant(null), fc.boolean(), fc.maxSafeInteger(), fc.string({ unit: 'grapheme' }),
+        fc.array(tie('node'), { maxLength: 4 }),
+        fc.dictionary(fc.string({ unit: 'grapheme', maxLength: 6 }), tie('node'), { maxKeys: 4 }),
+      ),
+    })).node;
+    fc.assert(
+      fc.property(value, (v) => {
+        const text = canonicalJson(v);
+        expect(canonicalJson(JSON.parse(text))).toBe(text);
+      }),
+      { numRuns: runs(300, 30_000) },
+    );
+  });
+});
+
+describe('fromBase64url is strict', () => {
+  const key = new Uint8Array(32).map((_, i) => i * 7 + 3);
+  const good = toBase64url(key); // 43 chars, the last one carries 2 unused bits
+
+  it('round-trips real values of 16, 32 and 64 bytes', () => {
+    for (const n of [16, 32, 64]) {
+      const bytes = new Uint8Array(n).map((_, i) => 255 - i);
+      expect(Buffer.from(fromBase64url(toBase64url(bytes), n)!).equals(Buffer.from(bytes)), `${n}`).toBe(true);
+    }
+    expect(good).toHaveLength(43);
+  });
+
+  const table: [string, unknown, number][] = [
+    ['padding', good + '=', 32],
+    ['wrong length (one char short)', good.slice(0, -1), 32],
+    ['wrong length (one char long)', good + 'A', 32],
+    ['a length that is not the one asked for', good, 31],
+    ["'+' (base64, not base64url)", '+' + good.slice(1), 32],
+    ["'/' (base64, not base64url)", '/' + good.slice(1), 32],
+    ['whitespace', good.slice(0, 20) + ' ' + good.slice(21), 32],
+    ['a newline at the end', good.slice(0, -1) + '\n', 32],
+    ['a non-ASCII letter', 'é' + good.slice(1), 32],
+    ['non-zero trailing bits', good.slice(0, -1) + String.fromCharCode(good.charCodeAt(42) + 1), 32],
+    ['the empty string', '', 32],
+    ['a number', 12345, 32],
+    ['null', null, 32],
+    ['a Uint8Array', key, 32],
+  ];
+  for (const [label, text, n] of table) {
+    it(`refuses ${label}`, () => {
+      expect(fromBase64url(text, n), label).toBeNull();
+    });
+  }
+
+  it('decodes no two strings to the same bytes (every accepted text re-encodes to itself)', () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=';
+    const text = fc.array(fc.constantFrom(...alphabet), { minLength: 42, maxLength: 44 }).map((cs) => cs.join(''));
+    fc.assert(
+      fc.property(text, (t) => {
+        const bytes = fromBase64url(t, 32);
+        if (bytes !== null) expect(toBase64url(bytes)).toBe(t);
+      }),
+      { numRuns: runs(500, 50_000) },
+    );
+  });
+});
+
+describe('findDuplicateKey and parseJsonStrict', () => {
+  const dups: [string, string][] = [
+    ['{"a":1,"a":2}', 'a'],
+    ['{"a":{"b":[{"c":1,"d":{},"c":2}]}}', 'c'],
+    ['[[[{"x":[]}]],{"y":1,"z":{"q":{"r":0,"r":0}}}]', 'r'],
+    ['{"a":1,"\\u0061":2}', 'a'],
+    ['{ "k" : 1 ,\n\t"k"\r\n: 2 }', 'k'],
+    ['{"":1,"":2}', ''],
+    ['{"\\"":1,"\\"":2}', '"'],
+    ['{"a":{"x":1},"b":2,"a":3}', 'a'],
+  ];
+  for (const [text, key] of dups) {
+    it(`finds "${key}" repeated in ${JSON.stringify(text)}`, () => {
+      expect(findDuplicateKey(text)).toBe(key);
+      expect(() => parseJsonStrict(text, 'trust file')).toThrow(`trust file has a duplicate key "${key}"`);
+    });
+  }
+
+  const clean = [
+    '[{"a":1},{"a":2}]',
+    '{"a":{"a":{"a":1}}}',
+    '{"x":"{\\"a\\":1,\\"a\\":2}"}',
+    '{"a":["a","a"],"b":"a"}',
+    '{"a\\\\":1,"a":2}',
+    '"a"',
+    '[]',
+  ];
+  for (const text of clean) {
+    it(`finds nothing in ${JSON.stringify(text)} and parses it as JSON.parse does`, () => {
+      expect(findDuplicateKey(text)).toBeNull();
+      expect(parseJsonStrict(text, 'x')).toEqual(JSON.parse(text));
+    });
+  }
+
+  it('throws INPUT_JSON naming what was read for text that is not JSON', () => {
+    for (const bad of ['', '{', '{"a":1,}', "{'a':1}", 'NaN', '{"a":1}{"b":2}']) {
+      let err: unknown;
+      try {
+        parseJsonStrict(bad, 'keys/trust.json');
+      } catch (e) {
+        err = e;
+      }
+      expect((err as LedgerError).code, bad).toBe('INPUT_JSON');
+      expect((err as LedgerError).message, bad).toMatch(/^keys\/trust\.json is not valid JSON: /);
+    }
+  });
+
+  // A JSON tree whose objects are lists of entries, so keys can repeat; keys come from a small
+  // alphabet (so repeats are common) and are written plainly or fully \u-escaped.
+  type Tree = null | number | string | boolean | Tree[] | { entries: [string, boolean, Tree][] };
+  const keyArb = fc.constantFrom('a', 'b', 'é', '"', '\\', '{', ':', '😂', '');
+  const treeArb: fc.Arbitrary<Tree> = fc.letrec<{ tree: Tree }>((tie) => ({
+    tree: fc.oneof(
+      { depthSize: 'small' },
+      fc.constantFrom(null, true, 0, -7, 'a', '{"a":1,"a":2}', ':'),
+      fc.array(tie('tree'), { maxLength: 3 }),
+      fc.array(fc.tuple(keyArb, fc.boolean(), tie('tree')), { maxLength: 4 }).map((entries) => ({ entries })),
+    ),
+  })).tree;
+  const escapeAll = (k: string) => '"' + k.split('').map((u) => '\\u' + u.charCodeAt(0).toString(16).padStart(4, '0')).join('') + '"';
+  const render = (t: Tree, ws: string): string => {
+    if (t === null || typeof t !== 'object') return JSON.stringify(t);
+    if (Array.isArray(t)) return '[' + ws + t.map((x) => render(x, ws)).join(ws + ',' + ws) + ']';
+    return '{' + ws + t.entries.map(([k, esc, v]) => (esc ? escapeAll(k) : JSON.stringify(k)) + ws + ':' + ws + render(v, ws)).join(',' + ws) + ws + '}';
+  };
+  const hasDup = (t: Tree): boolean => {
+    if (t === null || typeof t !== 'object') return false;
+    if (Array.isArray(t)) return t.some(hasDup);
+    const keys = t.entries.map(([k]) => k);
+    return new Set(keys).size !== keys.length || t.entries.some(([, , v]) => hasDup(v));
+  };
+
+  it('never accepts a text with a duplicate key, and agrees with JSON.parse otherwise', () => {
+    let withDup = 0;
+    fc.assert(
+      fc.property(treeArb, fc.constantFrom('', ' ', '\n\t', ' \r\n '), (tree, ws) => {
+        const text = render(tree, ws);
+        if (hasDup(tree)) {
+          withDup++;
+          expect(findDuplicateKey(text), text).not.toBeNull();
+          expect(() => parseJsonStrict(text, 'x'), text).toThrow(/duplicate key/);
+        } else {
+          expect(findDuplicateKey(text), text).toBeNull();
+          expect(parseJsonStrict(text, 'x')).toEqual(JSON.parse(text));
+        }
+      }),
+      { numRuns: runs(500, 50_000) },
+    );
+    expect(withDup).toBeGreaterThan(20); // the generator really makes duplicates
+  });
+});
