@@ -52,6 +52,10 @@ export function parseTrust(text: string, path = 'trust file'): Trust {
     if (k.revoked_at_seq !== null && (!Number.isSafeInteger(k.revoked_at_seq) || (k.revoked_at_seq as number) < 0)) {
       throw new LedgerError('INPUT_TRUST', `${where}: "revoked_at_seq" must be null or an integer >= 0`);
     }
+    // Policy: an inverted window is a mistake; an empty one (equal) records a key revoked before use.
+    if (k.revoked_at_seq !== null && (k.revoked_at_seq as number) < (k.valid_from_seq as number)) {
+      throw new LedgerError('INPUT_TRUST', `${where}: "revoked_at_seq" (${k.revoked_at_seq}) is before "valid_from_seq" (${k.valid_from_seq})`);
+    }
     // Policy: one entry per key. Two entries for one key would make the pin depend on which a
     // reader consults first; a key that needs two windows is a rotation, done with two keys.
     if (seen.has(k.key as string)) throw new LedgerError('INPUT_TRUST', `${where}: key ${String(k.key)} is pinned twice`);
