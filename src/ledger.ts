@@ -83,7 +83,7 @@ export class Ledger {
 
   /** Every published record in order (never bytes past HEAD). */
   *records(head: Head = this.head()): Generator<RecordAt> {
-    yield* readRecords(this.paths, head);
+    yield* readRecords(this.paths, head, 0, 0, this.opts.ops);
   }
 
   /** A record by id (`sha256:…`) or seq; null when the ledger has no such record. */

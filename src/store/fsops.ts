@@ -19,6 +19,11 @@ export interface FileOps {
   read(fd: number, buf: Uint8Array, position: number): number;
   size(path: string): number;
   exists(path: string): boolean;
+  /** Creates one directory; throws EEXIST when it is already there (the lock's takeover guard). */
+  mkdirExclusive(path: string): void;
+  rmdir(path: string): void;
+  /** Last modification time, ms since the epoch (the age of a lock its holder never wrote). */
+  mtimeMs(path: string): number;
 }
 
 export const realFileOps: FileOps = {
@@ -37,6 +42,9 @@ export const realFileOps: FileOps = {
   read: (fd, buf, position) => fs.readSync(fd, buf, 0, buf.length, position),
   size: (p) => fs.statSync(p).size,
   exists: (p) => fs.existsSync(p),
+  mkdirExclusive: (p) => fs.mkdirSync(p),
+  rmdir: (p) => fs.rmdirSync(p),
+  mtimeMs: (p) => fs.statSync(p).mtimeMs,
 };
 
 /** Writes all of `data` at `position`, looping over short writes. */

@@ -5,7 +5,6 @@
 // waited for up to a bound, then refused with OP_LOCK_TIMEOUT naming the holder. Takeover is
 // serialised by a second, short-lived guard (`lock.takeover`), and the stale lock is re-read
 // under the guard, so two waiters can never both remove a lock and both believe they hold it.
-import { mkdirSync, rmdirSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { LedgerError, ioError } from '../errors.js';
@@ -47,7 +46,7 @@ function readLock(ops: FileOps, path: string): { info: LockInfo | null; raw: str
       info = null;
     }
     // The age only matters for a lock whose holder died before writing who it was.
-    const ageMs = info ? 0 : Date.now() - (mtimeOf(path) ?? Date.now());
+    const ageMs = info ? 0 : Date.now() - (mtimeOf(ops, path) ?? Date.now());
     return { info, raw, ageMs };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
@@ -55,9 +54,9 @@ function readLock(ops: FileOps, path: string): { info: LockInfo | null; raw: str
   }
 }
 
-function mtimeOf(path: string): number | null {
+function mtimeOf(ops: FileOps, path: string): number | null {
   try {
-    return statSync(path).mtimeMs;
+    return ops.mtimeMs(path);
   } catch {
     return null;
   }
@@ -89,14 +88,14 @@ function tryCreate(ops: FileOps, path: string, info: LockInfo): boolean {
 function takeOver(ops: FileOps, path: string, seenRaw: string): boolean {
   const guard = `${path}.takeover`;
   try {
-    mkdirSync(guard);
+    ops.mkdirExclusive(guard);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code !== 'EEXIST') throw ioError(e, 'create lock guard', guard);
-    const m = mtimeOf(guard);
+    const m = mtimeOf(ops, guard);
     if (m !== null && Date.now() - m > GUARD_STALE_MS) {
       try {
-        removeGuard(guard);
+        removeGuard(ops, guard);
       } catch {
         /* another waiter removed it */
       }
@@ -111,13 +110,13 @@ function takeOver(ops: FileOps, path: string, seenRaw: string): boolean {
     }
     return false;
   } finally {
-    removeGuard(guard);
+    removeGuard(ops, guard);
   }
 }
 
-function removeGuard(p: string): void {
+function removeGuard(ops: FileOps, p: string): void {
   try {
-    rmdirSync(p);
+    ops.rmdir(p);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }

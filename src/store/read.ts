@@ -1,10 +1,9 @@
 // Reading published records: only the bytes HEAD covers are ever shown (SPEC 5: bytes past
 // `size` are not part of the ledger).
-import { closeSync, openSync, readSync } from 'node:fs';
 import { canonicalLine, recordId } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import type { Head, LedgerRecord } from '../record.js';
-import type { FileOps } from './fsops.js';
+import { realFileOps, type FileOps } from './fsops.js';
 import type { LedgerPaths } from './paths.js';
 
 export interface RecordAt {
@@ -64,10 +63,10 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): Reco
  * Every published record in order, streaming. `fromOffset`/`fromSeq` start the scan at a known
  * line (an index or a floor); ids are recomputed from the bytes, never taken from a cache.
  */
-export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fromSeq = 0): Generator<RecordAt> {
+export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fromSeq = 0, ops: FileOps = realFileOps): Generator<RecordAt> {
   let fd: number;
   try {
-    fd = openSync(paths.records, 'r');
+    fd = ops.open(paths.records, 'r');
   } catch (e) {
     throw ioError(e, 'open', paths.records);
   }
@@ -78,7 +77,7 @@ export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fro
     let lineStart = fromOffset;
     let seq = fromSeq;
     while (pos < head.size) {
-      const n = readSync(fd, buf, 0, Math.min(buf.length, head.size - pos), pos);
+      const n = ops.read(fd, buf.subarray(0, Math.min(buf.length, head.size - pos)), pos);
       if (n === 0) throw new LedgerError('OP_CORRUPT', `${paths.records} is shorter than HEAD's size ${head.size}; run \`ledger audit\``);
       pos += n;
       let data = carry.length ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);
@@ -99,6 +98,6 @@ export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fro
     }
     if (carry.length) throw new LedgerError('OP_CORRUPT', `${paths.records} does not end with a newline at HEAD's size ${head.size}`);
   } finally {
-    closeSync(fd);
+    ops.close(fd);
   }
 }
