@@ -17,7 +17,7 @@ import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { makeSig, type Signer } from '../sign.js';
 import { fsyncDir, realFileOps, writeAll, type FileOps } from './fsops.js';
-import { readHead, signHead, writeHead } from './head.js';
+import { readHead, readHeadWithBytes, signHead, writeHead } from './head.js';
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { readTailLine } from './read.js';
@@ -111,20 +111,22 @@ export function transact(
   opts: StoreOptions,
   signer: Signer,
   decide: (view: LockedView) => readonly Draft[],
+  checkedDrafts?: readonly Draft[],
 ): AppendResult {
   const { paths, ops, waitMs, now } = resolve(opts);
   if (!ops.exists(paths.head)) throw notALedger(paths);
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
-    const head = readHead(ops, paths);
-    if (!head) throw notALedger(paths);
+    const current = readHeadWithBytes(ops, paths);
+    if (!current) throw notALedger(paths);
+    const { head } = current;
     const tail = readTailLine(ops, paths, head);
     if (tail.id !== head.tail || tail.seq !== head.seq) {
       throw new LedgerError('OP_CORRUPT', `HEAD says the tail is seq ${head.seq} ${head.tail}, but the last published line is seq ${tail.seq} ${tail.id}; run \`ledger audit\``);
     }
     const drafts = decide({ paths, head, tail: { id: tail.id, record: tail.record } });
     if (drafts.length === 0) return { records: [], head, recovered: null };
-    assertDrafts(drafts);
+    if (drafts !== checkedDrafts) assertDrafts(drafts);
     const placed = placeDrafts(drafts, { seq: head.seq, id: head.tail, ts: head.ts, size: head.size }, now(), signer);
 
     const recovered = quarantineUnpublished(ops, paths, head);
@@ -134,7 +136,7 @@ export function transact(
       { v: 1, genesis: head.genesis, seq: last.seq, tail: last.id, size: newSize, ts: laterTs(now(), last.record.ts) },
       signer,
     );
-    writeLines(ops, paths, head.size, Buffer.concat(placed.map((p) => p.line)), () => writeHead(ops, paths, newHead));
+    writeLines(ops, paths, head.size, Buffer.concat(placed.map((p) => p.line)), current.bytes, () => writeHead(ops, paths, newHead));
     return { records: placed.map((p) => p.appended), head: newHead, recovered: recovered.unpublished ? recovered : null };
   } finally {
     lock.release();
@@ -145,7 +147,7 @@ export function transact(
  * Steps 6-7: writes `data` at `at`, syncs, then calls `publish` (the HEAD replace). If anything
  * fails before `publish` has renamed HEAD into place, the bytes past `at` are cut back off.
  */
-function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, publish: () => void): void {
+function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, headBefore: Buffer, publish: () => void): void {
   let fd: number;
   try {
     fd = ops.open(paths.records, 'r+');
@@ -156,13 +158,12 @@ function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, 
   try {
     writeAll(ops, fd, data, at);
     ops.fdatasync(fd);
-    const before = ops.readFile(paths.head);
     try {
       publish();
       headReplaced = true;
     } catch (e) {
       // The rename may have happened even though a later step (directory fsync) failed.
-      headReplaced = !ops.readFile(paths.head).equals(before);
+      headReplaced = !ops.readFile(paths.head).equals(headBefore);
       throw e;
     }
   } catch (e) {
@@ -185,7 +186,7 @@ function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, 
 export function appendDrafts(opts: StoreOptions, signer: Signer, drafts: readonly Draft[]): AppendResult {
   assertDrafts(drafts);
   if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'nothing to append');
-  return transact(opts, signer, () => drafts);
+  return transact(opts, signer, () => drafts, drafts);
 }
 
 /**

@@ -7,8 +7,13 @@ import { makeSig, verifySig, type Signer } from '../sign.js';
 import { replaceFileAtomic, type FileOps } from './fsops.js';
 import type { LedgerPaths } from './paths.js';
 
+// The last HEAD this process verified or wrote, by its exact bytes. Identical bytes verify
+// identically, so a writer appending in a loop checks each new HEAD once, not on every append.
+let verified: { bytes: Buffer; head: Head } | null = null;
+
 /** Parses HEAD's bytes strictly. Attacker-controlled input. */
 export function parseHead(bytes: Buffer, path: string): Head {
+  if (verified && verified.bytes.equals(bytes)) return structuredClone(verified.head);
   const text = bytes.toString('utf8');
   let value: unknown;
   try {
@@ -23,11 +28,17 @@ export function parseHead(bytes: Buffer, path: string): Head {
   if (!verifySig('head', headDigest(head), head.sig)) {
     throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify; run \`ledger audit\``, { path });
   }
+  verified = { bytes: Buffer.from(bytes), head: structuredClone(head) };
   return head;
 }
 
 /** HEAD, or null when the ledger has none (never initialised, or a crash during init). */
 export function readHead(ops: FileOps, paths: LedgerPaths): Head | null {
+  return readHeadWithBytes(ops, paths)?.head ?? null;
+}
+
+/** HEAD and the exact bytes it was parsed from, or null when there is no HEAD. */
+export function readHeadWithBytes(ops: FileOps, paths: LedgerPaths): { head: Head; bytes: Buffer } | null {
   let bytes: Buffer;
   try {
     bytes = ops.readFile(paths.head);
@@ -35,7 +46,7 @@ export function readHead(ops: FileOps, paths: LedgerPaths): Head | null {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw ioError(e, 'read', paths.head);
   }
-  return parseHead(bytes, paths.head);
+  return { head: parseHead(bytes, paths.head), bytes };
 }
 
 export function signHead(unsigned: Omit<Head, 'sig'>, signer: Signer): Head {
@@ -44,5 +55,7 @@ export function signHead(unsigned: Omit<Head, 'sig'>, signer: Signer): Head {
 
 /** Publishes HEAD with the durable replace recipe (temp, fsync, rename, fsync directory). */
 export function writeHead(ops: FileOps, paths: LedgerPaths, head: Head): void {
-  replaceFileAtomic(ops, paths.dir, 'HEAD', Buffer.from(canonicalLine(head)));
+  const bytes = Buffer.from(canonicalLine(head));
+  replaceFileAtomic(ops, paths.dir, 'HEAD', bytes);
+  verified = { bytes, head: structuredClone(head) };
 }

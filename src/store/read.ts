@@ -28,6 +28,9 @@ export function parseRecordLine(line: string, where: string): LedgerRecord {
   return value as LedgerRecord;
 }
 
+// The last tail line this process parsed, by its exact bytes (see parseHead's cache).
+let lastTail: { line: Buffer; at: RecordAt } | null = null;
+
 /**
  * The last record line, the one ending at `head.size`, read backwards in chunks. The writer uses
  * it to check that HEAD's tail really is the last line before it links a new record to it.
@@ -47,9 +50,12 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): Reco
       if (nl >= 0 || from === 0) {
         const all = Buffer.concat(chunks);
         const lineStart = nl >= 0 ? from + nl + 1 : 0;
-        const line = all.subarray(lineStart - from).toString('utf8');
-        const record = parseRecordLine(line, `the last record of ${paths.records}`);
-        return { seq: record.seq, offset: lineStart, id: recordId(record), record };
+        const lineBytes = all.subarray(lineStart - from);
+        if (lastTail && lastTail.at.offset === lineStart && lastTail.line.equals(lineBytes)) return { ...lastTail.at };
+        const record = parseRecordLine(lineBytes.toString('utf8'), `the last record of ${paths.records}`);
+        const at = { seq: record.seq, offset: lineStart, id: recordId(record), record };
+        lastTail = { line: Buffer.from(lineBytes), at };
+        return { ...at };
       }
       start = from;
       if (head.size - start > 1024 * 1024 + 1) throw new LedgerError('OP_CORRUPT', `the last line of ${paths.records} is over 1 MiB`);
