@@ -1,0 +1,50 @@
+// Small shared tools for benchmarks: timing, medians, and timing whole commands.
+import { spawnSync } from 'node:child_process';
+
+export interface BenchResult {
+  name: string;
+  /** The measured ratio (ours against the limit measured in the same run). */
+  ratio: number;
+  /** The target as text, e.g. ">= 0.7" or "<= 1.3". */
+  target: string;
+  pass: boolean;
+  detail: string;
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+export function nowMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/** Wall time of one run of a command, in ms. */
+export function timeCommand(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): number {
+  const t0 = nowMs();
+  const r = spawnSync(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, input: opts.input, stdio: ['pipe', 'ignore', 'pipe'] });
+  const t = nowMs() - t0;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return t;
+}
+
+/**
+ * Medians of two commands timed alternately (A, B, A, B, ...) so drift in machine load hits both
+ * alike. Returns [medianA, medianB].
+ */
+export function alternate(n: number, a: () => number, b: () => number): [number, number] {
+  const ta: number[] = [];
+  const tb: number[] = [];
+  a();
+  b(); // warm the page cache for both
+  for (let i = 0; i < n; i++) {
+    ta.push(a());
+    tb.push(b());
+  }
+  return [median(ta), median(tb)];
+}
+
+export const atMost = (name: string, ratio: number, limit: number, detail: string): BenchResult => ({ name, ratio, target: `<= ${limit}`, pass: ratio <= limit, detail });
+export const atLeast = (name: string, ratio: number, limit: number, detail: string): BenchResult => ({ name, ratio, target: `>= ${limit}`, pass: ratio >= limit, detail });
