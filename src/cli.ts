@@ -7,6 +7,7 @@ import { LedgerError } from './errors.js';
 import type { CliIO } from './commands/common.js';
 import { registerWriteCommands } from './commands/write.js';
 import { registerReadCommands } from './commands/read.js';
+import { registerAudit } from './commands/audit.js';
 
 export const VERSION = '0.1.0';
 
@@ -16,6 +17,7 @@ export function createCli(io: CliIO): CAC {
   cli.option('--json', 'Print one JSON object on stdout');
   registerWriteCommands(cli, io);
   registerReadCommands(cli, io);
+  registerAudit(cli, io);
   cli.help();
   cli.version(VERSION);
   return cli;
