@@ -12,10 +12,10 @@
 // it. If anything fails before the rename, the new bytes are cut back off, so a refused or
 // failed append leaves records.jsonl and HEAD as they were.
 import { randomBytes } from 'node:crypto';
-import { canonicalLine, recordId, toBase64url } from '../canonical.js';
+import { canonicalAroundSig, canonicalLine, digestOf, recordId, toBase64url } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
-import { makeSig, type Signer } from '../sign.js';
+import { makeSig, signingMessage, type Sig, type Signer } from '../sign.js';
 import { fsyncDir, realFileOps, writeAll, type FileOps } from './fsops.js';
 import { readHead, readHeadWithBytes, signHead, writeHead } from './head.js';
 import { acquireLock } from './lock.js';
@@ -82,24 +82,35 @@ function laterTs(now: Date, prev: string): string {
   return new Date(Math.max(now.getTime(), Date.parse(prev))).toISOString();
 }
 
-/** Places drafts after `prev` in the chain and signs them; pure apart from the clock. */
+/**
+ * Places drafts after `prev` in the chain and signs them; pure apart from the clock. Ids chain
+ * sequentially (each links the previous id) but signatures do not feed the chain, so all the
+ * signatures of a batch are made together, on two cores when the batch is large.
+ */
 function placeDrafts(drafts: readonly Draft[], prev: { seq: number; id: string; ts: string; size: number }, now: Date, signer: Signer) {
-  const out: { appended: Appended; line: Buffer }[] = [];
-  let { seq, id, ts, size } = prev;
+  const staged: { unsigned: Omit<LedgerRecord, 'sig'>; id: string; lineWithSig: (sig: object) => string }[] = [];
+  let { seq, id, ts } = prev;
   for (const draft of drafts) {
     ts = laterTs(now, ts);
-    const unsigned = { ...draft, v: 1, seq: seq + 1, prev_tail_hash: id, ts } as Omit<LedgerRecord, 'sig'>;
-    const rid = recordId(unsigned);
-    const record = { ...unsigned, sig: makeSig('record', rid, signer) } as LedgerRecord;
-    const line = Buffer.from(canonicalLine(record));
-    if (line.length > MAX_LINE_BYTES) {
-      throw new LedgerError('INPUT_SCHEMA', `record would be ${line.length} bytes; a record line is at most ${MAX_LINE_BYTES} (store large evidence by digest)`);
-    }
-    out.push({ appended: { id: rid, seq: seq + 1, offset: size, record }, line });
-    seq += 1;
-    id = rid;
-    size += line.length;
+    const unsigned = { ...draft, v: 1, seq: ++seq, prev_tail_hash: id, ts } as Omit<LedgerRecord, 'sig'>;
+    const { unsignedText, lineWithSig } = canonicalAroundSig(unsigned);
+    id = digestOf(unsignedText); // SPEC 4: the id is over the record without "sig"
+    staged.push({ unsigned, id, lineWithSig });
   }
+  const messages = staged.map((s) => signingMessage('record', s.id));
+  const sigs = signer.signMany ? signer.signMany(messages) : messages.map((m) => signer.sign(m));
+  const out: { appended: Appended; line: Buffer }[] = [];
+  let size = prev.size;
+  staged.forEach((s, i) => {
+    const sig: Sig = { alg: 'ed25519', key: signer.publicKey, value: toBase64url(sigs[i]) };
+    const line = Buffer.from(s.lineWithSig(sig));
+    if (line.length > MAX_LINE_BYTES) {
+      throw new LedgerError('INPUT_SCHEMA', `record ${i + 1} would be ${line.length} bytes; a record line is at most ${MAX_LINE_BYTES} (store large evidence by digest)`);
+    }
+    const record = { ...s.unsigned, sig } as LedgerRecord;
+    out.push({ appended: { id: s.id, seq: record.seq, offset: size, record }, line });
+    size += line.length;
+  });
   return out;
 }
 
