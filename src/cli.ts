@@ -7,6 +7,7 @@ import { LedgerError } from './errors.js';
 import type { CliIO } from './commands/common.js';
 import { registerWriteCommands } from './commands/write.js';
 import { registerReadCommands } from './commands/read.js';
+import { registerHandoffCommands } from './commands/handoff.js';
 import { registerAudit } from './commands/audit.js';
 
 export const VERSION = '0.1.0';
@@ -17,6 +18,7 @@ export function createCli(io: CliIO): CAC {
   cli.option('--json', 'Print one JSON object on stdout');
   registerWriteCommands(cli, io);
   registerReadCommands(cli, io);
+  registerHandoffCommands(cli, io);
   registerAudit(cli, io);
   cli.help();
   cli.version(VERSION);

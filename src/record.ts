@@ -70,9 +70,12 @@ export interface CheckpointPayload {
   attempted: string[];
   blockers: string[];
   tests?: TestsRun;
+  /** What the work relied on so far, digested when the checkpoint was written (resume re-digests it). */
+  evidence?: Record<string, Evidence>;
   lease_until: string;
 }
-export type FinishPayload = Omit<CheckpointPayload, 'lease_until'> & Omit<HandoffPayload, 'logical_operation_id' | 'execution_id'>;
+/** A checkpoint that closes its work item, with the handoff's causal fields (SPEC 6). */
+export type FinishPayload = Omit<CheckpointPayload, 'lease_until' | 'evidence'> & Omit<HandoffPayload, 'logical_operation_id' | 'execution_id'>;
 
 export interface PayloadByKind {
   genesis: GenesisPayload;
@@ -268,7 +271,9 @@ export const PAYLOAD_SHAPES: Record<Kind, Shape> = {
     lease_until: time,
     takeover: opt(object({ agent: agentString, execution_id: idString, lease_until: time })),
   },
-  checkpoint: { ...CHECKPOINT_FIELDS, lease_until: time },
+  // Policy: a checkpoint may carry evidence (optional, unlike finish) so that `resume` can tell
+  // what changed since it was written; finish carries it as the handoff does.
+  checkpoint: { ...CHECKPOINT_FIELDS, evidence: opt(evidence), lease_until: time },
   finish: { ...CHECKPOINT_FIELDS, ...HANDOFF_FIELDS },
 };
 

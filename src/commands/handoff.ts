@@ -1,0 +1,108 @@
+// The handoff-log verbs (SPEC 6 and 10, issue 5): start, checkpoint, finish, resume, render.
+// Registration only: the implementation (src/commands/handoff-verbs.ts and src/handoff/) is
+// imported when one of these verbs runs, so other verbs do not pay for it at start-up.
+import type { CAC } from 'cac';
+import { STRING, withWriter, type CliIO, type Opts } from './common.js';
+
+type Command = ReturnType<CAC['command']>;
+
+const withViews = (c: Command): Command =>
+  c.option('--views <dir>', 'Where HANDOFF.md and HANDOFF.yml live (default: the folder that holds the ledger directory)', STRING);
+
+/** The flags a checkpoint and a finish share. */
+const withCheckpoint = (c: Command): Command =>
+  c
+    .option('--done <text>', 'What was just done', STRING)
+    .option('--state <text>', 'The state now, in plain words: what works, what does not', STRING)
+    .option('--next <text>', 'Exactly one concrete next action', STRING)
+    .option('--verified <item>', 'Something verified (shown by a test or a check) (repeatable)', STRING)
+    .option('--attempted <item>', 'Something attempted but not verified (repeatable)', STRING)
+    .option('--blocker <item>', 'An open blocker (repeatable)', STRING)
+    .option('--tests <text>', 'Test output, as you saw it (kept whole in the blob store)', STRING)
+    .option('--tests-cmd <cmd>', 'A test command for the ledger to run itself (sh, in the project root); its exit code and output are recorded', STRING)
+    .option('--tests-timeout <dur>', 'Stop --tests-cmd after this long (default: 30m; recorded as exit code 124)', STRING)
+    .option('--evidence <name=source>', 'Evidence, digested now: PATH, file:PATH, dir:PATH, git:REV or sha256:HEX (repeatable)', STRING);
+
+// The value flags of these verbs (and the global/writer ones they take).
+const STRING_FLAGS = [
+  'dir', 'key', 'agent', 'wait', 'views', 'summary', 'lease', 'done', 'state', 'next', 'verified', 'attempted', 'blocker',
+  'tests', 'tests-cmd', 'tests-timeout', 'evidence', 'outcome', 'invariant', 'depends-on', 'supersedes', 'note',
+];
+
+/**
+ * The values of `--name V` / `--name=V` exactly as typed, in order (before a `--`).
+ * cac's parser (mri) turns number-like values into numbers before `type: [String]` turns them
+ * back: `--next ''` arrives as "0", `--done 1e3` as "1000", `--state 007` as "7", `--note=` as
+ * "true". Free text must reach the ledger as typed, and an empty --done must be seen as empty.
+ * A missing value (end of argv, or the next token is a flag, as mri reads it) is "".
+ */
+export function rawFlagValues(rawArgs: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i];
+    if (a === '--') break;
+    if (a === `--${name}`) {
+      const next = rawArgs[i + 1];
+      if (next === undefined || (next.startsWith('-') && next !== '-')) out.push('');
+      else {
+        out.push(next);
+        i++;
+      }
+    } else if (a.startsWith(`--${name}=`)) out.push(a.slice(name.length + 3));
+  }
+  return out;
+}
+
+/** Puts the typed strings back in place of cac's coerced ones, flag by flag, when they line up. */
+export function restoreTypedStrings(opts: Opts, rawArgs: readonly string[]): Opts {
+  const out: Opts = { ...opts };
+  for (const flag of STRING_FLAGS) {
+    const key = flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    const v = opts[key];
+    if (v === undefined) continue;
+    const parsed = Array.isArray(v) ? v : [v];
+    const raw = rawFlagValues(rawArgs, flag);
+    // Policy: only a one-to-one match is trusted; otherwise cac's reading stands.
+    if (raw.length === parsed.length) out[key] = raw;
+  }
+  return out;
+}
+
+export function registerHandoffCommands(cli: CAC, io: CliIO): void {
+  const run = async (verb: 'start' | 'checkpoint' | 'finish' | 'resume' | 'render', slug: string | undefined, opts: Opts) => {
+    const verbs = await import('./handoff-verbs.js');
+    return verbs.runHandoffVerb(verb, io, slug, restoreTypedStrings(opts, cli.rawArgs));
+  };
+  withViews(withWriter(cli.command('start <slug>', 'Take a work item (the slug is its logical_operation_id); refused while another agent\'s lease is live')))
+    .option('--summary <text>', 'What you are about to do', STRING)
+    .option('--lease <dur>', 'How long you hold it without a checkpoint (default: 60m)', STRING)
+    .option('--takeover', 'Take over an item whose owner\'s lease has lapsed (never a live one)')
+    .example('ledger start fix-tz --agent claude --summary "fix toLocal() for negative offsets"')
+    .example('npm run handoff -- start fix-tz --agent codex --takeover --summary "finish the tz fix"')
+    .action((slug: string, opts: Opts) => run('start', slug, opts));
+
+  withViews(withCheckpoint(withWriter(cli.command('checkpoint <slug>', 'Record a verified milestone of a work item you own; renews your lease'))))
+    .option('--lease <dur>', 'The renewed lease (default: 60m)', STRING)
+    .example('ledger checkpoint fix-tz --agent claude --done "fixed toLocal()" --state "tz tests pass; DST not handled" --next "handle DST in toUTC()" --tests-cmd "npm test" --verified "toLocal for -05:00"')
+    .action((slug: string, opts: Opts) => run('checkpoint', slug, opts));
+
+  withViews(withCheckpoint(withWriter(cli.command('finish <slug>', 'Close a work item you own, as a handoff the gate can accept; releases it'))))
+    .option('--outcome <o>', 'success (default), failure, timeout, ambiguous or cancelled', STRING)
+    .option('--invariant <name=ok|fail[:detail]>', 'What was verified (repeatable)', STRING)
+    .option('--depends-on <id[:outcome]>', 'An operation that must still hold (repeatable)', STRING)
+    .option('--supersedes <record-id>', 'An earlier handoff of this operation that this one replaces (repeatable)', STRING)
+    .option('--note <text>', 'A note (at most 4096 chars)', STRING)
+    .example('ledger finish fix-tz --agent claude --done "tz fix merged" --state "all 16 tests pass" --next "none: release 1.4" --tests-cmd "npm test" --evidence src=dir:src --invariant tests=ok')
+    .action((slug: string, opts: Opts) => run('finish', slug, opts));
+
+  cli
+    .command('resume <slug>', 'The short, bounded read (at most 80 lines) for whoever takes a work item over')
+    .example('ledger resume fix-tz')
+    .action((slug: string, opts: Opts) => run('resume', slug, opts));
+
+  withViews(cli.command('render', 'Rewrite HANDOFF.md and HANDOFF.yml from the ledger; --check only compares (exit 30 when they differ)'))
+    .option('--check', 'Write nothing; exit 30 when a view is missing, stale or was edited by hand')
+    .option('--wait <dur>', 'How long to wait for the views lock (default: 10s)', STRING)
+    .example('ledger render --check')
+    .action((opts: Opts) => run('render', undefined, opts));
+}

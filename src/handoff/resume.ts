@@ -1,0 +1,181 @@
+// `ledger resume SLUG`: the short, bounded read for whoever takes a work item over (at most 80
+// lines): owner and lease, the latest checkpoint in full, the trail, the evidence that changed
+// since that checkpoint, and what git says. Built as data first (the --json output), then shaped
+// into lines under the budget.
+import { relative } from 'node:path';
+import { LedgerError } from '../errors.js';
+import { redigestSource } from '../causal/evidence.js';
+import type { Evidence } from '../record.js';
+import { blobPath } from './blobs.js';
+import type { GitFacts } from './git.js';
+import { describeLease, leaseLive } from './lease.js';
+import { entryData, trailLine, TRAIL_LENGTH } from './render-yml.js';
+import { clipLines, lastLines, oneLine } from './text.js';
+import { latestCheckpoint, type Entry, type WorkItem, type WorkLog } from './workitems.js';
+
+export const RESUME_MAX_LINES = 80;
+
+export interface EvidenceReport {
+  /** The seq of the checkpoint the digests are compared with (null: none recorded yet). */
+  as_of_seq: number | null;
+  unchanged: string[];
+  changed: { name: string; source: string; recorded: string; now: string }[];
+  gone: { name: string; source: string; reason: string }[];
+  /** Evidence given as a bare digest: there is nothing to digest again. */
+  unverifiable: { name: string; source: string }[];
+}
+
+export interface ResumeReport {
+  slug: string;
+  status: 'open' | 'finished';
+  owner: string;
+  execution_id: string;
+  summary: string;
+  started_at: string;
+  lease: { until: string | null; live: boolean };
+  outcome: string | null;
+  latest: Record<string, unknown> | null;
+  trail: string[];
+  evidence: EvidenceReport;
+  git: GitFacts | null;
+}
+
+export interface ResumeContext {
+  now: Date;
+  /** The project root: evidence sources resolve against it. */
+  root: string;
+  ledgerDir: string;
+  git: GitFacts | null;
+}
+
+/** The evidence as of the latest checkpoint: the newest digest per name over the item's writes. */
+function recordedEvidence(item: WorkItem, upTo: Entry | null): Map<string, Evidence> {
+  const out = new Map<string, Evidence>();
+  if (!upTo) return out;
+  for (const e of item.entries) {
+    if (e.seq > upTo.seq) break;
+    if (e.stray || e.record.kind === 'start') continue;
+    for (const [name, ev] of Object.entries(e.record.evidence ?? {})) out.set(name, ev);
+  }
+  return out;
+}
+
+export function checkEvidence(recorded: Map<string, Evidence>, asOf: number | null, ctx: ResumeContext): EvidenceReport {
+  const report: EvidenceReport = { as_of_seq: asOf, unchanged: [], changed: [], gone: [], unverifiable: [] };
+  for (const name of [...recorded.keys()].sort()) {
+    const ev = recorded.get(name)!;
+    try {
+      const now = redigestSource(ev.source, { root: ctx.root, ledgerDir: ctx.ledgerDir });
+      if (now === null) report.unverifiable.push({ name, source: ev.source });
+      else if (now === ev.digest) report.unchanged.push(name);
+      else report.changed.push({ name, source: ev.source, recorded: ev.digest, now });
+    } catch (e) {
+      report.gone.push({ name, source: ev.source, reason: (e as Error).message });
+    }
+  }
+  return report;
+}
+
+export function buildResume(log: WorkLog, slug: string, ctx: ResumeContext): ResumeReport {
+  const item = log.items.get(slug);
+  if (!item) {
+    throw new LedgerError('INPUT_NOT_FOUND', `no work item ${slug} in this ledger (no start record); \`ledger start ${slug} --agent NAME --summary TEXT\` opens it`, { slug });
+  }
+  const latest = latestCheckpoint(item);
+  const before = item.entries.filter((e) => e !== latest).slice(-TRAIL_LENGTH).reverse();
+  return {
+    slug,
+    status: item.status,
+    owner: item.owner,
+    execution_id: item.execution_id,
+    summary: item.summary,
+    started_at: item.started_at,
+    lease: { until: item.lease_until, live: item.lease_until !== null && leaseLive(item.lease_until, ctx.now) },
+    outcome: item.outcome,
+    latest: latest ? entryData(latest) : null,
+    trail: before.map(trailLine),
+    evidence: checkEvidence(recordedEvidence(item, latest), latest?.seq ?? null, ctx),
+    git: ctx.git,
+  };
+}
+
+interface Caps { text: number; items: number; excerpt: number; evidence: number }
+
+function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
+  const out: string[] = [];
+  const lease = r.lease.until === null ? 'released' : `lease ${describeLease(r.lease.until, ctx.now)}`;
+  out.push(r.status === 'open'
+    ? `${r.slug}: open, owned by ${r.owner} (execution ${r.execution_id}), ${lease}`
+    : `${r.slug}: finished (${r.outcome}) by ${r.owner} (execution ${r.execution_id}); start it again to reopen`);
+  out.push(`summary: ${oneLine(r.summary, 200)}`);
+  const text = (label: string, v: unknown) => {
+    const lines = clipLines(String(v), caps.text);
+    if (lines.length === 1) out.push(`  ${label}: ${lines[0]}`);
+    else out.push(`  ${label}:`, ...lines.map((l) => `    ${l}`));
+  };
+  const items = (label: string, v: unknown, none: string) => {
+    const xs = v as string[];
+    if (xs.length === 0) return out.push(`  ${label}: ${none}`);
+    out.push(`  ${label}:`);
+    const keep = xs.length > caps.items ? caps.items - 1 : xs.length;
+    for (const x of xs.slice(0, keep)) out.push(`    - ${oneLine(x, 200)}`);
+    if (keep < xs.length) out.push(`    … (${xs.length - keep} more: \`ledger show ${String(r.latest?.seq)}\`)`);
+  };
+  const l = r.latest;
+  if (!l) out.push(`latest checkpoint: none yet (started ${r.started_at})`);
+  else {
+    out.push(`latest ${String(l.kind)}: seq ${String(l.seq)}, ${String(l.ts)}, by ${String(l.agent)}${l.outcome ? `, outcome ${String(l.outcome)}` : ''}`);
+    text('done', l.done);
+    text('state', l.state);
+    items('verified', l.verified, 'nothing claimed');
+    items('attempted, not verified', l.attempted, 'none');
+    items('blockers', l.blockers, 'none open');
+    const t = l.tests as { excerpt: string; digest: string; command?: string; exit_code?: number; bytes?: number } | undefined;
+    if (!t) out.push('  tests: no test output recorded');
+    else {
+      const who = t.command !== undefined ? `\`${oneLine(t.command, 120)}\` exit ${t.exit_code ?? '?'}` : 'output as reported (not run by the ledger)';
+      out.push(`  tests: ${who}, ${t.bytes ?? '?'} bytes, ${t.digest}`);
+      out.push(`    whole output: ${relative(ctx.root, blobPath(ctx.ledgerDir, t.digest)) || '.'}`);
+      for (const line of lastLines(t.excerpt, caps.excerpt)) out.push(`    | ${line}`);
+    }
+    text('next', l.next);
+  }
+  out.push(r.trail.length ? 'trail (newest first):' : 'trail: nothing before this');
+  for (const t of r.trail) out.push(`  ${t}`);
+  const ev = r.evidence;
+  const total = ev.unchanged.length + ev.changed.length + ev.gone.length + ev.unverifiable.length;
+  if (total === 0) out.push('evidence: none recorded by the checkpoints');
+  else {
+    out.push(`evidence since the last checkpoint (seq ${ev.as_of_seq}): ${ev.changed.length} changed, ${ev.gone.length} gone, ${ev.unchanged.length} unchanged, ${ev.unverifiable.length} not re-checkable`);
+    const lines = [
+      ...ev.changed.map((c) => `  changed ${c.name} (${c.source}): was ${c.recorded.slice(0, 19)}…, now ${c.now.slice(0, 19)}…`),
+      ...ev.gone.map((g) => `  gone ${g.name} (${g.source}): ${oneLine(g.reason, 120)}`),
+    ];
+    out.push(...lines.slice(0, caps.evidence));
+    if (lines.length > caps.evidence) out.push(`  … (${lines.length - caps.evidence} more; --json lists all)`);
+  }
+  if (r.git) {
+    out.push(`git: branch ${r.git.branch}, ${r.git.changed_files} changed file${r.git.changed_files === 1 ? '' : 's'}`);
+    if (r.git.last_commits.length === 0) out.push('  no commits yet');
+    for (const c of r.git.last_commits) out.push(`  ${c.oid} ${oneLine(c.subject, 100)}`);
+  } else out.push('git: not a git work tree');
+  return out;
+}
+
+/** The text form, at most RESUME_MAX_LINES lines: the caps shrink until everything fits. */
+export function formatResume(r: ResumeReport, ctx: ResumeContext): string[] {
+  const steps: Caps[] = [
+    { text: 6, items: 8, excerpt: 20, evidence: 8 },
+    { text: 4, items: 5, excerpt: 10, evidence: 6 },
+    { text: 3, items: 4, excerpt: 5, evidence: 4 },
+    { text: 2, items: 3, excerpt: 3, evidence: 3 },
+    { text: 1, items: 2, excerpt: 2, evidence: 2 },
+  ];
+  let lines: string[] = [];
+  for (const caps of steps) {
+    lines = shape(r, ctx, caps);
+    if (lines.length <= RESUME_MAX_LINES) return lines;
+  }
+  // Unreachable with the tightest caps (about 40 lines at most); kept as the hard bound.
+  return [...lines.slice(0, RESUME_MAX_LINES - 1), `… (${lines.length - RESUME_MAX_LINES + 1} more lines; --json has everything)`];
+}
