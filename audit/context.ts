@@ -54,10 +54,7 @@ export interface Layer {
 
 export type LayerFactory = (ctx: AuditContext) => Layer;
 
-/** Short form of a digest for verdict lines: sha256:0123abcd…. */
-export function shortId(id: string | null): string {
-  return id === null ? '(unknown)' : id.length > 20 ? `${id.slice(0, 19)}…` : id;
-}
+export { shortId } from './findings.js';
 
 /** The floor's placement (SPEC 8), decided once per run on the HEAD the schema layer accepted. */
 export function placementOf(ctx: AuditContext): FloorPlacement {

@@ -80,3 +80,8 @@ export class FindingCollector {
 export function clip(text: string, max = 120): string {
   return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} chars)`;
 }
+
+/** Short form of a digest for verdict lines: sha256:0123abcd…. */
+export function shortId(id: string | null): string {
+  return id === null ? '(unknown)' : id.length > 20 ? `${id.slice(0, 19)}…` : id;
+}

@@ -7,6 +7,7 @@ import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:pat
 import { canonicalLine, parseJsonStrict, recordId } from '../src/canonical.js';
 import { LedgerError, ioError } from '../src/errors.js';
 import { MAX_LINE_BYTES, floorProblems, recordProblems, type Head, type LedgerRecord, type TrustFloor } from '../src/record.js';
+import { shortId } from './findings.js';
 import { decodeLine, isCanonicalText, readAt } from './lines.js';
 
 /** Reads a floor file; null when it does not exist (SPEC 8: then the audit starts at genesis). */
@@ -125,7 +126,7 @@ export function placeFloor(floor: TrustFloor | null, head: Head | null, line: Bu
   const record = value as LedgerRecord;
   const id = recordId(record);
   if (record.seq !== floor.seq || id !== floor.id) {
-    return fork(`seq ${record.seq} ${id}`, `the record at the floor's offset is seq ${record.seq} ${id}, not the floor's seq ${floor.seq} ${floor.id}`);
+    return fork(`seq ${record.seq} ${id}`, `the record at the floor's offset is seq ${record.seq} ${shortId(id)}, not the floor's seq ${floor.seq} ${shortId(floor.id)}`);
   }
   return { kind: 'ok', record: { seq: record.seq, id, ts: record.ts, next } };
 }

@@ -327,3 +327,34 @@ export function streamLedger(dir: string, spec: LedgerSpec): StreamedLedger {
 export function floorOf(led: BuiltLedger, seq: number): Json {
   return { v: 1, genesis: led.ids[0], seq, id: led.ids[seq], offset: led.offsets[seq] };
 }
+
+// ---------------------------------------------------------------------------------------------
+// Tampering: small edits on built ledgers, each leaving every other part valid.
+
+/** The parsed record of a line (without touching its bytes). */
+export function parseLine(line: string): Json {
+  return JSON.parse(line) as Json;
+}
+
+/**
+ * A fresh, validly signed HEAD over `lines` as they now are (after lines were removed, added or
+ * re-encoded), so that the only fault left is the one the test put in. Genesis, seq and tail come
+ * from the first and last lines as parsed.
+ */
+export function headForLines(lines: readonly string[], signer: Signer, ts?: string): { head: Head; line: string } {
+  const first = parseLine(lines[0]);
+  const last = parseLine(lines[lines.length - 1]);
+  const size = lines.reduce((n, l) => n + Buffer.byteLength(l), 0);
+  return resignHead({ v: 1, genesis: recordId(first), seq: last.seq, tail: recordId(last), size, ts: ts ?? (last.ts as string) }, signer);
+}
+
+/** A line with one top-level member changed and re-signed by `signer` (a valid record otherwise). */
+export function editLine(line: string, change: (r: Json) => Json, signer: Signer): string {
+  return resignRecord(change(parseLine(line)), signer).line;
+}
+
+/** A line whose `sig` is replaced as given, kept canonical (the signature no longer matches). */
+export function withSig(line: string, sig: { alg?: string; key?: string; value?: string }): string {
+  const r = parseLine(line);
+  return canonicalLine({ ...r, sig: { ...(r.sig as object), ...sig } });
+}
