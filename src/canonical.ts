@@ -27,7 +27,7 @@ export function canonicalJson(value: unknown): string {
 // With the u flag, a surrogate code unit matches only when it is not half of a pair.
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
-function assertPlainJson(v: unknown, path: string): void {
+function assertPlainJson(v: unknown, path: string, open: Set<object> = new Set()): void {
   if (v === null || typeof v === 'boolean') return;
   if (typeof v === 'string') {
     // Policy: RFC 8785 3.2.2.2 says lone surrogates MUST make JCS fail; canonicalize escapes them.
@@ -40,11 +40,16 @@ function assertPlainJson(v: unknown, path: string): void {
     }
     return;
   }
+  if (typeof v === 'object' && open.has(v)) {
+    throw new LedgerError('INPUT_CANONICAL', `${path}: a value that contains itself has no JSON form`, { path });
+  }
   if (Array.isArray(v)) {
+    open.add(v);
     for (let i = 0; i < v.length; i++) {
       if (!(i in v)) throw new LedgerError('INPUT_CANONICAL', `${path}[${i}]: holes are not JSON`, { path });
-      assertPlainJson(v[i], `${path}[${i}]`);
+      assertPlainJson(v[i], `${path}[${i}]`, open);
     }
+    open.delete(v);
     return;
   }
   if (typeof v === 'object') {
@@ -55,10 +60,12 @@ function assertPlainJson(v: unknown, path: string): void {
     if (typeof (v as { toJSON?: unknown }).toJSON === 'function') {
       throw new LedgerError('INPUT_CANONICAL', `${path}: objects with toJSON are not encoded`, { path });
     }
+    open.add(v);
     for (const [k, x] of Object.entries(v)) {
       if (LONE_SURROGATE.test(k)) throw new LedgerError('INPUT_CANONICAL', `${path}: key has a lone surrogate (not Unicode)`, { path });
-      assertPlainJson(x, `${path}.${k}`);
+      assertPlainJson(x, `${path}.${k}`, open);
     }
+    open.delete(v);
     return;
   }
   throw new LedgerError('INPUT_CANONICAL', `${path}: ${typeof v} is not JSON`, { path });

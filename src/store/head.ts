@@ -6,6 +6,7 @@ import { headProblems, type Head } from '../record.js';
 import { makeSig, verifySig, type Signer } from '../sign.js';
 import { replaceFileAtomic, type FileOps } from './fsops.js';
 import type { LedgerPaths } from './paths.js';
+import { isCanonical } from './read.js';
 
 // The last HEAD this process verified or wrote, by its exact bytes. Identical bytes verify
 // identically, so a writer appending in a loop checks each new HEAD once, not on every append.
@@ -23,7 +24,7 @@ export function parseHead(bytes: Buffer, path: string): Head {
   }
   const problems = headProblems(value);
   if (problems.length) throw new LedgerError('OP_CORRUPT', `${path} is malformed (${problems[0]}); run \`ledger audit\``, { path, problems });
-  if (canonicalLine(value) !== text) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON; run \`ledger audit\``, { path });
+  if (!isCanonical(value, text)) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON; run \`ledger audit\``, { path });
   const head = value as Head;
   if (!verifySig('head', headDigest(head), head.sig)) {
     throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify; run \`ledger audit\``, { path });

@@ -14,6 +14,15 @@ export interface RecordAt {
   record: LedgerRecord;
 }
 
+/** Whether `text` is the canonical line of `value`; a value with no canonical form is not. */
+export function isCanonical(value: unknown, text: string): boolean {
+  try {
+    return canonicalLine(value) === text;
+  } catch {
+    return false; // a fraction, 1e30 or a lone surrogate: stored bytes no writer of ours made
+  }
+}
+
 /** Parses one stored line (without its newline); the line must be canonical (SPEC 4). */
 export function parseRecordLine(line: string, where: string): LedgerRecord {
   let value: unknown;
@@ -22,7 +31,7 @@ export function parseRecordLine(line: string, where: string): LedgerRecord {
   } catch {
     throw new LedgerError('OP_CORRUPT', `${where} is not JSON; run \`ledger audit\``);
   }
-  if (value === null || typeof value !== 'object' || canonicalLine(value) !== line + '\n') {
+  if (value === null || typeof value !== 'object' || !isCanonical(value, line + '\n')) {
     throw new LedgerError('OP_CORRUPT', `${where} is not a canonical record line; run \`ledger audit\``);
   }
   return value as LedgerRecord;

@@ -69,3 +69,13 @@ describe('when a batch is large enough to sign on two cores', () => {
     messages.forEach((m, i) => expect(Buffer.from(parallel[i]).equals(Buffer.from(signer.sign(m))), `message ${i}`).toBe(true));
   });
 });
+
+describe('canonicalJson on a value that contains itself', () => {
+  it('throws a coded INPUT_CANONICAL error, not a stack overflow', () => {
+    const a: Record<string, unknown> = { x: [1] };
+    (a.x as unknown[]).push(a);
+    expect(() => canonicalJson(a)).toThrow(expect.objectContaining({ code: 'INPUT_CANONICAL' }));
+    const shared = {};
+    expect(canonicalJson({ p: shared, q: [shared] })).toBe('{"p":{},"q":[{}]}');
+  });
+});
