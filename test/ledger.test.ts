@@ -1,0 +1,70 @@
+// The library API from src/index.ts: what a Node program uses instead of the CLI.
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Ledger, LedgerError, createSigner, type Draft } from '../src/index.js';
+import { scratch } from './helpers/cli.js';
+
+const handoff = (exec: string, outcome = 'success'): Draft =>
+  ({ kind: 'handoff', agent: 'lib', logical_operation_id: 'op', execution_id: exec, outcome, evidence: {}, invariants: {}, depends_on: [] }) as Draft;
+
+let s: ReturnType<typeof scratch>;
+afterEach(() => s?.cleanup());
+
+describe('the library API', () => {
+  it('initialises, appends, reads back by id and seq, logs newest first, and reports HEAD', () => {
+    s = scratch();
+    const signer = createSigner(new Uint8Array(randomBytes(32)));
+    const dir = join(s.dir, '.ledger');
+    const { ledger, result } = Ledger.init({ dir, key: signer, agent: 'lib', name: 'api' });
+    expect(result.records[0].seq).toBe(0);
+    const one = ledger.append(handoff('e1', 'timeout'));
+    const two = ledger.append([handoff('e2'), handoff('e3')]);
+    expect(two.records.map((r) => r.seq)).toEqual([2, 3]);
+    expect(ledger.head()).toMatchObject({ seq: 3, tail: two.records[1].id, genesis: result.records[0].id });
+    expect(ledger.get(one.records[0].id)?.record).toMatchObject({ execution_id: 'e1', outcome: 'timeout' });
+    expect(ledger.get(2)?.id).toBe(two.records[0].id);
+    expect(ledger.get(99)).toBeNull();
+    expect(ledger.log({ limit: 2 }).map((r) => r.seq)).toEqual([3, 2]);
+    expect(ledger.log({ kind: 'genesis' }).map((r) => r.seq)).toEqual([0]);
+    expect([...ledger.records()].map((r) => r.seq)).toEqual([0, 1, 2, 3]);
+    // a second reader opened without a key reads the same, and cannot write
+    const reader = Ledger.open({ dir });
+    expect(reader.head().seq).toBe(3);
+    expect(() => reader.append(handoff('e4'))).toThrow(LedgerError);
+  });
+
+  it('transact decides on the current HEAD under the lock; [] appends nothing, a throw refuses', () => {
+    s = scratch();
+    const dir = join(s.dir, '.ledger');
+    const { ledger } = Ledger.init({ dir, key: new Uint8Array(randomBytes(32)), agent: 'lib' });
+    const seen: number[] = [];
+    const none = ledger.transact((view) => {
+      seen.push(view.head.seq);
+      return [];
+    });
+    expect(none.records).toEqual([]);
+    expect(() => ledger.transact(() => {
+      throw new LedgerError('INPUT_REFUSED', 'no');
+    })).toThrow(/no/);
+    const res = ledger.transact((view) => [handoff(`after-${view.head.seq}`)]);
+    expect(res.records[0].record).toMatchObject({ execution_id: 'after-0' });
+    expect(seen).toEqual([0]);
+    expect(ledger.head().seq).toBe(1);
+  });
+
+  it('refuses a bad draft with every problem listed, and appends nothing', () => {
+    s = scratch();
+    const dir = join(s.dir, '.ledger');
+    const { ledger } = Ledger.init({ dir, key: new Uint8Array(randomBytes(32)), agent: 'lib' });
+    const bad = { ...handoff('e1'), outcome: 'done', extra: 1 } as unknown as Draft;
+    try {
+      ledger.append(bad);
+      expect.unreachable();
+    } catch (e) {
+      expect((e as LedgerError).code).toBe('INPUT_SCHEMA');
+      expect((e as LedgerError).data.problems).toEqual(expect.arrayContaining([expect.stringMatching(/\$\.outcome/), expect.stringMatching(/\$\.extra: unknown field/)]));
+    }
+    expect(ledger.head().seq).toBe(0);
+  });
+});
