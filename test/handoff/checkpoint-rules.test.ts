@@ -1,0 +1,91 @@
+// The checkpoint discipline (the essay, SPEC 10): exactly one next action, a done and a state
+// that say something, verified kept apart from attempted, and a warning when "verified" has no
+// test output behind it. Every refusal is exit 2 with records.jsonl and HEAD unchanged.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expectRefused, ok, project, records, type Project } from './helpers.js';
+import { rawFlagValues } from '../../src/commands/handoff.js';
+
+let p: Project;
+beforeEach(async () => {
+  p = await project();
+  await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
+});
+afterEach(() => p.cleanup());
+
+const cp = (...rest: string[]) => ['checkpoint', 'fix-tz', '--agent', 'claude', ...rest];
+
+describe('the one-next-action rule', () => {
+  it('refuses a checkpoint with no --next', async () => {
+    const r = await expectRefused(p, cp('--done', 'd', '--state', 's'), 2, 'USAGE');
+    expect(r).toContain('--next is required: exactly one concrete next action');
+  });
+
+  it('refuses two --next', async () => {
+    const r = await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', 'a', '--next', 'b'), 2, 'USAGE');
+    expect(r).toContain('--next was given 2 times; a checkpoint names exactly one next action');
+  });
+
+  it('refuses an empty or blank --next, and a --next with no value', async () => {
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', ''), 2, 'USAGE');
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', '   '), 2, 'USAGE');
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next'), 2, 'USAGE');
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next='), 2, 'USAGE');
+  });
+
+  it('holds for finish too', async () => {
+    await expectRefused(p, ['finish', 'fix-tz', '--agent', 'claude', '--done', 'd', '--state', 's'], 2, 'USAGE');
+    await expectRefused(p, ['finish', 'fix-tz', '--agent', 'claude', '--done', 'd', '--state', 's', '--next', 'a', '--next', 'b'], 2, 'USAGE');
+  });
+});
+
+describe('done and state', () => {
+  it('refuses an empty --done and an empty --state (cac would have read "" as "0")', async () => {
+    expect(await expectRefused(p, cp('--done', '', '--state', 's', '--next', 'n'), 2, 'USAGE')).toContain('--done is empty');
+    expect(await expectRefused(p, cp('--done', 'd', '--state', ' \n ', '--next', 'n'), 2, 'USAGE')).toContain('--state is empty');
+    await expectRefused(p, cp('--state', 's', '--next', 'n'), 2, 'USAGE');
+  });
+
+  it('records text exactly as typed, number-like or not', async () => {
+    await ok(p, ...cp('--done', '1e3', '--state', '007', '--next', '0x10', '--verified', '42'));
+    const last = records(p).at(-1) as unknown as Record<string, unknown>;
+    expect([last.done, last.state, last.next, last.verified]).toEqual(['1e3', '007', '0x10', ['42']]);
+  });
+});
+
+describe('verified versus attempted', () => {
+  it('keeps the two lists and the blockers apart, in order', async () => {
+    await ok(p, ...cp('--done', 'd', '--state', 's', '--next', 'n', '--tests', '14 pass',
+      '--verified', 'parser', '--verified', 'utc', '--attempted', 'dst', '--blocker', 'tz db missing'));
+    const last = records(p).at(-1) as unknown as Record<string, unknown>;
+    expect([last.verified, last.attempted, last.blockers]).toEqual([['parser', 'utc'], ['dst'], ['tz db missing']]);
+  });
+
+  it('warns on stderr when items are claimed verified with no test output', async () => {
+    const r = await p.run(...cp('--done', 'd', '--state', 's', '--next', 'n', '--verified', 'parser'));
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('1 item claimed as verified, but no test output recorded');
+  });
+
+  it('does not warn when the test output is there', async () => {
+    const r = await p.run(...cp('--done', 'd', '--state', 's', '--next', 'n', '--verified', 'parser', '--tests', 'ok 14/14'));
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+  });
+
+  it('refuses --tests together with --tests-cmd, and --tests-timeout alone', async () => {
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', 'n', '--tests', 'x', '--tests-cmd', 'true'), 2, 'USAGE');
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', 'n', '--tests-timeout', '5m'), 2, 'USAGE');
+  });
+
+  it('refuses a bad slug, lease or evidence before anything is written', async () => {
+    await expectRefused(p, ['checkpoint', 'no spaces', '--agent', 'claude', '--done', 'd', '--state', 's', '--next', 'n'], 2, 'USAGE');
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', 'n', '--lease', 'soon'), 2, 'USAGE');
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', 'n', '--evidence', 'x=missing.txt'), 2, 'INPUT_EVIDENCE');
+  });
+});
+
+describe('rawFlagValues (typed strings, read past cac)', () => {
+  it('reads --f V, --f=V, a missing value, and stops at --', () => {
+    expect(rawFlagValues(['x', '--next', '', '--next=007', '--next', '--done', '--', '--next', 'z'], 'next')).toEqual(['', '007', '']);
+  });
+});

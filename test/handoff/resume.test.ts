@@ -1,0 +1,133 @@
+// `ledger resume SLUG` inside a real scratch git repository: owner and lease, the latest
+// checkpoint, the trail, the evidence that changed since that checkpoint, and branch, changed
+// files and the last three commits, in at most 80 lines.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runLedger, scratch } from '../helpers/cli.js';
+import { ok, project, type Project } from './helpers.js';
+
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.invalid',
+  GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.invalid',
+  GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1',
+};
+
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
+}
+
+describe('in a git repository', () => {
+  let dir: string;
+  let cleanup: () => void;
+  const run = (...args: string[]) => runLedger(args, { cwd: dir });
+
+  beforeEach(async () => {
+    ({ dir, cleanup } = scratch());
+    git(dir, 'init', '-q', '-b', 'trunk');
+    mkdirSync(join(dir, 'src'));
+    writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/\nHANDOFF.*\n');
+    for (const [i, subject] of ['one: scaffold', 'two: parser', 'three: tz helper', 'four: failing tz tests'].entries()) {
+      writeFileSync(join(dir, 'src', 'tz.ts'), `export const v = ${i};\n`);
+      writeFileSync(join(dir, 'README'), 'readme\n');
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '-q', '-m', subject);
+    }
+    expect((await run('init')).code).toBe(0);
+    const start = await run('start', 'fix-tz', '--agent', 'codex', '--summary', 'fix toLocal() for negative offsets');
+    expect(start.code, start.stderr).toBe(0);
+    const cp = await run('checkpoint', 'fix-tz', '--agent', 'codex', '--done', 'found the off-by-one in toLocal()',
+      '--state', 'parser verified; tz helper still fails 2 tests', '--next', 'fix toLocal() for -05:00',
+      '--verified', 'parser round-trips', '--attempted', 'DST handling', '--blocker', 'tzdata missing in CI',
+      '--evidence', 'tz=src/tz.ts', '--evidence', 'readme=README', '--tests-cmd', 'echo "14 pass"; echo "2 fail"; exit 1');
+    expect(cp.code, cp.stderr).toBe(0);
+    // after the checkpoint: the evidence file changes, and a file appears
+    writeFileSync(join(dir, 'src', 'tz.ts'), 'export const v = 99;\n');
+    writeFileSync(join(dir, 'notes.txt'), 'scratch\n');
+  });
+  afterEach(() => cleanup());
+
+  it('shows owner, lease, the latest checkpoint, the trail, changed evidence and git', async () => {
+    const r = await run('resume', 'fix-tz');
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(80);
+    expect(lines[0]).toMatch(/^fix-tz: open, owned by codex \(execution codex-1\), lease live until \S+Z \(\d+m left\)$/);
+    expect(r.stdout).toContain('  done: found the off-by-one in toLocal()');
+    expect(r.stdout).toContain('  state: parser verified; tz helper still fails 2 tests');
+    expect(r.stdout).toContain('  verified:\n    - parser round-trips');
+    expect(r.stdout).toContain('  attempted, not verified:\n    - DST handling');
+    expect(r.stdout).toContain('  blockers:\n    - tzdata missing in CI');
+    expect(r.stdout).toContain('`echo "14 pass"; echo "2 fail"; exit 1` exit 1');
+    expect(r.stdout).toContain('    | 14 pass\n    | 2 fail');
+    expect(r.stdout).toContain('  next: fix toLocal() for -05:00');
+    expect(r.stdout).toMatch(/trail \(newest first\):\n {2}\S+Z codex start fix-tz: fix toLocal\(\) for negative offsets/);
+    expect(r.stdout).toContain('1 changed, 0 gone, 1 unchanged, 0 not re-checkable');
+    expect(r.stdout).toContain('  changed tz (file:src/tz.ts): was sha256:');
+    expect(r.stdout).toContain('git: branch trunk, 2 changed files');
+    const commits = lines.slice(lines.findIndex((l) => l.startsWith('git: ')) + 1);
+    expect(commits.map((l) => l.replace(/^ {2}[0-9a-f]+ /, ''))).toEqual(['four: failing tz tests', 'three: tz helper', 'two: parser']);
+  });
+
+  it('--json gives the same facts as one object', async () => {
+    const r = await run('resume', 'fix-tz', '--json');
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout);
+    expect(j).toMatchObject({ slug: 'fix-tz', status: 'open', owner: 'codex', execution_id: 'codex-1', lease: { live: true } });
+    expect(j.latest).toMatchObject({ kind: 'checkpoint', next: 'fix toLocal() for -05:00', tests: { exit_code: 1, excerpt: '14 pass\n2 fail' } });
+    expect(j.evidence.changed.map((c: { name: string }) => c.name)).toEqual(['tz']);
+    expect(j.evidence.unchanged).toEqual(['readme']);
+    expect(j.git.branch).toBe('trunk');
+    expect(j.git.changed_files).toBe(2);
+    expect(j.git.last_commits.map((c: { subject: string }) => c.subject)).toEqual(['four: failing tz tests', 'three: tz helper', 'two: parser']);
+  });
+
+  it('names a detached HEAD as such', async () => {
+    git(dir, 'checkout', '-q', '--detach', 'HEAD');
+    const j = JSON.parse((await run('resume', 'fix-tz', '--json')).stdout);
+    expect(j.git.branch).toMatch(/^\(detached at [0-9a-f]+\)$/);
+    expect(j.git.last_commits[0].subject).toBe('four: failing tz tests');
+  });
+
+  it('stays within 80 lines however much a checkpoint says', async () => {
+    const many = (flag: string, n: number) => Array.from({ length: n }, (_, i) => [flag, `${flag.slice(2)} item ${i}`]).flat();
+    const long = Array.from({ length: 200 }, (_, i) => `line ${i}`).join('\n');
+    const cp = await run('checkpoint', 'fix-tz', '--agent', 'codex', '--done', long, '--state', long, '--next', long,
+      ...many('--verified', 64), ...many('--attempted', 64), ...many('--blocker', 64),
+      '--tests-cmd', 'i=0; while [ $i -lt 500 ]; do echo "test $i"; i=$((i+1)); done; exit 1');
+    expect(cp.code, cp.stderr).toBe(0);
+    for (let i = 0; i < 8; i++) expect((await run('checkpoint', 'fix-tz', '--agent', 'codex', '--done', long, '--state', 's', '--next', 'n')).code).toBe(0);
+    const r = await run('resume', 'fix-tz');
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(80);
+    // still the essentials: owner, the next action, the trail and git
+    expect(lines[0]).toContain('owned by codex');
+    expect(r.stdout).toMatch(/^ {2}next:/m);
+    expect(r.stdout).toContain('trail (newest first):');
+    expect(r.stdout).toContain('git: branch trunk');
+  });
+});
+
+describe('outside a git repository', () => {
+  let p: Project;
+  beforeEach(async () => {
+    p = await project();
+  });
+  afterEach(() => p.cleanup());
+
+  it('says so, and still shows the item', async () => {
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
+    const r = await p.run('resume', 'fix-tz');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('latest checkpoint: none yet');
+    expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('git: not a git work tree');
+  });
+
+  it('refuses an unknown slug with exit 2', async () => {
+    const r = await p.run('resume', 'nope', '--json');
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error.code).toBe('INPUT_NOT_FOUND');
+  });
+});

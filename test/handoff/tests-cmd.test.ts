@@ -1,0 +1,108 @@
+// `checkpoint --tests-cmd`: the ledger runs the suite itself and records the real exit code, the
+// last lines of the output, and the digest of all of it, whose bytes go to the blob store.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { realpathSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CP, ok, project, records, type Project } from './helpers.js';
+import { excerptOf, plainText } from '../../src/handoff/excerpt.js';
+import { readBlob } from '../../src/handoff/blobs.js';
+import type { TestsRun } from '../../src/record.js';
+
+let p: Project;
+beforeEach(async () => {
+  p = await project();
+  await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
+});
+afterEach(() => p.cleanup());
+
+const sha = (b: Buffer) => 'sha256:' + createHash('sha256').update(b).digest('hex');
+const lastTests = () => (records(p).at(-1) as { tests?: TestsRun }).tests!;
+
+describe('a failing suite', () => {
+  it('is recorded with its real exit code, its last lines and the digest of all its output', async () => {
+    // 60 lines on stdout, a failure on stderr, exit 3: like a test runner with 2 failures.
+    writeFileSync(join(p.dir, 'suite.sh'), [
+      'i=1; while [ $i -le 60 ]; do echo "ok $i"; i=$((i+1)); done',
+      'echo "FAIL tz helper: toLocal() returned 17:00" >&2',
+      'echo "14 pass, 2 fail"',
+      'exit 3',
+    ].join('\n'));
+    const res = await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', 'sh suite.sh');
+    const t = lastTests();
+    expect(t.command).toBe('sh suite.sh');
+    expect(t.exit_code).toBe(3);
+    const lines = t.excerpt.split('\n');
+    expect(lines).toHaveLength(40);
+    expect(lines.slice(-2)).toEqual(['FAIL tz helper: toLocal() returned 17:00', '14 pass, 2 fail']);
+    expect(lines[0]).toBe('ok 23');
+    // the blob holds every byte, stdout and stderr interleaved as written, under its digest
+    const blob = readBlob(p.ledger, t.digest);
+    expect(sha(blob)).toBe(t.digest);
+    expect(blob.length).toBe(t.bytes);
+    expect(blob.toString()).toMatch(/^ok 1\nok 2\n[\s\S]*ok 60\nFAIL tz helper[^\n]*\n14 pass, 2 fail\n$/);
+    expect((res.tests as { blob: string }).blob).toBe(join(p.ledger, 'blobs', 'sha256', t.digest.slice(7)));
+  });
+
+  it('runs in the project root, whatever the working directory', async () => {
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(join(p.dir, 'sub'));
+    const { runLedger } = await import('../helpers/cli.js');
+    const r = await runLedger(['checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--dir', '../.ledger', '--key', '../keys/harness.key', '--tests-cmd', 'pwd'], { cwd: join(p.dir, 'sub') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(realpathSync(lastTests().excerpt)).toBe(realpathSync(p.dir));
+    expect(lastTests().exit_code).toBe(0);
+  });
+
+  it('records a command killed by a signal as 128 + N', async () => {
+    await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', 'echo before; kill -9 $$');
+    expect(lastTests().exit_code).toBe(137);
+    expect(lastTests().excerpt).toBe('before');
+  });
+
+  it('Policy: a command stopped on timeout is recorded as exit 124, with a warning', async () => {
+    const res = await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', 'echo started; sleep 30', '--tests-timeout', '300ms');
+    expect(lastTests().exit_code).toBe(124);
+    expect(lastTests().excerpt).toBe('started');
+    expect(res.warnings.join('\n')).toContain('recorded as exit code 124');
+  });
+
+  it('warns when items are claimed verified while the command failed', async () => {
+    const res = await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--verified', 'parser', '--tests-cmd', 'exit 1');
+    expect(res.warnings).toEqual(['items claimed as verified while the test command exited 1']);
+  });
+});
+
+describe('--tests TEXT (output as reported)', () => {
+  it('is kept whole in the blob store, with no command or exit code', async () => {
+    await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests', '14 pass\n2 fail');
+    const t = lastTests();
+    expect(t).toEqual({ excerpt: '14 pass\n2 fail', digest: sha(Buffer.from('14 pass\n2 fail')), bytes: 14 });
+    expect(readBlob(p.ledger, t.digest).toString()).toBe('14 pass\n2 fail');
+  });
+});
+
+describe('a blob that was altered', () => {
+  it('is refused on read, naming both digests', async () => {
+    await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests', 'all good');
+    const t = lastTests();
+    writeFileSync(join(p.ledger, 'blobs', 'sha256', t.digest.slice(7)), 'all bad');
+    expect(() => readBlob(p.ledger, t.digest)).toThrow(`expected ${t.digest}, computed ${sha(Buffer.from('all bad'))}`);
+  });
+});
+
+describe('excerptOf', () => {
+  it('drops colour codes and keeps what a carriage return drew last', () => {
+    expect(excerptOf(Buffer.from('\x1b[31mFAIL\x1b[0m x\n50%\r100%\n'), false)).toBe('FAIL x\n100%');
+  });
+
+  it('drops the first, partial line of a cut window (and the half character in it)', () => {
+    const bytes = Buffer.from('ééé\nsecond\nthird\n');
+    expect(excerptOf(bytes.subarray(1), true)).toBe('second\nthird');
+  });
+
+  it('keeps control characters out', () => {
+    expect(plainText('a\x00b\x07c')).toBe('a\uFFFDb\uFFFDc');
+  });
+});
+

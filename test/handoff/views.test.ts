@@ -1,0 +1,148 @@
+// The two views (issue 5): rewritten after every start/checkpoint/finish, equal to the render
+// of the ledger (same ledger, same bytes), and checked by `render --check` (exit 30 when a view
+// is missing, stale or was edited by hand).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cpSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { CP, appendRaw, expectRefused, ok, project, workLog, type Project } from './helpers.js';
+import { renderViews } from '../../src/handoff/views.js';
+import { scratch, snapshot } from '../helpers/cli.js';
+
+let p: Project;
+beforeEach(async () => {
+  p = await project();
+});
+afterEach(() => p.cleanup());
+
+const md = (dir = p.dir) => readFileSync(join(dir, 'HANDOFF.md'), 'utf8');
+const yml = (dir = p.dir) => readFileSync(join(dir, 'HANDOFF.yml'), 'utf8');
+
+/** Both files on disk are exactly the render of the ledger as it is now. */
+function expectViewsMatchLedger(dir = p.dir) {
+  const expected = renderViews(workLog(p));
+  expect(md(dir)).toBe(expected['HANDOFF.md']);
+  expect(yml(dir)).toBe(expected['HANDOFF.yml']);
+}
+
+describe('after every verb', () => {
+  it('the views match the ledger and say what the verb wrote', async () => {
+    const start = await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
+    expectViewsMatchLedger();
+    expect(md()).toContain('### ');
+    expect(md()).toContain('· claude · start · fix-tz');
+    expect(parse(yml()).active).toEqual([{ slug: 'fix-tz', owner: 'claude', execution_id: start.execution_id, lease_until: start.lease_until, summary: 'fix toLocal()' }]);
+
+    await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', '--done', 'ran the suite', '--state', '14 pass, 2 fail',
+      '--next', 'fix toLocal()', '--verified', 'parser', '--attempted', 'dst', '--blocker', 'tz db', '--tests', '14 pass\n2 fail');
+    expectViewsMatchLedger();
+    const y = parse(yml());
+    expect(y.latest).toMatchObject({ kind: 'checkpoint', agent: 'claude', done: 'ran the suite', state: '14 pass, 2 fail', next: 'fix toLocal()', verified: ['parser'], attempted: ['dst'], blockers: ['tz db'] });
+    expect(y.latest.tests.excerpt).toBe('14 pass\n2 fail');
+    expect(y.trail).toHaveLength(1);
+    expect(md()).toMatch(/- \*\*Verified:\*\*\n {2}- parser\n- \*\*Attempted, not verified:\*\*\n {2}- dst/);
+
+    await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--outcome', 'success', '--invariant', 'tests=ok');
+    expectViewsMatchLedger();
+    expect(parse(yml()).active).toEqual([]);
+    expect(parse(yml()).latest).toMatchObject({ kind: 'finish', outcome: 'success', invariants: { tests: { ok: true, detail: '' } } });
+    // newest first: the finish heads the log
+    const log = md().slice(md().indexOf('## Log, newest first'));
+    expect(log.indexOf('· finish ·')).toBeLessThan(log.indexOf('· checkpoint ·'));
+    expect(log.indexOf('· checkpoint ·')).toBeLessThan(log.indexOf('· start ·'));
+  });
+
+  it('the trail holds the five entries before the latest, newest first', async () => {
+    await ok(p, 'start', 'a', '--agent', 'claude', '--summary', 's');
+    for (let i = 1; i <= 6; i++) await ok(p, 'checkpoint', 'a', '--agent', 'claude', '--done', `step ${i}`, '--state', 's', '--next', 'n');
+    const y = parse(yml());
+    expect(y.latest.done).toBe('step 6');
+    expect(y.trail.map((t: string) => /step (\d)/.exec(t)?.[1])).toEqual(['5', '4', '3', '2', '1']);
+    expectViewsMatchLedger();
+  });
+
+  it('a refused verb leaves the views as they were', async () => {
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 's');
+    const before = [md(), yml()];
+    await expectRefused(p, ['start', 'fix-tz', '--agent', 'codex', '--summary', 's'], 2, 'INPUT_CONFLICT');
+    expect([md(), yml()]).toEqual(before);
+  });
+
+  it('--views DIR puts them elsewhere', async () => {
+    const other = join(p.dir, 'views');
+    mkdirSync(other);
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 's', '--views', 'views');
+    expectViewsMatchLedger(other);
+    const r = await p.run('render', '--check', '--views', 'views');
+    expect(r.code).toBe(0);
+  });
+});
+
+describe('same ledger, same bytes', () => {
+  it('a copy of the ledger elsewhere renders byte-identical views', async () => {
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix\ttabs and\nnewlines');
+    await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests', '\x1b[32mok\x1b[0m 3 ```fence```');
+    const s = scratch();
+    try {
+      cpSync(p.ledger, join(s.dir, '.ledger'), { recursive: true });
+      const r = await p.run('render', '--dir', join(s.dir, '.ledger'));
+      expect(r.code, r.stderr).toBe(0);
+      expect(md(s.dir)).toBe(md());
+      expect(yml(s.dir)).toBe(yml());
+    } finally {
+      s.cleanup();
+    }
+  });
+});
+
+describe('render --check', () => {
+  beforeEach(async () => {
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
+    await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP);
+  });
+
+  it('passes on fresh views', async () => {
+    const r = await p.run('render', '--check', '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).views.map((v: { status: string }) => v.status)).toEqual(['ok', 'ok']);
+  });
+
+  it('catches a hand-edited HANDOFF.md (exit 30), and `render` repairs it', async () => {
+    writeFileSync(join(p.dir, 'HANDOFF.md'), md().replace('14 pass, 2 fail', '16 pass'));
+    const before = snapshot(p.ledger);
+    const r = await p.run('render', '--check', '--json');
+    expect(r.code).toBe(30);
+    expect(JSON.parse(r.stdout).views.map((v: { status: string }) => v.status)).toEqual(['edited', 'ok']);
+    expect(snapshot(p.ledger)).toEqual(before);
+    expect((await p.run('render')).code).toBe(0);
+    expect((await p.run('render', '--check')).code).toBe(0);
+    expectViewsMatchLedger();
+  });
+
+  it('catches a hand-edited HANDOFF.yml, even one that only adds a comment', async () => {
+    writeFileSync(join(p.dir, 'HANDOFF.yml'), yml() + '# looks fine\n');
+    const r = await p.run('render', '--check');
+    expect(r.code).toBe(30);
+    expect(r.stdout).toMatch(/^edited +.*HANDOFF\.yml$/m);
+  });
+
+  it('calls views stale when a record was written around the CLI', async () => {
+    appendRaw(p, [{ kind: 'checkpoint', agent: 'claude', logical_operation_id: 'fix-tz', execution_id: 'claude-1', done: 'd', state: 's', next: 'n', verified: [], attempted: [], blockers: [], lease_until: '2030-01-01T00:00:00.000Z' }]);
+    const r = await p.run('render', '--check', '--json');
+    expect(r.code).toBe(30);
+    expect(JSON.parse(r.stdout).views.map((v: { status: string }) => v.status)).toEqual(['stale', 'stale']);
+  });
+
+  it('reports a missing view', async () => {
+    rmSync(join(p.dir, 'HANDOFF.yml'));
+    const r = await p.run('render', '--check', '--json');
+    expect(r.code).toBe(30);
+    expect(JSON.parse(r.stdout).views.map((v: { status: string }) => v.status)).toEqual(['ok', 'missing']);
+  });
+
+  it('is not made stale by records of other kinds', async () => {
+    const h = await p.run('append', 'handoff', '--agent', 'ci', '--op', 'deploy', '--exec', 'e1', '--outcome', 'success');
+    expect(h.code, h.stderr).toBe(0);
+    expect((await p.run('render', '--check')).code).toBe(0);
+  });
+});
