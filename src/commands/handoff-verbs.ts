@@ -10,7 +10,8 @@
 import { dirname, relative, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { Ledger } from '../ledger.js';
-import { ID_RE, type CheckpointPayload, type Draft, type Evidence, type FinishPayload, type TestsRun } from '../record.js';
+import { ID_RE, type CheckpointPayload, type Draft, type Evidence, type FinishPayload, type Head, type TestsRun } from '../record.js';
+import type { RecordAt } from '../store/read.js';
 import { DEFAULT_LEASE_MS } from '../handoff/lease.js';
 import { decideStart, decideWrite } from '../handoff/ownership.js';
 import { DEFAULT_TESTS_TIMEOUT_MS, runTestsCommand, storeReportedTests, type CapturedTests } from '../handoff/tests-cmd.js';
@@ -187,6 +188,7 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
   let lapsedAt: string | null = null;
   const res = ledger.transact((view) => {
     const decision = decideWrite(foldWorkLog(ledger.records(view.head)).items.get(slug), { slug, agent, kind, now });
+    if (finishFields?.supersedes) checkSupersedes(ledger, view.head, slug, finishFields.supersedes);
     lapsedAt = decision.lapsedAt;
     const common = {
       logical_operation_id: slug,
@@ -239,6 +241,20 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
     views, warnings,
   }, lines);
   return 0;
+}
+
+/** --supersedes may name only earlier handoff or finish records of the same operation (SPEC 6). */
+function checkSupersedes(ledger: Ledger, head: Head, slug: string, ids: string[]): void {
+  const wanted = new Set(ids);
+  const found = new Map<string, RecordAt>();
+  for (const r of ledger.records(head)) if (wanted.has(r.id)) found.set(r.id, r);
+  for (const id of ids) {
+    const r = found.get(id);
+    const rec = r?.record as { kind?: string; logical_operation_id?: string } | undefined;
+    if (!r || (rec?.kind !== 'handoff' && rec?.kind !== 'finish') || rec.logical_operation_id !== slug) {
+      throw new LedgerError('INPUT_REFUSED', `--supersedes ${id.slice(0, 19)}… is not a handoff or finish of ${slug} in this ledger${r ? ` (seq ${r.seq} is a ${String(rec?.kind)} of ${String(rec?.logical_operation_id ?? 'no operation')})` : ''}`, { supersedes: id });
+    }
+  }
 }
 
 async function runResume(io: CliIO, slug: string, opts: Opts): Promise<number> {
