@@ -9,6 +9,7 @@ import { registerWriteCommands } from './commands/write.js';
 import { registerReadCommands } from './commands/read.js';
 import { registerHandoffCommands } from './commands/handoff.js';
 import { registerAudit } from './commands/audit.js';
+import { registerCausalCommands } from './commands/causal.js';
 
 export const VERSION = '0.1.0';
 
@@ -20,6 +21,7 @@ export function createCli(io: CliIO): CAC {
   registerReadCommands(cli, io);
   registerHandoffCommands(cli, io);
   registerAudit(cli, io);
+  registerCausalCommands(cli, io);
   cli.help();
   cli.version(VERSION);
   return cli;

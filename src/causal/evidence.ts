@@ -13,8 +13,8 @@
 // the same thing. A path outside the project root is recorded absolute.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { closeSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { DIGEST_RE, digestOf } from '../canonical.js';
 import { LedgerError } from '../errors.js';
 import type { Evidence } from '../record.js';
@@ -135,4 +135,120 @@ export function digestSource(source: string, ctx: EvidenceContext): Evidence {
 export function redigestSource(source: string, ctx: EvidenceContext): string | null {
   if (source.startsWith('sha256:')) return null;
   return digestSource(source, { ...ctx, cwd: ctx.root }).digest;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Currency: is the state a piece of evidence named still the state now? (SPEC 9, term 4)
+//
+//   file:PATH, dir:PATH, PATH  the bytes (or the dir/v1 tree) digest the same now
+//   git:REV                    REV still names the recorded commit, that commit is checked out
+//                              (HEAD), and the work tree is clean: no staged, unstaged or
+//                              untracked (non-ignored) change anywhere in the repository, except
+//                              inside the ledger directory and the HANDOFF.md / HANDOFF.yml views
+//                              beside it, which the ledger itself writes
+//   sha256:HEX                 names no thing that can be read again: not current unless the
+//                              consumer says opaque digests are acceptable (allowOpaque)
+
+export interface EvidenceCheck {
+  name: string;
+  source: string;
+  recorded: string;
+  /** The digest now, when it could be computed. */
+  actual: string | null;
+  current: boolean;
+  /** One line: why it is or is not current. */
+  reason: string;
+}
+
+export interface CurrencyOptions {
+  /** Count bare sha256: evidence as current (it names content, not a place). Default false. */
+  allowOpaque?: boolean;
+}
+
+function git(args: string[], cwd: string): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 });
+}
+
+/** Paths with changes in the work tree (porcelain v1 -z), relative to the repository's top. */
+function dirtyPaths(cwd: string): string[] {
+  const out = git(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none'], cwd);
+  const fields = out.split('\0');
+  const paths: string[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    if (f.length < 4) continue;
+    paths.push(f.slice(3));
+    // A rename or copy is followed by its original path, which is not an entry of its own.
+    if (f[0] === 'R' || f[0] === 'C') paths.push(fields[++i] ?? '');
+  }
+  return paths;
+}
+
+function gitCurrency(name: string, ev: Evidence, ctx: EvidenceContext): EvidenceCheck {
+  const base = { name, source: ev.source, recorded: ev.digest };
+  const rev = ev.source.slice(4);
+  let oid: string;
+  try {
+    oid = resolveGitRev(rev, ctx.root);
+  } catch {
+    return { ...base, actual: null, current: false, reason: `${ev.source} no longer names a commit in the repository at ${ctx.root}` };
+  }
+  const actual = gitCommitDigest(oid);
+  if (actual !== ev.digest) return { ...base, actual, current: false, reason: `${ev.source} now names commit ${oid.slice(0, 12)}, not the recorded one` };
+  let top: string;
+  let headOid: string;
+  try {
+    [top, headOid] = git(['rev-parse', '--show-toplevel', 'HEAD'], ctx.root).trim().split('\n');
+  } catch {
+    return { ...base, actual, current: false, reason: `cannot read the checked-out commit of the repository at ${ctx.root}` };
+  }
+  if (headOid !== oid) return { ...base, actual, current: false, reason: `${ev.source} is commit ${oid.slice(0, 12)} but the work tree has ${headOid.slice(0, 12)} checked out` };
+  let dirty: string[];
+  try {
+    dirty = dirtyPaths(ctx.root);
+  } catch {
+    return { ...base, actual, current: false, reason: `cannot read the status of the work tree at ${top}` };
+  }
+  // Policy: what the ledger writes itself (its directory and its two views) does not count as a
+  // change to the state the commit names; everything else does, untracked files included.
+  let realTop = top;
+  let realLedger = resolve(ctx.ledgerDir);
+  try {
+    realTop = realpathSync(top);
+    realLedger = realpathSync(ctx.ledgerDir);
+  } catch {
+    /* compare as given */
+  }
+  const ledgerRel = relative(realTop, realLedger).split(sep).join('/');
+  const viewsRel = relative(realTop, dirname(realLedger)).split(sep).join('/');
+  const own = (p: string) => {
+    if (ledgerRel && !ledgerRel.startsWith('..') && (p === ledgerRel || p.startsWith(ledgerRel + '/'))) return true;
+    const inViews = viewsRel === '' ? p : p.startsWith(viewsRel + '/') ? p.slice(viewsRel.length + 1) : null;
+    return inViews === 'HANDOFF.md' || inViews === 'HANDOFF.yml';
+  };
+  const changed = dirty.filter((p) => p !== '' && !own(p));
+  if (changed.length) {
+    const shown = changed.slice(0, 3).join(', ');
+    return { ...base, actual, current: false, reason: `the work tree of commit ${oid.slice(0, 12)} has uncommitted changes: ${shown}${changed.length > 3 ? ` and ${changed.length - 3} more` : ''}` };
+  }
+  return { ...base, actual, current: true, reason: `commit ${oid.slice(0, 12)} is checked out and the work tree is clean` };
+}
+
+/** Whether one recorded piece of evidence is still current, recomputed now. Never throws. */
+export function checkEvidence(name: string, ev: Evidence, ctx: EvidenceContext, opts: CurrencyOptions = {}): EvidenceCheck {
+  const base = { name, source: ev.source, recorded: ev.digest };
+  if (ev.source.startsWith('sha256:')) {
+    // Policy: fail closed. An opaque digest proves what was produced, not that it is still so.
+    if (opts.allowOpaque) return { ...base, actual: null, current: true, reason: `${name} is an opaque digest, accepted as given (--allow-opaque-evidence)` };
+    return { ...base, actual: null, current: false, reason: `${name} is an opaque digest (${ev.source.slice(0, 19)}…) that cannot be recomputed; pass --allow-opaque-evidence to accept it` };
+  }
+  if (ev.source.startsWith('git:')) return gitCurrency(name, ev, ctx);
+  let actual: string;
+  try {
+    actual = digestSource(ev.source, { ...ctx, cwd: ctx.root }).digest;
+  } catch (e) {
+    return { ...base, actual: null, current: false, reason: `${ev.source} cannot be digested now: ${(e as Error).message}` };
+  }
+  if (actual !== ev.digest) return { ...base, actual, current: false, reason: `${ev.source} has changed: it digests to ${actual.slice(0, 19)}…, the handoff recorded ${ev.digest.slice(0, 19)}…` };
+  return { ...base, actual, current: true, reason: `${ev.source} is unchanged` };
 }

@@ -8,7 +8,7 @@ import { parseJsonStrict } from '../canonical.js';
 import { readSecretKey, writeSecretKey } from '../keyfiles.js';
 import { Ledger } from '../ledger.js';
 import { createSigner } from '../sign.js';
-import type { Draft, HandoffPayload } from '../record.js';
+import type { Draft, HandoffPayload, IntentPayload } from '../record.js';
 import { KEY_NAME_RE } from '../secret-key.js';
 import {
   STRING, agentName, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs, withTrust, withWriter,
@@ -29,7 +29,7 @@ export function registerWriteCommands(cli: CAC, io: CliIO): void {
     .example('ledger keygen --out keys/ci.key --name ci')
     .action((opts: Opts) => runKeygen(io, opts));
 
-  withWriter(cli.command('append [kind]', 'Append one handoff, or a batch of JSON payloads from stdin'))
+  withWriter(cli.command('append [kind]', 'Append one handoff or intent, or a batch of JSON payloads from stdin'))
     .option('--op <id>', 'logical_operation_id: the intent, stable across retries', STRING)
     .option('--exec <id>', 'execution_id: this one attempt', STRING)
     .option('--outcome <o>', 'success, failure, timeout, ambiguous or cancelled', STRING)
@@ -38,8 +38,10 @@ export function registerWriteCommands(cli: CAC, io: CliIO): void {
     .option('--depends-on <id[:outcome]>', 'An operation that must still hold (repeatable)', STRING)
     .option('--supersedes <record-id>', 'An earlier handoff of this operation that this one replaces (repeatable)', STRING)
     .option('--note <text>', 'A note (at most 4096 chars)', STRING)
+    .option('--action <text>', 'intent: the external side effect about to happen (1-1024 chars)', STRING)
     .option('--batch', 'Read JSON payloads from stdin, one per line, and append them all or none')
     .example('ledger append handoff --op migrate_schema_17 --exec execution_002 --outcome success --evidence schema=db/schema.sql --invariant tests=ok')
+    .example('ledger append intent --op migrate_schema_17 --exec execution_002 --action "apply migration 17 to production"')
     .example('cat payloads.jsonl | ledger append --batch --agent ci')
     .action((kind: string | undefined, opts: Opts) => runAppend(io, kind, opts));
 
@@ -113,7 +115,26 @@ function handoffFromFlags(io: CliIO, opts: Opts, dir: string): HandoffPayload {
   return payload;
 }
 
-const HANDOFF_FLAGS = ['op', 'exec', 'outcome', 'evidence', 'invariant', 'dependsOn', 'supersedes', 'note'];
+const HANDOFF_FLAGS = ['op', 'exec', 'outcome', 'evidence', 'invariant', 'dependsOn', 'supersedes', 'note', 'action'];
+const INTENT_FLAGS = ['op', 'exec', 'action', 'note'];
+
+function intentFromFlags(opts: Opts): IntentPayload {
+  const stray = HANDOFF_FLAGS.find((f) => !INTENT_FLAGS.includes(f) && opts[f] !== undefined);
+  if (stray) throw new LedgerError('USAGE', `--${stray.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())} does not apply to an intent (it takes --op, --exec, --action, --note)`);
+  const action = required(opts, 'action', 'the external side effect about to happen');
+  if (action.length > 1024) throw new LedgerError('USAGE', `--action is ${action.length} chars; at most 1024`);
+  const payload: IntentPayload = {
+    logical_operation_id: parseId(required(opts, 'op', 'the logical_operation_id'), 'op'),
+    execution_id: parseId(required(opts, 'exec', 'the execution_id of this attempt'), 'exec'),
+    action,
+  };
+  const note = one(opts, 'note');
+  if (note !== undefined) {
+    if (note.length > 4096) throw new LedgerError('USAGE', `--note is ${note.length} chars; at most 4096`);
+    payload.note = note;
+  }
+  return payload;
+}
 
 /** Parses `append --batch` input: one JSON payload object per non-empty line, strictly. */
 export function parseBatch(text: string, defaultAgent: string | undefined): Draft[] {
@@ -145,23 +166,32 @@ async function runAppend(io: CliIO, kind: string | undefined, opts: Opts): Promi
     if (agentFlag !== undefined) agentName(io, opts);
     const drafts = parseBatch(await io.readStdin(), agentFlag);
     const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
-    const res = ledger.append(drafts);
+    // Retry identity (issue 4): identical retries of handoffs, intents and revocations in the
+    // batch return the records that exist; the rest are appended under one lock and one HEAD.
+    const { appendCausal } = await import('../causal/retry.js');
+    const res = appendCausal(ledger, drafts);
     if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
-    const first = res.records[0];
-    const last = res.records[res.records.length - 1];
-    emit(io, opts, { ok: true, count: res.records.length, first_seq: first.seq, last_seq: last.seq, ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
+    const existing = res.records.filter((r) => r.existing).length;
+    if (existing) io.stderr(`ledger: ${existing} of ${res.records.length} payloads were already recorded with identical content; appended ${res.appended}\n`);
+    const seqs = res.records.map((r) => r.seq);
+    emit(io, opts, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: Math.min(...seqs), last_seq: Math.max(...seqs), ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
     return 0;
   }
-  if (kind === undefined) throw new LedgerError('USAGE', 'append needs a kind (`ledger append handoff ...`) or --batch');
-  if (kind !== 'handoff') throw new LedgerError('USAGE', `append writes "handoff" records from flags (other kinds: --batch or their own verbs), got "${kind}"`);
+  if (kind === undefined) throw new LedgerError('USAGE', 'append needs a kind (`ledger append handoff ...`, `ledger append intent ...`) or --batch');
+  if (kind !== 'handoff' && kind !== 'intent') throw new LedgerError('USAGE', `append writes "handoff" or "intent" records from flags (other kinds: --batch or their own verbs), got "${kind}"`);
+  if (kind === 'handoff' && opts.action !== undefined) throw new LedgerError('USAGE', '--action applies to `append intent`, not to a handoff');
   const agent = agentName(io, opts);
-  const payload = handoffFromFlags(io, opts, dir);
-  const draft = { kind: 'handoff', agent, ...payload } as Draft;
+  const payload = kind === 'handoff' ? handoffFromFlags(io, opts, dir) : intentFromFlags(opts);
+  const draft = { kind, agent, ...payload } as Draft;
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
-  const res = ledger.append(draft);
+  const { appendCausal } = await import('../causal/retry.js');
+  const res = appendCausal(ledger, [draft]);
   if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
   const r = res.records[0];
-  emit(io, opts, { id: r.id, seq: r.seq }, r.id);
+  if (r.existing) {
+    io.stderr(`ledger: ${kind} ${payload.logical_operation_id}/${payload.execution_id} is already recorded as ${r.id} (seq ${r.seq}) with identical content; nothing appended\n`);
+  }
+  emit(io, opts, { id: r.id, seq: r.seq, existing: r.existing }, r.id);
   return 0;
 }
 

@@ -1,0 +1,99 @@
+// Running the gate against a ledger on disk: one HEAD, the chain audit (audit/, the independent
+// reader) up to that HEAD, the verified view, and for `--consume-as` the same evaluation again
+// under the writer lock with the consume record appended in the same critical section.
+import { dirname } from 'node:path';
+import { auditLedger } from '../../audit/index.js';
+import { LedgerError } from '../errors.js';
+import type { Trust } from '../keys.js';
+import { Ledger } from '../ledger.js';
+import type { Draft, Head } from '../record.js';
+import { ledgerPaths } from '../store/paths.js';
+import { evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate.js';
+import { CausalView } from './view.js';
+
+export interface GateRunOptions extends Omit<GateOptions, 'evidence' | 'consumer'> {
+  dir: string;
+  trust: Trust;
+  trustPath?: string;
+  /** --floor: audit only above it; the records relied on are verified one by one regardless. */
+  floorPath?: string | null;
+}
+
+export interface ConsumeOutcome {
+  consumer: string;
+  /** The consume record appended, or null when the gate held. */
+  id: string | null;
+  seq: number | null;
+}
+
+export type GateRun = GateResult & { chain: ChainVerdict & { floor_seq: number | null; checked: number; warnings: string[] }; consume?: ConsumeOutcome };
+
+/** The chain audit through exactly `head`. */
+function auditThrough(o: GateRunOptions, head: Head): GateRun['chain'] & { moved: boolean } {
+  const report = auditLedger({ dir: o.dir, trust: o.trust, trustPath: o.trustPath, floorPath: o.floorPath ?? null, now: o.now });
+  const base = { floor_seq: report.floor?.seq ?? null, checked: report.checked, warnings: report.warnings };
+  if (!report.ok) return { ...base, ok: false, moved: false, reason: `the chain does not audit clean: ${report.verdict}` };
+  // The audit read HEAD itself: it must be the HEAD this decision is about.
+  if (!report.head || report.head.tail !== head.tail || report.head.seq !== head.seq) {
+    return { ...base, ok: false, moved: true, reason: `the ledger moved during the check (audited HEAD seq ${report.head?.seq ?? '?'}, evaluated seq ${head.seq})` };
+  }
+  const from = report.floor ? ` (${report.checked} records above the floor at seq ${report.floor.seq}; the records relied on verified one by one)` : '';
+  return { ...base, ok: true, moved: false, reason: `the chain audits clean through HEAD seq ${head.seq}${from}` };
+}
+
+function evaluateAt(o: GateRunOptions, op: string, head: Head, consumer: string | null): GateRun {
+  const paths = ledgerPaths(o.dir);
+  const view = CausalView.open(paths, head, { trust: o.trust });
+  try {
+    const { moved: _moved, ...chain } = auditThrough(o, head);
+    const result = evaluateGate(view, chain, op, { ...o, consumer, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir } });
+    return { ...result, chain };
+  } finally {
+    view.close();
+  }
+}
+
+/** `ledger gate OP`: evaluates on the current HEAD without taking the writer lock. */
+export function runGate(o: GateRunOptions, op: string): GateRun {
+  const ledger = Ledger.open({ dir: o.dir });
+  let last: GateRun | null = null;
+  // A writer may append between our HEAD and the audit's; evaluate again on the new HEAD.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const head = ledger.head();
+    last = evaluateAt(o, op, head, null);
+    if (last.ok || !last.chain.reason.startsWith('the ledger moved')) return last;
+  }
+  return last!;
+}
+
+/**
+ * `ledger gate OP --consume-as C`: under the writer lock, evaluates the gate on the locked HEAD
+ * (duplicate delivery included) and, only if it passes, appends the consume record in the same
+ * critical section. Two consumers racing for one handoff are serialised by the lock: each sees
+ * the other's consume record or none, never half of one.
+ */
+export function runGateAndConsume(o: GateRunOptions & { key: string; agent: string; waitMs?: number }, op: string, consumer: string): GateRun {
+  const ledger = Ledger.open({ dir: o.dir, key: o.key, waitMs: o.waitMs });
+  const paths = ledgerPaths(o.dir);
+  // Bring the index up to date before the lock, so the critical section reads only what is new.
+  CausalView.open(paths, ledger.head(), { trust: null }).close();
+  let result: GateRun | null = null;
+  const res = ledger.transact((view) => {
+    result = evaluateAt(o, op, view.head, consumer);
+    if (!result.ok) return [];
+    const draft = {
+      kind: 'consume',
+      agent: o.agent,
+      logical_operation_id: op,
+      consumer,
+      handoff: result.handoff!.id,
+      seen_head: { seq: view.head.seq, tail: view.head.tail },
+    } as Draft;
+    return [draft];
+  });
+  if (!result) throw new LedgerError('INTERNAL', 'the gate was not evaluated under the lock');
+  const r = result as GateRun;
+  const appended = res.records[0];
+  r.consume = { consumer, id: appended?.id ?? null, seq: appended?.seq ?? null };
+  return r;
+}

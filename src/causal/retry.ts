@@ -1,0 +1,156 @@
+// Retry identity and idempotency (issue 4, item 3), and the checks every causal record gets
+// before it is appended. All of it is decided under the writer lock on the HEAD it appends to, so
+// two retries racing each other append one record, not two.
+//
+// - A `handoff` or `intent` is identified by (logical_operation_id, execution_id, kind). Written
+//   again with an identical payload (and agent) it is the same record: its id is returned and
+//   nothing is appended. Written again with anything different it is refused (INPUT_CONFLICT,
+//   exit 2) naming the record that exists: a retry repeats its claim, a new attempt needs a new
+//   execution_id, and a second execution of an operation is the same intent, not a new one.
+// - `supersedes` may name only earlier handoff/finish records of the same operation.
+// - `revoke` must name a handoff or finish in the ledger; revoking it again is idempotent the
+//   same way (same reason and agent: the existing revocation; anything else: refused).
+// - `consume` is written only by `ledger gate --consume-as`, never appended directly.
+import { canonicalJson } from '../canonical.js';
+import { LedgerError } from '../errors.js';
+import type { Ledger } from '../ledger.js';
+import type { Draft, LedgerRecord } from '../record.js';
+import { assertDrafts } from '../store/append.js';
+import { isTerminal, CausalView, type VerifiedRecord } from './view.js';
+
+export interface CausalAppended {
+  id: string;
+  seq: number;
+  /** True when an identical record was already in the ledger and nothing was appended for it. */
+  existing: boolean;
+}
+
+export interface CausalAppendResult {
+  /** One entry per draft, in order. */
+  records: CausalAppended[];
+  /** How many records were actually appended. */
+  appended: number;
+  recovered: { unpublished: number; file: string | null } | null;
+}
+
+const ENVELOPE_ONLY = new Set(['v', 'seq', 'prev_tail_hash', 'ts', 'sig']);
+
+/** The claim a record makes: kind, agent and payload (the envelope's chain fields left out). */
+function claimOf(r: LedgerRecord | Draft): string {
+  return canonicalJson(Object.fromEntries(Object.entries(r).filter(([k]) => !ENVELOPE_ONLY.has(k))));
+}
+
+const IDENTIFIED = new Set(['handoff', 'intent']);
+const short = (id: string) => `${id.slice(0, 19)}…`;
+
+type Decision = { kind: 'append' } | { kind: 'existing'; id: string; seq: number } | { kind: 'same-as'; index: number };
+
+function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
+  const inBatch = new Map<string, number>();
+  const decisions: Decision[] = [];
+  drafts.forEach((d, i) => {
+    const where = drafts.length > 1 ? `payload ${i + 1}: ` : '';
+    const rec = d as Draft & Record<string, unknown>;
+    if (d.kind === 'consume') throw new LedgerError('INPUT_REFUSED', `${where}a consume record is written only by \`ledger gate OP --consume-as CONSUMER\`, which checks the gate first`);
+    if (d.kind === 'revoke') {
+      decisions.push(decideRevoke(view, d as Draft<'revoke'>, where, drafts, i, inBatch));
+      return;
+    }
+    if (!IDENTIFIED.has(d.kind)) {
+      decisions.push({ kind: 'append' });
+      return;
+    }
+    const op = rec.logical_operation_id as string;
+    const exec = rec.execution_id as string;
+    const identity = `${d.kind}\0${op}\0${exec}`;
+    const twin = inBatch.get(identity);
+    if (twin !== undefined) {
+      if (claimOf(drafts[twin]) !== claimOf(d)) throw new LedgerError('INPUT_CONFLICT', `${where}${d.kind} ${op}/${exec} appears twice in the batch with different payloads`);
+      decisions.push({ kind: 'same-as', index: twin });
+      return;
+    }
+    const records = view.opRecords(op);
+    const same = records.find((r) => r.record.kind === d.kind && (r.record as { execution_id?: string }).execution_id === exec);
+    if (same) {
+      if (claimOf(same.record) === claimOf(d)) {
+        decisions.push({ kind: 'existing', id: same.id, seq: same.seq });
+        return;
+      }
+      throw new LedgerError(
+        'INPUT_CONFLICT',
+        `${where}${d.kind} ${op}/${exec} already exists as ${same.id} (seq ${same.seq}) with a different payload; a retry must repeat it exactly, and a new attempt needs a new execution id`,
+        { existing: same.id, seq: same.seq },
+      );
+    }
+    if (d.kind === 'handoff') checkSupersedes(rec.supersedes as string[] | undefined, op, records, where);
+    inBatch.set(identity, i);
+    decisions.push({ kind: 'append' });
+  });
+  // A record that failed verification cannot be compared with: refuse rather than guess.
+  if (view.problems.length) {
+    throw new LedgerError('OP_CORRUPT', `${view.problems[0].message}; run \`ledger audit\``, { seq: view.problems[0].seq });
+  }
+  return decisions;
+}
+
+function checkSupersedes(ids: string[] | undefined, op: string, records: VerifiedRecord[], where: string): void {
+  for (const id of ids ?? []) {
+    const t = records.find((r) => r.id === id);
+    if (!t || !isTerminal(t.record)) {
+      throw new LedgerError('INPUT_REFUSED', `${where}--supersedes ${short(id)} is not a handoff or finish of ${op} in this ledger`, { supersedes: id });
+    }
+  }
+}
+
+function decideRevoke(view: CausalView, d: Draft<'revoke'>, where: string, drafts: readonly Draft[], i: number, inBatch: Map<string, number>): Decision {
+  const target = view.byId(d.target);
+  if (!target) throw new LedgerError('INPUT_NOT_FOUND', `${where}no record ${d.target} in this ledger; revoke names a published record`, { target: d.target });
+  if (!isTerminal(target.record)) {
+    throw new LedgerError('INPUT_REFUSED', `${where}record ${short(d.target)} (seq ${target.seq}) is a ${target.record.kind}; only a handoff or finish can be revoked`, { target: d.target });
+  }
+  const identity = `revoke\0${d.target}`;
+  const twin = inBatch.get(identity);
+  if (twin !== undefined) {
+    if (claimOf(drafts[twin]) !== claimOf(d)) throw new LedgerError('INPUT_CONFLICT', `${where}${short(d.target)} is revoked twice in the batch with different reasons`);
+    return { kind: 'same-as', index: twin };
+  }
+  const prior = view.revocations(d.target)[0];
+  if (prior) {
+    if (claimOf(prior.record) === claimOf(d)) return { kind: 'existing', id: prior.id, seq: prior.seq };
+    throw new LedgerError('INPUT_CONFLICT', `${where}${short(d.target)} is already revoked by ${prior.id} (seq ${prior.seq}); a revocation is final`, { existing: prior.id, seq: prior.seq });
+  }
+  inBatch.set(identity, i);
+  return { kind: 'append' };
+}
+
+/**
+ * Appends drafts with retry identity: identical retries of handoffs, intents and revocations
+ * return the existing record; everything is decided under the writer lock.
+ */
+export function appendCausal(ledger: Ledger, drafts: readonly Draft[]): CausalAppendResult {
+  assertDrafts(drafts);
+  if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'nothing to append');
+  const paths = ledger.paths;
+  // Bring the index up to date first, so the critical section reads only what is new.
+  CausalView.open(paths, ledger.head(), { trust: null }).close();
+  let decisions: Decision[] = [];
+  const res = ledger.transact((locked) => {
+    const view = CausalView.open(paths, locked.head, { trust: null });
+    try {
+      decisions = decide(view, drafts);
+    } finally {
+      view.close();
+    }
+    return drafts.filter((_, i) => decisions[i].kind === 'append');
+  });
+  const out: CausalAppended[] = [];
+  let next = 0;
+  decisions.forEach((d) => {
+    if (d.kind === 'append') {
+      const a = res.records[next++];
+      out.push({ id: a.id, seq: a.seq, existing: false });
+    } else if (d.kind === 'existing') out.push({ id: d.id, seq: d.seq, existing: true });
+    else out.push({ ...out[d.index], existing: out[d.index].existing });
+  });
+  return { records: out, appended: res.records.length, recovered: res.recovered ? { unpublished: res.recovered.unpublished, file: res.recovered.file } : null };
+}
