@@ -10,7 +10,7 @@
 // Exit codes as a shell reports them: the command's own, 128 + N when signal N killed it, and
 // Policy: 124 when the ledger stopped it on timeout (as GNU `timeout` does).
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
 import { constants } from 'node:os';
 import { LedgerError, ioError } from '../errors.js';
 import type { TestsRun } from '../record.js';
@@ -51,6 +51,7 @@ export async function runTestsCommand(
     throw ioError(e, 'create', scratch);
   }
   let timedOut = false;
+  let interrupted: NodeJS.Signals | null = null;
   let exit: { code: number | null; signal: NodeJS.Signals | null };
   try {
     exit = await new Promise((resolvePromise, reject) => {
@@ -70,7 +71,11 @@ export async function runTestsCommand(
       }, opts.timeoutMs);
       // Its own process group keeps a timeout kill from missing grandchildren; so a Ctrl-C aimed
       // at the ledger must be passed on, or the suite would run on alone.
-      const forward = (sig: NodeJS.Signals) => killGroup(sig);
+      // Policy: an interrupted run is not a result: nothing is recorded (see below).
+      const forward = (sig: NodeJS.Signals) => {
+        interrupted = sig;
+        killGroup(sig);
+      };
       process.on('SIGINT', forward);
       process.on('SIGTERM', forward);
       const done = () => {
@@ -90,6 +95,14 @@ export async function runTestsCommand(
     });
   } finally {
     closeSync(fd);
+  }
+  if (interrupted) {
+    try {
+      unlinkSync(scratch);
+    } catch {
+      /* a leftover scratch file is harmless */
+    }
+    throw new LedgerError('OP_IO', `--tests-cmd was interrupted by ${interrupted}; nothing was recorded (run the checkpoint again)`, { signal: interrupted });
   }
   const exitCode = timedOut ? TIMEOUT_EXIT : exit.code ?? 128 + (exit.signal ? constants.signals[exit.signal] ?? 0 : 0);
   const size = statSync(scratch).size;

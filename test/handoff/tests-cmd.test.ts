@@ -61,7 +61,7 @@ describe('a failing suite', () => {
   });
 
   it('Policy: a command stopped on timeout is recorded as exit 124, with a warning', async () => {
-    const res = await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', 'echo started; sleep 30', '--tests-timeout', '300ms');
+    const res = await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', 'echo started; sleep 30', '--tests-timeout', '1500ms');
     expect(lastTests().exit_code).toBe(124);
     expect(lastTests().excerpt).toBe('started');
     expect(res.warnings.join('\n')).toContain('recorded as exit code 124');
