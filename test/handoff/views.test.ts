@@ -52,6 +52,14 @@ describe('after every verb', () => {
     expect(log.indexOf('· checkpoint ·')).toBeLessThan(log.indexOf('· start ·'));
   });
 
+  it('a takeover is shown as one, and the views match again once the verb rewrote them', async () => {
+    appendRaw(p, [{ kind: 'start', agent: 'codex', logical_operation_id: 'fix-tz', execution_id: 'codex-old', summary: 'old session', lease_until: '2000-01-01T00:00:00.000Z' }]);
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'continue', '--takeover');
+    expectViewsMatchLedger();
+    expect(md()).toContain('- **Took over:** from codex (execution codex-old, lease lapsed at 2000-01-01T00:00:00.000Z)');
+    expect(parse(yml()).latest.takeover).toEqual({ agent: 'codex', execution_id: 'codex-old', lease_until: '2000-01-01T00:00:00.000Z' });
+  });
+
   it('the trail holds the five entries before the latest, newest first', async () => {
     await ok(p, 'start', 'a', '--agent', 'claude', '--summary', 's');
     for (let i = 1; i <= 6; i++) await ok(p, 'checkpoint', 'a', '--agent', 'claude', '--done', `step ${i}`, '--state', 's', '--next', 'n');
