@@ -11,7 +11,7 @@
 // Policy: relative paths are resolved against the project root (the folder that holds the ledger
 // directory) and recorded relative to it, so a later check from another working directory reads
 // the same thing. A path outside the project root is recorded absolute.
-import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { createHash } from 'node:crypto';
 import { closeSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -26,6 +26,15 @@ export interface EvidenceContext {
   ledgerDir: string;
   /** Where the command was run; relative paths on the command line are resolved against it. */
   cwd?: string;
+}
+
+// node:child_process is loaded only when git: evidence is digested: most commands never need it,
+// and every command pays for what it loads.
+let childProcess: typeof import('node:child_process') | null = null;
+/** Runs a command and returns its stdout as text (throws when it exits non-zero). */
+function execText(cmd: string, args: string[], opts: { cwd: string; maxBuffer?: number }): string {
+  childProcess ??= createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
+  return childProcess.execFileSync(cmd, args, { ...opts, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
 }
 
 function badEvidence(message: string, source: string): LedgerError {
@@ -86,7 +95,7 @@ export function gitCommitDigest(oid: string): string {
 export function resolveGitRev(rev: string, root: string): string {
   if (!rev || rev.startsWith('-')) throw badEvidence(`git evidence needs a revision, got "${rev}"`, `git:${rev}`);
   try {
-    return execFileSync('git', ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return execText('git', ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { cwd: root }).trim();
   } catch {
     throw badEvidence(`git:${rev} does not name a commit in the repository at ${root}`, `git:${rev}`);
   }
@@ -166,7 +175,7 @@ export interface CurrencyOptions {
 }
 
 function git(args: string[], cwd: string): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 << 20 });
+  return execText('git', args, { cwd, maxBuffer: 64 << 20 });
 }
 
 /** Paths with changes in the work tree (porcelain v1 -z), relative to the repository's top. */
