@@ -81,6 +81,16 @@ function items(opts: Opts, name: string): string[] {
   return xs;
 }
 
+/** Policy: a lease is at most 30 days; a longer one would only lock others out of a slug. */
+const MAX_LEASE_MS = 30 * 86_400_000;
+const MAX_TESTS_TIMEOUT_MS = 24 * 86_400_000;
+
+function leaseFlag(opts: Opts): number {
+  const ms = durationFlag(opts, 'lease', DEFAULT_LEASE_MS)!;
+  if (ms <= 0 || ms > MAX_LEASE_MS) throw new LedgerError('USAGE', `--lease must be between 1ms and 30d, got "${String(one(opts, 'lease'))}"`);
+  return ms;
+}
+
 function viewsDir(io: CliIO, opts: Opts, dir: string): string {
   const v = one(opts, 'views');
   return v === undefined ? defaultViewsDir(dir) : resolve(io.cwd, v);
@@ -108,8 +118,7 @@ async function runStart(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const agent = agentName(io, opts);
   const summary = text(opts, 'summary', 'what you are about to do');
-  const leaseMs = durationFlag(opts, 'lease', DEFAULT_LEASE_MS)!;
-  if (leaseMs <= 0) throw new LedgerError('USAGE', '--lease must be longer than 0');
+  const leaseMs = leaseFlag(opts);
   const takeover = flag(opts, 'takeover');
   const vdir = viewsDir(io, opts, dir);
   const wait = waitMs(opts);
@@ -148,9 +157,10 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
   if (testsText !== undefined && testsCmd !== undefined) throw new LedgerError('USAGE', '--tests and --tests-cmd both give test output; pass one (--tests-cmd has the ledger run it)');
   if (testsCmd !== undefined && testsCmd.length > 4096) throw new LedgerError('USAGE', `--tests-cmd is ${testsCmd.length} chars; at most 4096`);
   const testsTimeout = durationFlag(opts, 'testsTimeout', DEFAULT_TESTS_TIMEOUT_MS)!;
+  // A timer longer than 2^31-1 ms fires at once in Node; 24 days is far beyond any suite.
+  if (testsTimeout <= 0 || testsTimeout > MAX_TESTS_TIMEOUT_MS) throw new LedgerError('USAGE', `--tests-timeout must be between 1ms and 24d, got "${String(one(opts, 'testsTimeout', 'tests-timeout'))}"`);
   if (testsCmd === undefined && opts.testsTimeout !== undefined) throw new LedgerError('USAGE', '--tests-timeout applies only with --tests-cmd');
-  const leaseMs = kind === 'checkpoint' ? durationFlag(opts, 'lease', DEFAULT_LEASE_MS)! : 0;
-  if (kind === 'checkpoint' && leaseMs <= 0) throw new LedgerError('USAGE', '--lease must be longer than 0');
+  const leaseMs = kind === 'checkpoint' ? leaseFlag(opts) : 0;
   const evidence: Record<string, Evidence> = parseEvidence(many(opts, 'evidence'), { root, ledgerDir: dir, cwd: io.cwd });
   let finishFields: Pick<FinishPayload, 'outcome' | 'invariants' | 'depends_on' | 'supersedes' | 'note'> | null = null;
   if (kind === 'finish') {

@@ -80,6 +80,9 @@ describe('verified versus attempted', () => {
   it('refuses a bad slug, lease or evidence before anything is written', async () => {
     await expectRefused(p, ['checkpoint', 'no spaces', '--agent', 'claude', '--done', 'd', '--state', 's', '--next', 'n'], 2, 'USAGE');
     await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', 'n', '--lease', 'soon'), 2, 'USAGE');
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', 'n', '--lease', '0m'), 2, 'USAGE');
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', 'n', '--lease', '999999999d'), 2, 'USAGE');
+    await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', 'n', '--tests-cmd', 'true', '--tests-timeout', '25d'), 2, 'USAGE');
     await expectRefused(p, cp('--done', 'd', '--state', 's', '--next', 'n', '--evidence', 'x=missing.txt'), 2, 'INPUT_EVIDENCE');
   });
 });
