@@ -55,4 +55,16 @@ describe('finish', () => {
     await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--supersedes', String(first.id));
     expect(records(p).at(-1)).toMatchObject({ kind: 'finish', supersedes: [first.id] });
   });
+
+  it('is a handoff that `ledger gate` accepts, until a later start reopens the item', async () => {
+    writeFileSync(join(p.dir, 'tz.ts'), 'export {}\n');
+    await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--evidence', 'src=tz.ts', '--invariant', 'tests=ok', '--tests-cmd', 'true');
+    const pass = await p.run('gate', 'fix-tz', '--json');
+    expect(pass.code, pass.stdout + pass.stderr).toBe(0);
+    expect(JSON.parse(pass.stdout).failed_term).toBeNull();
+    await ok(p, 'start', 'fix-tz', '--agent', 'codex', '--summary', 'one more fix');
+    const hold = await p.run('gate', 'fix-tz', '--json');
+    expect(hold.code).toBe(20);
+    expect(JSON.parse(hold.stdout).failed_term).toBe('state_current');
+  });
 });
