@@ -12,11 +12,12 @@
 // it. If anything fails before the rename, the new bytes are cut back off, so a refused or
 // failed append leaves records.jsonl and HEAD as they were.
 import { randomBytes } from 'node:crypto';
+import { dirname } from 'node:path';
 import { canonicalAroundSig, canonicalLine, digestOf, recordId, toBase64url } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { makeSig, signingMessage, type Sig, type Signer } from '../sign.js';
-import { fsyncDir, realFileOps, writeAll, type FileOps } from './fsops.js';
+import { fsError, fsyncDir, realFileOps, writeAll, type FileOps } from './fsops.js';
 import { readHead, readHeadWithBytes, signHead, writeHead } from './head.js';
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
@@ -128,6 +129,23 @@ export function transact(
   if (!ops.exists(paths.head)) throw notALedger(paths);
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
+    return appendLocked(ops, paths, now, signer, decide, checkedDrafts);
+  } catch (e) {
+    throw fsError(e, 'append to', paths.records);
+  } finally {
+    lock.release();
+  }
+}
+
+function appendLocked(
+  ops: FileOps,
+  paths: LedgerPaths,
+  now: () => Date,
+  signer: Signer,
+  decide: (view: LockedView) => readonly Draft[],
+  checkedDrafts?: readonly Draft[],
+): AppendResult {
+  {
     const current = readHeadWithBytes(ops, paths);
     if (!current) throw notALedger(paths);
     const { head } = current;
@@ -149,9 +167,26 @@ export function transact(
     );
     writeLines(ops, paths, head.size, Buffer.concat(placed.map((p) => p.line)), current.bytes, () => writeHead(ops, paths, newHead));
     return { records: placed.map((p) => p.appended), head: newHead, recovered: recovered.unpublished ? recovered : null };
-  } finally {
-    lock.release();
   }
+}
+
+/**
+ * Whether HEAD differs now from `before` (null: there was no HEAD). Policy: 'unknown' when HEAD
+ * cannot be read back, and the caller then acts as if it had changed: bytes that a HEAD may
+ * publish are never cut off.
+ */
+function headChanged(ops: FileOps, paths: LedgerPaths, before: Buffer | null): boolean | 'unknown' {
+  try {
+    const now = ops.readFile(paths.head);
+    return before === null || !now.equals(before);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' && before === null ? false : 'unknown';
+  }
+}
+
+function reachedHead(e: unknown, what: string, replaced: true | 'unknown'): LedgerError {
+  const code = (e as NodeJS.ErrnoException).code ?? 'error';
+  return new LedgerError('OP_IO', `the ${what} ${replaced === true ? 'reached' : 'may have reached'} HEAD but its durability is unknown (${code}); run \`ledger audit\``, { cause: String(e) });
 }
 
 /**
@@ -165,7 +200,7 @@ function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, 
   } catch (e) {
     throw ioError(e, 'open', paths.records);
   }
-  let headReplaced = false;
+  let headReplaced: boolean | 'unknown' = false;
   try {
     writeAll(ops, fd, data, at);
     ops.fdatasync(fd);
@@ -174,11 +209,11 @@ function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, 
       headReplaced = true;
     } catch (e) {
       // The rename may have happened even though a later step (directory fsync) failed.
-      headReplaced = !ops.readFile(paths.head).equals(headBefore);
+      headReplaced = headChanged(ops, paths, headBefore);
       throw e;
     }
   } catch (e) {
-    if (!headReplaced) {
+    if (headReplaced === false) {
       try {
         ops.ftruncate(fd, at);
         ops.fdatasync(fd);
@@ -187,9 +222,14 @@ function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, 
       }
       throw ioError(e, 'append to', paths.records);
     }
-    throw new LedgerError('OP_IO', `the append reached HEAD but its durability is unknown (${(e as NodeJS.ErrnoException).code ?? 'error'}); run \`ledger audit\``, { cause: String(e) });
+    throw reachedHead(e, 'append', headReplaced);
   } finally {
-    ops.close(fd);
+    try {
+      ops.close(fd);
+    } catch {
+      // Policy: the outcome is decided by now (the lines were fdatasync'ed before HEAD was
+      // written, or the append is already failing); a failed close must not replace it.
+    }
   }
 }
 
@@ -213,15 +253,30 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
   const genesisDraft = { kind: 'genesis', agent, nonce: toBase64url(randomBytes(16)), ...(name !== undefined ? { name } : {}) } as Draft;
   assertDrafts([genesisDraft]);
   try {
+    // A directory's entry lives in its parent: fsync the parent of the ledger directory and of
+    // every directory made here, or a power cut after init returned can lose the whole ledger.
+    const made: string[] = [];
+    for (let d = paths.dir; !ops.exists(d) && dirname(d) !== d; d = dirname(d)) made.push(d);
     ops.mkdir(paths.dir, 0o755);
+    for (const d of new Set([paths.dir, ...made])) fsyncDir(ops, dirname(d));
   } catch (e) {
     throw ioError(e, 'create', paths.dir);
   }
   const lock = acquireLock(ops, paths.lock, waitMs);
+  let publishing = false;
   try {
-    if (ops.exists(paths.head)) {
+    // Fail closed: go on only when HEAD is certainly absent (ENOENT). exists() reports a HEAD it
+    // cannot stat as absent, and init would then quarantine a published ledger and replace it.
+    let statError: unknown = null;
+    try {
+      ops.size(paths.head);
+    } catch (e) {
+      statError = e;
+    }
+    if (statError === null) {
       throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}; \`ledger init\` never overwrites one (use another --dir)`, { dir: paths.dir });
     }
+    if ((statError as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError(statError, 'check for', paths.head);
     const recovered = quarantineUnpublished(ops, paths, null);
     const ts = now().toISOString();
     const unsigned = { ...genesisDraft, v: 1, seq: 0, prev_tail_hash: null, ts } as Omit<LedgerRecord, 'sig'>;
@@ -237,10 +292,16 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
     }
     fsyncDir(ops, paths.dir);
     const head = signHead({ v: 1, genesis: id, seq: 0, tail: id, size: line.length, ts }, signer);
+    publishing = true;
     writeHead(ops, paths, head);
     return { records: [{ id, seq: 0, offset: 0, record }], head, recovered: recovered.unpublished ? recovered : null };
   } catch (e) {
-    throw e instanceof LedgerError ? e : ioError(e, 'initialise', paths.dir);
+    if (e instanceof LedgerError) throw e;
+    // HEAD was absent under the lock, so a HEAD now is ours: the rename happened and a later step
+    // (the directory fsync) failed. Say so, as an append does, rather than "cannot initialise".
+    const replaced = publishing ? headChanged(ops, paths, null) : false;
+    if (replaced !== false) throw reachedHead(e, 'genesis', replaced);
+    throw ioError(e, 'initialise', paths.dir);
   } finally {
     lock.release();
   }

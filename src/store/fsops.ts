@@ -3,6 +3,7 @@
 // byte, or fails with ENOSPC/EIO/EACCES (test/reliability). Reads go through it too, so a fault
 // model can also lie about what is on disk after a simulated crash.
 import * as fs from 'node:fs';
+import { LedgerError, ioError } from '../errors.js';
 
 export interface FileOps {
   open(path: string, flags: string, mode?: number): number;
@@ -46,6 +47,16 @@ export const realFileOps: FileOps = {
   rmdir: (p) => fs.rmdirSync(p),
   mtimeMs: (p) => fs.statSync(p).mtimeMs,
 };
+
+/**
+ * A file-system error (one with an errno code) as a coded OP_IO/OP_PERMISSION LedgerError, so no
+ * raw errno reaches the CLI as an "internal error". Anything else (a bug) passes through as is.
+ */
+export function fsError(e: unknown, action: string, path: string): unknown {
+  if (e instanceof LedgerError) return e;
+  const code = (e as NodeJS.ErrnoException | null)?.code;
+  return typeof code === 'string' && /^E[A-Z0-9]+$/.test(code) ? ioError(e, action, path) : e;
+}
 
 /** Writes all of `data` at `position`, looping over short writes. */
 export function writeAll(ops: FileOps, fd: number, data: Uint8Array, position: number): void {

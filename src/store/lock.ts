@@ -8,7 +8,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { LedgerError, ioError } from '../errors.js';
-import type { FileOps } from './fsops.js';
+import { fsError, writeAll, type FileOps } from './fsops.js';
 
 export interface LockInfo { pid: number; host: string; nonce: string; since: string }
 
@@ -62,9 +62,14 @@ function mtimeOf(ops: FileOps, path: string): number | null {
   }
 }
 
+// Nonces of locks this thread took and then failed to remove: its own later acquisitions may take
+// them over, as they would a dead process's. (Another thread of this process has other nonces.)
+const orphaned = new Set<string>();
+
 function isStale(l: { info: LockInfo | null; ageMs: number }): boolean {
   if (!l.info) return l.ageMs > UNWRITTEN_GRACE_MS;
-  return l.info.host === HOST && l.info.pid !== process.pid && !pidAlive(l.info.pid);
+  if (l.info.host === HOST && l.info.pid === process.pid) return orphaned.has(l.info.nonce);
+  return l.info.host === HOST && !pidAlive(l.info.pid);
 }
 
 function tryCreate(ops: FileOps, path: string, info: LockInfo): boolean {
@@ -76,8 +81,15 @@ function tryCreate(ops: FileOps, path: string, info: LockInfo): boolean {
     throw ioError(e, 'create lock', path);
   }
   try {
-    const data = Buffer.from(JSON.stringify(info));
-    ops.write(fd, data, 0);
+    writeAll(ops, fd, Buffer.from(JSON.stringify(info)), 0);
+  } catch (e) {
+    // A lock that says nobody holds every writer off for the grace period: take it back.
+    try {
+      ops.unlink(path);
+    } catch {
+      /* it ages out after UNWRITTEN_GRACE_MS */
+    }
+    throw ioError(e, 'write lock', path);
   } finally {
     ops.close(fd);
   }
@@ -127,6 +139,14 @@ function removeGuard(ops: FileOps, p: string): void {
  * `release()` removes the lock only if it is still ours.
  */
 export function acquireLock(ops: FileOps, path: string, waitMs: number): HeldLock {
+  try {
+    return waitForLock(ops, path, waitMs);
+  } catch (e) {
+    throw fsError(e, 'take the lock', path);
+  }
+}
+
+function waitForLock(ops: FileOps, path: string, waitMs: number): HeldLock {
   const info: LockInfo = { pid: process.pid, host: HOST, nonce: randomBytes(8).toString('hex'), since: new Date().toISOString() };
   const deadline = Date.now() + waitMs;
   let delay = 2;
@@ -136,8 +156,15 @@ export function acquireLock(ops: FileOps, path: string, waitMs: number): HeldLoc
         path,
         info,
         release: () => {
-          const now = readLock(ops, path);
-          if (now?.info?.nonce === info.nonce) ops.unlink(path);
+          try {
+            const now = readLock(ops, path);
+            if (now?.info?.nonce === info.nonce) ops.unlink(path);
+          } catch {
+            // Policy: the critical section is over, and its outcome (published or refused) must
+            // reach the caller unmasked. A lock we cannot remove fails closed: other writers wait,
+            // then take it over once this process is gone; this thread takes it over at once.
+            orphaned.add(info.nonce);
+          }
         },
       };
     }
