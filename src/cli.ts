@@ -4,7 +4,7 @@
 // (`ledger append` must cost little more than starting node).
 import { cac, type CAC } from 'cac';
 import { LedgerError } from './errors.js';
-import type { CliIO } from './commands/common.js';
+import { restoreRawValues, type CliIO } from './commands/common.js';
 import { registerWriteCommands } from './commands/write.js';
 import { registerReadCommands } from './commands/read.js';
 import { registerHandoffCommands } from './commands/handoff.js';
@@ -33,6 +33,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   try {
     const cli = createCli(io);
     cli.parse(['node', 'ledger', ...argv], { run: false });
+    restoreRawValues(cli, argv);
     json = cli.options.json === true;
     if (cli.options.help || cli.options.version) return 0;
     if (!cli.matchedCommand) {

@@ -121,3 +121,44 @@ export const withWriter = (c: Command): Command =>
 export const withTrust = (c: Command): Command =>
   c.option('--trust <file>', 'Trust file of pinned keys (default: $LEDGER_TRUST, else keys/trust.json)', S);
 export const STRING = S;
+
+/**
+ * The values of `--name V` / `--name=V` exactly as typed, in order (before a `--`).
+ * cac's parser (mri) turns number-like values into numbers before `type: [String]` turns them
+ * back: `--next ''` arrives as "0", `--done 1e3` as "1000", `--state 007` as "7", `--note=` as
+ * "true". Free text must reach the ledger as typed, and an empty value must be seen as empty.
+ * A missing value (end of argv, or the next token is a flag, as mri reads it) is "".
+ */
+export function rawFlagValues(rawArgs: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i];
+    if (a === '--') break;
+    if (a === `--${name}`) {
+      const next = rawArgs[i + 1];
+      if (next === undefined || (next.startsWith('-') && next !== '-')) out.push('');
+      else {
+        out.push(next);
+        i++;
+      }
+    } else if (a.startsWith(`--${name}=`)) out.push(a.slice(name.length + 3));
+  }
+  return out;
+}
+
+/**
+ * Puts the typed strings back in place of cac's coerced ones for every value option of the
+ * matched command (and the global ones). Policy: only a one-to-one match with what cac parsed
+ * is trusted; otherwise cac's reading stands and the flag readers judge it.
+ */
+export function restoreRawValues(cli: CAC, rawArgs: readonly string[]): void {
+  const options = [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])];
+  for (const o of options) {
+    if (o.isBoolean) continue;
+    const key = o.names[0];
+    const parsed = cli.options[key];
+    if (parsed === undefined) continue;
+    const raw = rawFlagValues(rawArgs, kebab(key));
+    if (raw.length === (Array.isArray(parsed) ? parsed.length : 1)) cli.options[key] = raw;
+  }
+}

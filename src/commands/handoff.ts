@@ -23,55 +23,10 @@ const withCheckpoint = (c: Command): Command =>
     .option('--tests-timeout <dur>', 'Stop --tests-cmd after this long (default: 30m; recorded as exit code 124)', STRING)
     .option('--evidence <name=source>', 'Evidence, digested now: PATH, file:PATH, dir:PATH, git:REV or sha256:HEX (repeatable)', STRING);
 
-// The value flags of these verbs (and the global/writer ones they take).
-const STRING_FLAGS = [
-  'dir', 'key', 'agent', 'wait', 'views', 'summary', 'lease', 'done', 'state', 'next', 'verified', 'attempted', 'blocker',
-  'tests', 'tests-cmd', 'tests-timeout', 'evidence', 'outcome', 'invariant', 'depends-on', 'supersedes', 'note',
-];
-
-/**
- * The values of `--name V` / `--name=V` exactly as typed, in order (before a `--`).
- * cac's parser (mri) turns number-like values into numbers before `type: [String]` turns them
- * back: `--next ''` arrives as "0", `--done 1e3` as "1000", `--state 007` as "7", `--note=` as
- * "true". Free text must reach the ledger as typed, and an empty --done must be seen as empty.
- * A missing value (end of argv, or the next token is a flag, as mri reads it) is "".
- */
-export function rawFlagValues(rawArgs: readonly string[], name: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const a = rawArgs[i];
-    if (a === '--') break;
-    if (a === `--${name}`) {
-      const next = rawArgs[i + 1];
-      if (next === undefined || (next.startsWith('-') && next !== '-')) out.push('');
-      else {
-        out.push(next);
-        i++;
-      }
-    } else if (a.startsWith(`--${name}=`)) out.push(a.slice(name.length + 3));
-  }
-  return out;
-}
-
-/** Puts the typed strings back in place of cac's coerced ones, flag by flag, when they line up. */
-export function restoreTypedStrings(opts: Opts, rawArgs: readonly string[]): Opts {
-  const out: Opts = { ...opts };
-  for (const flag of STRING_FLAGS) {
-    const key = flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-    const v = opts[key];
-    if (v === undefined) continue;
-    const parsed = Array.isArray(v) ? v : [v];
-    const raw = rawFlagValues(rawArgs, flag);
-    // Policy: only a one-to-one match is trusted; otherwise cac's reading stands.
-    if (raw.length === parsed.length) out[key] = raw;
-  }
-  return out;
-}
-
 export function registerHandoffCommands(cli: CAC, io: CliIO): void {
   const run = async (verb: 'start' | 'checkpoint' | 'finish' | 'resume' | 'render', slug: string | undefined, opts: Opts) => {
     const verbs = await import('./handoff-verbs.js');
-    return verbs.runHandoffVerb(verb, io, slug, restoreTypedStrings(opts, cli.rawArgs));
+    return verbs.runHandoffVerb(verb, io, slug, opts);
   };
   withViews(withWriter(cli.command('start <slug>', 'Take a work item (the slug is its logical_operation_id); refused while another agent\'s lease is live')))
     .option('--summary <text>', 'What you are about to do', STRING)

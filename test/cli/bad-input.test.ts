@@ -116,3 +116,25 @@ describe('bad input at every core verb', () => {
     expect(JSON.parse(r.stdout).seq).toBe(1);
   });
 });
+
+describe('values that look like numbers', () => {
+  it('reach the record exactly as typed (cac would read 007 as 7 and 1e3 as 1000)', async () => {
+    const p = await initProject();
+    try {
+      const r = await runLedger(['append', 'handoff', '--op', '007', '--exec', '1e3', '--outcome', 'success', '--note', '0x10', '--json'], { cwd: p.dir, env });
+      expect(r.code, r.stderr).toBe(0);
+      const shown = await runLedger(['show', String(JSON.parse(r.stdout).seq), '--json'], { cwd: p.dir });
+      expect(JSON.parse(shown.stdout).record).toMatchObject({ logical_operation_id: '007', execution_id: '1e3', note: '0x10' });
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('an empty value is refused as empty, not read as 0', async () => {
+    const before = snapshot(project.ledger);
+    const r = await runLedger(['append', 'handoff', '--op', '', '--exec', 'e', '--outcome', 'success'], { cwd: project.dir, env });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--op needs a value/);
+    expect(snapshot(project.ledger)).toEqual(before);
+  });
+});
