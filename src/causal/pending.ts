@@ -2,6 +2,7 @@
 // item (`start`) and have no terminal outcome since: the ambiguous completions a crash leaves
 // behind (issue 4, item 6). Informational: it grants nothing, so it reads the records once,
 // streaming, and verifies (hash, signature, link) only the few entries it reports.
+import { LedgerError } from '../errors.js';
 import { forEachLine } from './record-index.js';
 import { RecordProblem, RecordReader } from './verified.js';
 import type { Head, LedgerRecord } from '../record.js';
@@ -33,7 +34,13 @@ interface Open { kind: 'start' | 'intent'; seq: number; offset: number; op: stri
 export function findPending(paths: LedgerPaths, head: Head, now: number, filterOp?: string): PendingEntry[] {
   const open = new Map<string, Map<string, Open>>(); // op -> exec -> last start/intent
   forEachLine(paths.records, 0, head.size, (line, offset) => {
-    const r = JSON.parse(line) as LedgerRecord & { logical_operation_id?: string; execution_id?: string; takeover?: { execution_id: string } };
+    let r: LedgerRecord & { logical_operation_id?: string; execution_id?: string; takeover?: { execution_id: string } };
+    try {
+      r = JSON.parse(line);
+    } catch {
+      throw new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} is not JSON; run \`ledger audit\``);
+    }
+    if (r === null || typeof r !== 'object') return;
     const op = r.logical_operation_id;
     if (typeof op !== 'string' || (filterOp !== undefined && op !== filterOp)) return;
     if (r.kind === 'start' || r.kind === 'intent') {

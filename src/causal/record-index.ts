@@ -355,13 +355,18 @@ export class RecordIndex {
     let fromOffset = covered ? covered.endOffset : 0;
     const behind = head.seq - fromSeq + 1;
     if (write && (behind > DELTA_MAX_RECORDS || head.size - fromOffset > DELTA_MAX_BYTES)) {
-      const rows = scanRows(paths, fromSeq, fromOffset, head.size);
-      const seg = writeSegment(dir, rows, head.genesis);
-      chain.push(seg);
-      chain = compact(paths, dir, chain, head.genesis);
-      covered = chain[chain.length - 1];
-      fromSeq = covered.toSeq + 1;
-      fromOffset = covered.endOffset;
+      try {
+        const rows = scanRows(paths, fromSeq, fromOffset, head.size);
+        chain.push(writeSegment(dir, rows, head.genesis));
+        chain = compact(paths, dir, chain, head.genesis);
+      } catch (e) {
+        // A reader without write access to the ledger directory still gets a correct (slower)
+        // answer: whatever is not in a segment is scanned below.
+        if (!(e instanceof LedgerError) || !(e.code === 'OP_PERMISSION' || e.code === 'OP_IO')) throw e;
+      }
+      covered = chain.length ? chain[chain.length - 1] : null;
+      fromSeq = covered ? covered.toSeq + 1 : 0;
+      fromOffset = covered ? covered.endOffset : 0;
     }
     const tail = new Map<string, Posting[]>();
     if (fromOffset < head.size) {

@@ -19,7 +19,7 @@ const BASE = fileURLToPath(new URL('../../../test/.scratch/', import.meta.url));
 const COUNT = Number(process.env.GATE_BENCH_RECORDS ?? 1_000_000);
 
 export default async function gateBench(): Promise<BenchResult[]> {
-  const work = join(BASE, `bench-gate-${COUNT}`);
+  const work = join(BASE, `bench-gate-v2-${COUNT}`);
   const dir = join(work, '.ledger');
   const trust = join(work, 'trust.json');
   const marker = join(work, 'generated');
@@ -29,7 +29,8 @@ export default async function gateBench(): Promise<BenchResult[]> {
     rmSync(work, { recursive: true, force: true });
     mkdirSync(work, { recursive: true });
     const t0 = nowMs();
-    streamLedger(dir, { count: COUNT });
+    // Timestamps well in the past, one second apart: the audit refuses a HEAD from the future.
+    streamLedger(dir, { count: COUNT, start: '2020-01-01T00:00:00.000Z' });
     copyFileSync(join(dir, 'trust.json'), trust);
     rmSync(join(dir, 'trust.json'));
     copyFileSync(join(dir, 'records.jsonl'), join(work, 'records.base'));
