@@ -9,6 +9,9 @@ import { Ledger } from '../ledger.js';
 import type { Draft, Head } from '../record.js';
 import { ledgerPaths } from '../store/paths.js';
 import { evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate.js';
+
+export { readTrust } from '../trustfile.js';
+export { formatGateText } from './gate.js';
 import { CausalView } from './view.js';
 
 export interface GateRunOptions extends Omit<GateOptions, 'evidence' | 'consumer'> {

@@ -115,12 +115,13 @@ export function forEachLine(path: string, from: number, to: number, each: (line:
     throw ioError(e, 'open', path);
   }
   try {
-    const buf = Buffer.allocUnsafe(CHUNK);
+    // Most calls read a short tail: do not allocate (and fault in) more than the range needs.
+    const buf = Buffer.allocUnsafe(Math.max(1, Math.min(CHUNK, to - from)));
     let carry: Buffer | null = null;
     let pos = from;
     let lineStart = from;
     while (pos < to) {
-      const n = readSync(fd, buf, 0, Math.min(CHUNK, to - pos), pos);
+      const n = readSync(fd, buf, 0, Math.min(buf.length, to - pos), pos);
       if (n === 0) throw new LedgerError('OP_CORRUPT', `${path} ends before HEAD's size ${to}; run \`ledger audit\``);
       pos += n;
       const data: Buffer = carry ? Buffer.concat([carry, buf.subarray(0, n)]) : buf.subarray(0, n);

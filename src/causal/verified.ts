@@ -59,7 +59,8 @@ export class RecordReader {
   /** The line starting at `start` (without its newline), or null when it does not end by HEAD's size. */
   private lineAt(start: number): Line | null {
     if (start < 0 || start >= this.head.size) return null;
-    for (const max of [65536, MAX_LINE_BYTES]) {
+    // Records are usually well under 4 KiB; a longer one is read again at its full bound.
+    for (const max of [4096, MAX_LINE_BYTES]) {
       const len = Math.min(max, this.head.size - start);
       const buf = Buffer.allocUnsafe(len);
       const n = readSync(this.file(), buf, 0, len, start);
@@ -73,9 +74,9 @@ export class RecordReader {
   /** The line that ends just before `end` (whose newline is at end - 1). */
   private lineBefore(end: number): Line | null {
     if (end <= 0) return null;
-    let from = end - 1;
-    for (;;) {
-      const lo = Math.max(0, from - 65536);
+    // Read a window before `end`, growing it until it holds the previous newline (or byte 0).
+    for (let win = 4096; ; win *= 4) {
+      const lo = Math.max(0, end - 1 - win);
       const buf = Buffer.allocUnsafe(end - 1 - lo);
       const n = readSync(this.file(), buf, 0, buf.length, lo);
       if (n !== buf.length) return null;
@@ -84,8 +85,7 @@ export class RecordReader {
         const start = nl >= 0 ? lo + nl + 1 : 0;
         return { text: buf.toString('utf8', start - lo), start, end };
       }
-      if (end - lo > MAX_LINE_BYTES) return null;
-      from = lo;
+      if (win > MAX_LINE_BYTES) return null;
     }
   }
 

@@ -1,6 +1,7 @@
 // The causal verbs (SPEC 9, SPEC 10, issue 4): gate (with --consume-as), revoke, pending.
 // Registration is light; each verb loads its implementation when it runs.
 import type { CAC } from 'cac';
+import { resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { DIGEST_RE } from '../canonical.js';
 import { AGENT_RE, ID_RE, NAME_RE, OUTCOMES, type Outcome } from '../record.js';
@@ -70,16 +71,14 @@ async function runGateCommand(io: CliIO, opText: string, opts: Opts): Promise<nu
   const allowOpaque = flag(opts, 'allowOpaqueEvidence');
   const dir = ledgerDir(io, opts);
   const tp = trustPath(io, opts);
-  const { resolve } = await import('node:path');
   const floorPath = floorFlag === undefined ? null : resolve(io.cwd, floorFlag);
   // Consuming writes: its key and agent are checked up front too.
   const writer = consumer === undefined ? null : { key: keyPath(io, opts), agent: agentName(io, opts, AGENT_RE.test(consumer) ? consumer : undefined), waitMs: waitMs(opts) };
 
   const now = Date.now(); // the one reference time of this command
-  const { readTrust } = await import('../trustfile.js');
+  // One dynamic import for the whole gate: each one is a trip through the module loader.
+  const { readTrust, runGate, runGateAndConsume, formatGateText } = await import('../causal/gate-run.js');
   const trust = readTrust(tp);
-  const { runGate, runGateAndConsume } = await import('../causal/gate-run.js');
-  const { formatGateText } = await import('../causal/gate.js');
   const base = { dir, trust, trustPath: tp, floorPath, accept, requireInvariants, maxAgeMs, now, allowOpaque, expectHandoff: expect ?? null };
   const r = writer ? runGateAndConsume({ ...base, ...writer }, op, consumer!) : runGate(base, op);
   const lines = formatGateText(r);
