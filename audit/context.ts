@@ -28,11 +28,20 @@ export interface AuditContext {
   readonly fileSize: number;
   /** How the reading of records.jsonl ended; set before the layers' end checks. */
   readEnd: ReadEnd;
+  /**
+   * What precedes the first line read: null before the genesis (a full audit), the floor's record
+   * when the audit resumes above it, or 'deferred' in a parallel segment, whose first link the
+   * orchestrator checks once the segment before it is done.
+   */
+  before: ChainPoint | null | 'deferred';
   /** The last line read (or the floor's record when no line was), for HEAD's end checks. */
   tail: { seq: number; id: string | null; ts: string | null } | null;
   /** The id of the genesis record when it was read (a full audit). */
   genesisId: string | null;
 }
+
+/** A record in the chain, as the next record's checks need it. */
+export interface ChainPoint { seq: number; id: string; ts: string }
 
 /** One record line as it moves through the layers; each fills in what the next needs. */
 export interface LineView extends RawLine {

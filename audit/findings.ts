@@ -35,6 +35,8 @@ export interface Finding {
  */
 export const MAX_LISTED = 1000;
 
+export interface CollectedFindings { lowest: number; listed: Finding[][]; counts: number[] }
+
 export class FindingCollector {
   /** Rank of the lowest layer with a finding; LAYER_NAMES.length while none has. */
   lowest: number = LAYER_NAMES.length;
@@ -56,6 +58,25 @@ export class FindingCollector {
     this.counts[rank]++;
     // HEAD and floor findings (seq null) are few by construction and always kept.
     if (f.seq === null || this.listed[rank].length < MAX_LISTED) this.listed[rank].push(f);
+  }
+
+  /** What a parallel segment hands back: plain data, for postMessage. */
+  toJSON(): CollectedFindings {
+    return { lowest: this.lowest, listed: this.listed, counts: this.counts };
+  }
+
+  /**
+   * Adds a segment's findings, its record seqs shifted by `base` (a segment counts its lines from
+   * 0). Segments are merged in file order, so the MAX_LISTED kept are still the lowest seqs.
+   */
+  merge(other: CollectedFindings, base: number): void {
+    other.listed.forEach((list, rank) => {
+      if (rank > this.lowest && rank > other.lowest) return;
+      for (const f of list) this.add({ ...f, seq: f.seq === null ? null : f.seq + base });
+      // Findings beyond the other side's list were counted there but not kept.
+      const unlisted = other.counts[rank] - list.length;
+      if (unlisted > 0 && rank <= this.lowest) this.counts[rank] += unlisted;
+    });
   }
 
   /** The failing layer, or null on a pass. */

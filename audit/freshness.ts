@@ -4,12 +4,22 @@
 // the run's one `now`.
 import { placementOf, type AuditContext, type Layer, type LineView } from './context.js';
 import type { FindingCollector } from './findings.js';
+import type { Problem } from './linkage.js';
+
+/**
+ * SPEC 4: a record's ts is never earlier than the previous record's. Canonical RFC 3339 with `Z`
+ * (the schema layer checked the form) would order as text; parsed anyway so the comparison does
+ * not lean on that. Pure, so a parallel audit can apply it across two segments.
+ */
+export function orderProblem(prev: { seq: number; ts: string }, r: { seq: number; ts: string }): Problem | null {
+  if (Date.parse(r.ts) >= Date.parse(prev.ts)) return null;
+  return { code: 'FRESH_BACKWARDS', expected: `at least ${prev.ts}`, actual: r.ts, reason: `ts ${r.ts} of seq ${r.seq} is earlier than ${prev.ts} of seq ${prev.seq}` };
+}
 
 export function freshnessLayer(ctx: AuditContext): Layer {
   const latest = ctx.now + ctx.skewMs;
-  // The ts before the current line: the floor record's when the audit starts above it.
-  let prevTs: string | null = null;
-  let prevSeq = -1;
+  // The record before the current line: unknown until the first line (ctx.before decides).
+  let prev: { seq: number; ts: string } | null | 'deferred' | undefined;
 
   const fail = (sink: FindingCollector, code: string, seq: number | null, id: string | null, expected: string, actual: string, reason: string) =>
     sink.add({ layer: 'freshness', code, seq, id, expected, actual, reason });
@@ -20,12 +30,7 @@ export function freshnessLayer(ctx: AuditContext): Layer {
 
     checkHead(sink) {
       const head = ctx.head!;
-      const placement = placementOf(ctx);
-      if (placement.kind === 'ok') {
-        prevTs = placement.record.ts;
-        prevSeq = placement.record.seq;
-      }
-      if (placement.kind === 'rollback') {
+      if (placementOf(ctx).kind === 'rollback') {
         const floor = ctx.floor!;
         fail(sink, 'FRESH_ROLLBACK', null, head.tail, `seq >= ${floor.seq}`, `seq ${head.seq}`, `HEAD is at seq ${head.seq}, below the floor's seq ${floor.seq}: the ledger was rolled back`);
       }
@@ -39,30 +44,31 @@ export function freshnessLayer(ctx: AuditContext): Layer {
     },
 
     checkRecord(line: LineView, sink) {
+      if (prev === undefined) prev = ctx.before;
       const r = line.record!;
       let ok = true;
-      // Canonical RFC 3339 with `Z` (checked by the schema layer) orders as text; parse anyway so
-      // the comparison does not lean on that.
-      const t = Date.parse(r.ts);
-      if (prevTs !== null && t < Date.parse(prevTs)) {
-        fail(sink, 'FRESH_BACKWARDS', line.pos, line.id, `at least ${prevTs}`, r.ts, `ts ${r.ts} of seq ${r.seq} is earlier than ${prevTs} of seq ${prevSeq}`);
+      // 'deferred' (a parallel segment's first line): the orchestrator applies orderProblem.
+      const back = prev !== null && prev !== 'deferred' ? orderProblem(prev, r) : null;
+      if (back) {
+        fail(sink, back.code, line.pos, line.id, back.expected, back.actual, back.reason);
         ok = false;
       }
+      const t = Date.parse(r.ts);
       if (t > latest) {
         fail(sink, 'FRESH_FUTURE', line.pos, line.id, `at most ${iso(latest)}`, r.ts, `ts ${r.ts} of seq ${r.seq} is in the future (now ${iso(ctx.now)}, skew ${ctx.skewMs / 1000}s)`);
         ok = false;
       }
-      prevTs = r.ts;
-      prevSeq = r.seq;
+      prev = { seq: r.seq, ts: r.ts };
       return ok;
     },
 
     checkEnd(sink) {
       const head = ctx.head;
-      if (head === null || prevTs === null) return;
+      const tailTs = ctx.tail?.ts ?? null;
+      if (head === null || tailTs === null) return;
       // SPEC 5: HEAD's ts is at least its tail record's.
-      if (Date.parse(head.ts) < Date.parse(prevTs)) {
-        fail(sink, 'FRESH_HEAD_BEFORE_TAIL', null, head.tail, `at least ${prevTs}`, head.ts, `HEAD's ts ${head.ts} is earlier than its tail's ${prevTs}`);
+      if (Date.parse(head.ts) < Date.parse(tailTs)) {
+        fail(sink, 'FRESH_HEAD_BEFORE_TAIL', null, head.tail, `at least ${tailTs}`, head.ts, `HEAD's ts ${head.ts} is earlier than its tail's ${tailTs}`);
       }
     },
   };

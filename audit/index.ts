@@ -3,23 +3,28 @@
 // trusts nothing else under the ledger directory (SPEC 3). test/audit/independence.test.ts keeps
 // it so.
 //
-// The pipeline is the list of layers below, in SPEC 8's order. Each record streams through them
-// once; a layer can only decide the verdict while no lower layer has failed, so from the first
-// failure on, the layers above it stop (and the expensive signature checks with them).
+// The pipeline is the list of layers below, in SPEC 8's order, run in three steps:
+//   1. HEAD and the floor, layer by layer;
+//   2. every record after the floor (or from genesis), streaming through the layers once, on one
+//      thread or split over several (audit/parallel.ts) with the seams checked afterwards;
+//   3. HEAD against the end of the chain, layer by layer.
+// A layer can only decide the verdict while no lower layer has failed, so from the first failure
+// on, the layers above it stop (and the expensive signature checks with them).
 import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LedgerError, ioError } from '../src/errors.js';
 import type { Trust } from '../src/keys.js';
 import type { Head, TrustFloor } from '../src/record.js';
-import { placementOf, type AuditContext, type LayerFactory, type LineView } from './context.js';
+import { placementOf, type AuditContext, type Layer, type LayerFactory } from './context.js';
 import { FindingCollector } from './findings.js';
 import { freshnessLayer } from './freshness.js';
 import { isInside, readFloor, readFloorLine, writeFloor } from './floor.js';
 import { keyPinLayer } from './keypin.js';
 import { linkageLayer } from './linkage.js';
-import { readAt, readLines, type ReadEnd } from './lines.js';
+import { readAt } from './lines.js';
 import { buildReport, type AuditReport } from './report.js';
 import { schemaLayer } from './schema.js';
+import { runSegment, type SegmentRun } from './segment.js';
 import { signatureLayer } from './signature.js';
 
 export { formatReportText, type AuditReport } from './report.js';
@@ -51,8 +56,23 @@ export interface AuditOptions {
   skewMs?: number;
   /** The one reference time of the run. */
   now: number | Date;
-  /** Called every 65,536 records with how many were checked out of how many. */
+  /** Called now and then with how many records were checked out of how many. */
   onProgress?: (checked: number, total: number) => void;
+}
+
+/** A run between its steps: what was read, the layers, the findings so far. */
+export interface AuditRun {
+  opts: AuditOptions;
+  ctx: AuditContext;
+  layers: Layer[];
+  sink: FindingCollector;
+  fd: number | null;
+  warnings: string[];
+  /** The byte range of records to check and the seq of its first line. */
+  range: { start: number; end: number; firstPos: number };
+  /** Records between the floor and HEAD, for progress. */
+  total: number;
+  close: () => void;
 }
 
 function openIfExists(path: string): number | null {
@@ -73,8 +93,8 @@ function assertOptions(o: AuditOptions): number {
   return now;
 }
 
-/** Audits the ledger in `opts.dir` (SPEC 8). Throws a coded LedgerError only for bad input. */
-export function auditLedger(opts: AuditOptions): AuditReport {
+/** Step 1: read HEAD and the floor, run the layers' HEAD checks, and plan the record range. */
+export function beginAudit(opts: AuditOptions): AuditRun {
   const now = assertOptions(opts);
   const dir = resolve(opts.dir);
   const warnings: string[] = [];
@@ -97,7 +117,20 @@ export function auditLedger(opts: AuditOptions): AuditReport {
 
   const headFd = openIfExists(join(dir, 'HEAD'));
   const fd = openIfExists(join(dir, 'records.jsonl'));
+  let open = fd !== null;
+  const close = () => {
+    if (open) closeSync(fd!);
+    open = false;
+  };
   try {
+    let headBytes: Buffer | null = null;
+    if (headFd !== null) {
+      try {
+        headBytes = readAt(headFd, 0, MAX_HEAD_BYTES + 1);
+      } finally {
+        closeSync(headFd);
+      }
+    }
     if (headFd === null && fd === null) throw new LedgerError('INPUT_NOT_FOUND', `no ledger at ${dir} (no HEAD, no records.jsonl); pass --dir or set LEDGER_DIR`, { dir });
     const fileSize = fd === null ? -1 : fstatSync(fd).size;
     const ctx: AuditContext = {
@@ -105,68 +138,74 @@ export function auditLedger(opts: AuditOptions): AuditReport {
       now,
       skewMs: opts.skewMs ?? DEFAULT_SKEW_MS,
       maxAgeMs: opts.maxAgeMs ?? null,
-      headBytes: headFd === null ? null : readAt(headFd, 0, MAX_HEAD_BYTES + 1),
+      headBytes,
       head: null,
       floor,
       floorLine: floor !== null && fd !== null ? readFloorLine(fd, floor, fileSize) : null,
       placementMemo: null,
       fileSize,
       readEnd: { consumed: 0, trailing: 0, short: false },
+      before: null,
       tail: null,
       genesisId: null,
     };
     const sink = new FindingCollector();
     const layers = LAYERS.map((make) => make(ctx));
 
-    // 1. HEAD and the floor, layer by layer.
     layers.forEach((layer, rank) => sink.active(rank) && layer.checkHead(sink));
 
-    // 2. The records after the floor (or all of them), streaming through the layers.
+    // Where the records to check begin: above the floor when it holds, else at genesis.
     const placement = placementOf(ctx);
-    // (Read back through the type: the layers, not this function, set it.)
-    const head = ctx.head as Head | null;
-    let start = 0;
-    let pos = 0;
+    const head = ctx.head as Head | null; // set by the schema layer
+    const range = { start: 0, end: head !== null ? head.size : Math.max(fileSize, 0), firstPos: 0 };
     if (placement.kind === 'ok') {
-      start = placement.record.next;
-      pos = placement.record.seq + 1;
-      ctx.tail = { seq: placement.record.seq, id: placement.record.id, ts: placement.record.ts };
+      const r = placement.record;
+      range.start = r.next;
+      range.firstPos = r.seq + 1;
+      ctx.before = { seq: r.seq, id: r.id, ts: r.ts };
+      ctx.tail = { seq: r.seq, id: r.id, ts: r.ts };
     }
     // Policy: when HEAD is unusable no size is known, so every complete line is schema-checked.
-    const end = head !== null ? head.size : Math.max(fileSize, 0);
-    let checked = 0;
-    let lastOffset = placement.kind === 'ok' ? floor!.offset : 0;
-    if (fd !== null) {
-      const total = Math.max(0, (head?.seq ?? 0) - pos + 1);
-      for (const raw of readLines(fd, start, end, pos, ctx.readEnd)) {
-        const line: LineView = Object.assign(raw, { record: null, id: null });
-        for (let rank = 0; rank <= sink.lowest && rank < layers.length; rank++) {
-          if (!layers[rank].checkRecord(line, sink)) break;
-        }
-        ctx.tail = { seq: line.record?.seq ?? line.pos, id: line.id, ts: line.record?.ts ?? null };
-        lastOffset = line.offset;
-        checked++;
-        if ((checked & 0xffff) === 0) opts.onProgress?.(checked, total);
-      }
-    } else {
-      ctx.readEnd = { consumed: 0, trailing: 0, short: end > 0 } satisfies ReadEnd;
-    }
+    const total = Math.max(0, (head?.seq ?? 0) - range.firstPos + 1);
+    return { opts, ctx, layers, sink, fd, warnings, range, total, close };
+  } catch (e) {
+    close();
+    throw e;
+  }
+}
 
-    // 3. HEAD against the end of the chain.
+/** Step 2 on one thread: every record in the range through the layers. */
+export function checkRecords(run: AuditRun): SegmentRun | null {
+  const { ctx, fd, range, opts, total } = run;
+  if (fd === null) {
+    ctx.readEnd = { consumed: 0, trailing: 0, short: range.end > 0 };
+    return null;
+  }
+  const seg = runSegment(ctx, run.layers, run.sink, fd, range, opts.onProgress && ((n) => (n & 0xffff) === 0 && opts.onProgress!(n, total)));
+  ctx.readEnd = seg.readEnd;
+  return seg;
+}
+
+/** Step 3: HEAD against the chain's end, the unpublished-bytes warning, --advance, the report. */
+export function finishAudit(run: AuditRun, checked: number, lastOffset: number): AuditReport {
+  const { ctx, sink, layers, opts, warnings } = run;
+  try {
     layers.forEach((layer, rank) => sink.active(rank) && layer.checkEnd(sink));
-
-    if (head !== null && fileSize > head.size) {
-      warnings.push(`${fileSize - head.size} bytes past HEAD's size ${head.size} are unpublished (not part of the ledger); \`ledger recover\` moves them to quarantine/`);
+    const head = ctx.head;
+    if (head !== null && ctx.fileSize > head.size) {
+      warnings.push(`${ctx.fileSize - head.size} bytes past HEAD's size ${head.size} are unpublished (not part of the ledger); \`ledger recover\` moves them to quarantine/`);
     }
 
-    // 4. --advance: only after a pass, and only when the floor moves.
+    // --advance: only after a pass, and only when the floor moves.
     const failedLayer = sink.failedLayer();
+    const placement = placementOf(ctx);
+    const floor = placement.kind === 'ok' ? ctx.floor : null;
     let advanced: TrustFloor | null = null;
     if (failedLayer === null && opts.advance && opts.floorPath && head !== null) {
-      const next: TrustFloor = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset: lastOffset };
-      if (!floor || floor.seq !== next.seq || floor.id !== next.id || floor.offset !== next.offset || floor.genesis !== next.genesis) {
-        writeFloor(opts.floorPath, next);
-      }
+      const offset = lastOffset >= 0 ? lastOffset : floor!.offset;
+      const next: TrustFloor = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset };
+      const old = ctx.floor;
+      if (!old || old.seq !== next.seq || old.id !== next.id || old.offset !== next.offset || old.genesis !== next.genesis) writeFloor(opts.floorPath, next);
       advanced = next;
     }
 
@@ -178,11 +217,23 @@ export function auditLedger(opts: AuditOptions): AuditReport {
       checked,
       warnings,
       head: head && { seq: head.seq, tail: head.tail, ts: head.ts, size: head.size },
-      floor: placement.kind === 'ok' ? floor : null,
+      floor,
       advanced,
     });
   } finally {
-    if (fd !== null) closeSync(fd);
-    if (headFd !== null) closeSync(headFd);
+    run.close();
   }
+}
+
+/** Audits the ledger in `opts.dir` on this thread (SPEC 8). Throws a coded LedgerError only for bad input. */
+export function auditLedger(opts: AuditOptions): AuditReport {
+  const run = beginAudit(opts);
+  let seg: SegmentRun | null;
+  try {
+    seg = checkRecords(run);
+  } catch (e) {
+    run.close();
+    throw e;
+  }
+  return finishAudit(run, seg?.lines ?? 0, seg?.lastOffset ?? -1);
 }

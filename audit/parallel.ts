@@ -1,0 +1,151 @@
+// Step 2 of the audit on several cores: records.jsonl is cut at line starts into one byte range
+// per thread; this thread audits the first range while worker threads audit the others with the
+// same layers (audit/worker.ts). A range's first line cannot see the line before it, so its link
+// (linkage: seq and prev_tail_hash) and its order in time (freshness) are checked here afterwards,
+// with the same pure rules the layers use. Verdicts are identical to the one-thread audit; the
+// property test in test/audit/parallel.test.ts holds the two to that.
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { LedgerError } from '../src/errors.js';
+import { MAX_LINE_BYTES } from '../src/record.js';
+import type { AuditReport } from './report.js';
+import { beginAudit, checkRecords, finishAudit, type AuditOptions } from './index.js';
+import type { CollectedFindings } from './findings.js';
+import { orderProblem } from './freshness.js';
+import { readAt } from './lines.js';
+import { linkProblems } from './linkage.js';
+import { runSegment, type SegmentRun } from './segment.js';
+
+export interface ParallelOptions extends AuditOptions {
+  /** Threads in all, this one included; default: the cores Node reports. */
+  threads?: number;
+  /** Below this many bytes of records the audit stays on one thread (a worker costs ~40 ms). */
+  minBytes?: number;
+  /** The compiled worker script; default: worker.js beside this module. */
+  workerUrl?: URL;
+}
+
+export const DEFAULT_MIN_BYTES = 4 << 20;
+
+/** What a worker sends back. */
+export interface WorkerResult {
+  run: SegmentRun;
+  findings: CollectedFindings;
+  tail: { seq: number; id: string | null; ts: string | null } | null;
+}
+
+export interface WorkerInput {
+  fd: number;
+  start: number;
+  end: number;
+  trust: AuditOptions['trust'];
+  now: number;
+  skewMs: number;
+  maxAgeMs: number | null;
+  /** Shared line counters, one per range, for the progress line. */
+  progress: SharedArrayBuffer;
+  index: number;
+}
+
+/**
+ * Cut points: `start`, then for each of the k - 1 nominal cuts the start of the next line after
+ * it, then `end`. A cut with no newline within 1 MiB after it is dropped (the range stays whole).
+ */
+export function cutRange(fd: number, start: number, end: number, k: number): number[] {
+  const cuts = [start];
+  for (let i = 1; i < k; i++) {
+    const nominal = start + Math.floor(((end - start) * i) / k);
+    if (nominal <= cuts[cuts.length - 1]) continue;
+    const window = readAt(fd, nominal - 1, Math.min(MAX_LINE_BYTES + 1, end - nominal + 1));
+    const nl = window.indexOf(0x0a);
+    if (nl < 0) continue;
+    const cut = nominal + nl; // just past the newline found (the window starts one byte early)
+    if (cut > cuts[cuts.length - 1] && cut < end) cuts.push(cut);
+  }
+  cuts.push(end);
+  return cuts;
+}
+
+interface Running { worker: Worker; result: Promise<WorkerResult> }
+
+function startWorker(url: URL, input: WorkerInput): Running {
+  const worker = new Worker(url, { workerData: input });
+  const result = new Promise<WorkerResult>((resolvePromise, reject) => {
+    worker.once('message', (m: WorkerResult | { error: string; code?: string }) => {
+      if ('error' in m) reject(m.code ? new LedgerError(m.code as never, m.error) : new Error(m.error));
+      else resolvePromise(m);
+    });
+    worker.once('error', reject);
+    // A worker that ends without a result (whatever its exit code) fails the audit: a check that
+    // cannot decide says no. After a settled promise this is a no-op.
+    worker.once('exit', (code) => reject(new Error(`audit worker exited (code ${code}) without a result`)));
+  });
+  // Keep the process from crashing on a rejection while this thread is busy with its range.
+  result.catch(() => {});
+  return { worker, result };
+}
+
+/** Audits the ledger (SPEC 8) using several threads when there is enough to check. */
+export async function auditLedgerParallel(opts: ParallelOptions): Promise<AuditReport> {
+  const run = beginAudit(opts);
+  const { ctx, sink, layers, range, fd } = run;
+  let checked = 0;
+  let lastOffset = -1;
+  let workers: Running[] = [];
+  try {
+    const threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
+    const readable = Math.min(range.end, Math.max(ctx.fileSize, 0));
+    const cuts = fd !== null && threads > 1 && readable - range.start >= (opts.minBytes ?? DEFAULT_MIN_BYTES) ? cutRange(fd, range.start, readable, threads) : [];
+    if (cuts.length < 3) {
+      const seg = checkRecords(run);
+      checked = seg?.lines ?? 0;
+      lastOffset = seg?.lastOffset ?? -1;
+      return finishAudit(run, checked, lastOffset);
+    }
+    // The last range runs to HEAD's size, so a short file or a cut-off line shows up there.
+    cuts[cuts.length - 1] = range.end;
+
+    const progress = new SharedArrayBuffer(4 * (cuts.length - 1));
+    const counters = new Int32Array(progress);
+    const url = opts.workerUrl ?? new URL('./worker.js', import.meta.url);
+    workers = cuts.slice(1, -1).map((start, i) =>
+      startWorker(url, { fd: fd!, start, end: cuts[i + 2], trust: ctx.trust, now: ctx.now, skewMs: ctx.skewMs, maxAgeMs: ctx.maxAgeMs, progress, index: i + 1 }),
+    );
+
+    const tick = opts.onProgress && ((n: number) => {
+      Atomics.store(counters, 0, n);
+      if ((n & 0xffff) === 0) opts.onProgress!(counters.reduce((a, b) => a + b, 0), run.total);
+    });
+    const mine = runSegment(ctx, layers, sink, fd!, { start: cuts[0], end: cuts[1], firstPos: range.firstPos }, tick);
+    checked = mine.lines;
+    lastOffset = mine.lastOffset;
+    ctx.readEnd = mine.readEnd;
+
+    // The seams, in file order: each range's first line against the line before it.
+    let prev = ctx.tail;
+    let base = range.firstPos + mine.lines;
+    for (const result of await Promise.all(workers.map((w) => w.result))) {
+      const f = result.run.first;
+      if (f !== null && prev !== null && prev.id !== null) {
+        const pos = f.pos + base;
+        const links = linkProblems({ seq: prev.seq, id: prev.id }, f);
+        for (const p of links) sink.add({ layer: 'linkage', seq: pos, id: f.id, ...p });
+        const back = links.length === 0 && f.passed >= 4 && prev.ts !== null ? orderProblem({ seq: prev.seq, ts: prev.ts }, f) : null;
+        if (back) sink.add({ layer: 'freshness', seq: pos, id: f.id, ...back });
+      }
+      sink.merge(result.findings, base);
+      base += result.run.lines;
+      checked += result.run.lines;
+      if (result.run.lastOffset >= 0) lastOffset = result.run.lastOffset;
+      ctx.readEnd = result.run.readEnd;
+      ctx.tail = result.tail ?? ctx.tail;
+      prev = ctx.tail;
+    }
+  } catch (e) {
+    // Stop every worker before the descriptor they read is closed (its number could be reused).
+    await Promise.all(workers.map((w) => w.worker.terminate()));
+    run.close();
+    throw e;
+  }
+  return finishAudit(run, checked, lastOffset);
+}
