@@ -148,3 +148,46 @@ describe('handoff valid: the chain must audit clean', () => {
     expect(g.r.reasons.handoff_valid.join(' ')).toMatch(/signature that does not verify|does not link/);
   });
 });
+
+describe('state current, for each evidence source form', () => {
+  it('dir: holds when a file in the tree changes, is added or removed, and passes when it is restored', async () => {
+    p = await project();
+    p.write('out/a.txt', 'a\n');
+    p.write('out/sub/b.txt', 'b\n');
+    await p.id(handoff('op', 'e1', 'success', '--evidence', 'out=dir:out'));
+    expect((await p.gate('op')).code).toBe(0);
+    p.write('out/sub/c.txt', 'new\n');
+    const g = await p.gate('op');
+    expect(g.r.failed_term).toBe('state_current');
+    expect(g.r.evidence[0]).toMatchObject({ source: 'dir:out', current: false });
+    const { rmSync } = await import('node:fs');
+    rmSync(join(p.dir, 'out/sub/c.txt'));
+    expect((await p.gate('op')).code).toBe(0);
+    rmSync(join(p.dir, 'out'), { recursive: true });
+    expect((await p.gate('op')).r.reason).toContain('cannot be digested now');
+  });
+
+  it('a bare path is recorded by what it is, and a file turned directory is not current', async () => {
+    p = await project();
+    p.write('thing', 'file\n');
+    await p.id(handoff('op', 'e1', 'success', '--evidence', 'x=thing'));
+    const g = await p.gate('op');
+    expect(g.r.evidence[0]).toMatchObject({ source: 'file:thing', current: true });
+    const { rmSync, mkdirSync } = await import('node:fs');
+    rmSync(join(p.dir, 'thing'));
+    mkdirSync(join(p.dir, 'thing'));
+    expect((await p.gate('op')).r.failed_term).toBe('state_current');
+  });
+
+  it('sha256: is opaque: it holds unless the consumer accepts opaque digests', async () => {
+    p = await project();
+    await p.id(handoff('op', 'e1', 'success', '--evidence', `log=sha256:${'ab'.repeat(32)}`));
+    const g = await p.gate('op');
+    expect(g.code).toBe(20);
+    expect(g.r.failed_term).toBe('state_current');
+    expect(g.r.reason).toContain('--allow-opaque-evidence');
+    const ok = await p.gate('op', '--allow-opaque-evidence');
+    expect(ok.code).toBe(0);
+    expect(ok.r.evidence[0]).toMatchObject({ name: 'log', current: true });
+  });
+});
