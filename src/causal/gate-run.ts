@@ -7,6 +7,7 @@ import { LedgerError } from '../errors.js';
 import type { Trust } from '../keys.js';
 import { Ledger } from '../ledger.js';
 import type { Draft, Head } from '../record.js';
+import type { LockedView } from '../store/append.js';
 import { ledgerPaths } from '../store/paths.js';
 import { evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate.js';
 
@@ -56,15 +57,57 @@ function evaluateAt(o: GateRunOptions, op: string, head: Head, consumer: string 
   }
 }
 
+/**
+ * Policy: a ledger the gate cannot read (HEAD or records.jsonl damaged) is a hold with the
+ * auditor's reason, not an operational error: the answer to "may I act?" is still no, and a
+ * script that tells 0 from 20 gets it in the form it expects.
+ */
+function heldOnCorrupt(o: GateRunOptions, op: string, err: LedgerError): GateRun {
+  let chainReason = `the ledger cannot be read: ${err.message}`;
+  let extra = { floor_seq: null as number | null, checked: 0, warnings: [] as string[] };
+  try {
+    const report = auditLedger({ dir: o.dir, trust: o.trust, trustPath: o.trustPath, floorPath: o.floorPath ?? null, now: o.now });
+    if (!report.ok) chainReason = `the chain does not audit clean: ${report.verdict}`;
+    extra = { floor_seq: report.floor?.seq ?? null, checked: report.checked, warnings: report.warnings };
+  } catch {
+    /* keep the reader's reason */
+  }
+  const why = 'cannot be evaluated on a ledger that cannot be read';
+  return {
+    ok: false,
+    failed_term: 'handoff_valid',
+    terms: { handoff_valid: false, outcome_accepted: false, invariants_satisfied: false, state_current: false, dependencies_true: false },
+    reason: `handoff_valid: ${chainReason}`,
+    reasons: { handoff_valid: [chainReason, err.message], outcome_accepted: [why], invariants_satisfied: [why], state_current: [why], dependencies_true: [why] },
+    op,
+    handoff: null,
+    head: { seq: -1, tail: '' },
+    evidence: [],
+    conflicts: [],
+    revoked_by: [],
+    reopened_by: [],
+    dependencies: [],
+    consumed_by: [],
+    chain: { ok: false, reason: chainReason, ...extra },
+  };
+}
+
+const isCorrupt = (e: unknown): e is LedgerError => e instanceof LedgerError && e.code === 'OP_CORRUPT';
+
 /** `ledger gate OP`: evaluates on the current HEAD without taking the writer lock. */
 export function runGate(o: GateRunOptions, op: string): GateRun {
   const ledger = Ledger.open({ dir: o.dir });
   let last: GateRun | null = null;
-  // A writer may append between our HEAD and the audit's; evaluate again on the new HEAD.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const head = ledger.head();
-    last = evaluateAt(o, op, head, null);
-    if (last.ok || !last.chain.reason.startsWith('the ledger moved')) return last;
+  try {
+    // A writer may append between our HEAD and the audit's; evaluate again on the new HEAD.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const head = ledger.head();
+      last = evaluateAt(o, op, head, null);
+      if (last.ok || !last.chain.reason.startsWith('the ledger moved')) return last;
+    }
+  } catch (e) {
+    if (isCorrupt(e)) return heldOnCorrupt(o, op, e);
+    throw e;
   }
   return last!;
 }
@@ -78,25 +121,21 @@ export function runGate(o: GateRunOptions, op: string): GateRun {
 export function runGateAndConsume(o: GateRunOptions & { key: string; agent: string; waitMs?: number }, op: string, consumer: string): GateRun {
   const ledger = Ledger.open({ dir: o.dir, key: o.key, waitMs: o.waitMs });
   const paths = ledgerPaths(o.dir);
-  // Bring the index up to date before the lock, so the critical section reads only what is new.
-  CausalView.open(paths, ledger.head(), { trust: null }).close();
   let result: GateRun | null = null;
-  const res = ledger.transact((view) => {
+  const decide = (view: LockedView): Draft[] => {
     result = evaluateAt(o, op, view.head, consumer);
     if (!result.ok) return [];
-    const draft = {
-      kind: 'consume',
-      agent: o.agent,
-      logical_operation_id: op,
-      consumer,
-      handoff: result.handoff!.id,
-      seen_head: { seq: view.head.seq, tail: view.head.tail },
-    } as Draft;
-    return [draft];
-  });
+    return [{ kind: 'consume', agent: o.agent, logical_operation_id: op, consumer, handoff: result.handoff!.id, seen_head: { seq: view.head.seq, tail: view.head.tail } } as Draft];
+  };
+  let appended: { id: string; seq: number } | undefined;
+  try {
+    // Bring the index up to date before the lock, so the critical section reads only what is new.
+    CausalView.open(paths, ledger.head(), { trust: null }).close();
+    appended = ledger.transact(decide).records[0];
+  } catch (e) {
+    if (isCorrupt(e)) return { ...heldOnCorrupt(o, op, e), consume: { consumer, id: null, seq: null } };
+    throw e;
+  }
   if (!result) throw new LedgerError('INTERNAL', 'the gate was not evaluated under the lock');
-  const r = result as GateRun;
-  const appended = res.records[0];
-  r.consume = { consumer, id: appended?.id ?? null, seq: appended?.seq ?? null };
-  return r;
+  return { ...(result as GateRun), consume: { consumer, id: appended?.id ?? null, seq: appended?.seq ?? null } };
 }

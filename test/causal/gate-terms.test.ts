@@ -191,3 +191,21 @@ describe('state current, for each evidence source form', () => {
     expect(ok.r.evidence[0]).toMatchObject({ name: 'log', current: true });
   });
 });
+
+describe('when the ledger itself cannot be read', () => {
+  it('the gate holds (exit 20) with the auditor\'s reason, and so does --consume-as', async () => {
+    p = await project();
+    await p.id(handoff('op', 'e1', 'success'));
+    const { truncateSync, statSync } = await import('node:fs');
+    const file = join(p.ledger, 'records.jsonl');
+    truncateSync(file, statSync(file).size - 10); // shorter than HEAD's size
+    const g = await p.gate('op');
+    expect(g.code).toBe(20);
+    expect(g.r.failed_term).toBe('handoff_valid');
+    expect(g.r.reason).toContain('does not audit clean');
+    expect(Object.values(g.r.terms).every((t) => t === false)).toBe(true);
+    const c = await p.gate('op', '--consume-as', 'deployer');
+    expect(c.code).toBe(20);
+    expect(c.r.consume).toEqual({ consumer: 'deployer', id: null, seq: null });
+  });
+});
