@@ -105,6 +105,27 @@ export class RecordReader {
     return rec;
   }
 
+  /**
+   * The id of the line before `offset`, which must be record seq - 1. Only its id and seq matter
+   * for the link: a line that is not what it claims cannot have the id the next record names.
+   */
+  private idBefore(offset: number, seq: number, fail: (why: string) => RecordProblem): string {
+    const prevLine = this.lineBefore(offset);
+    if (!prevLine) throw fail('has no line before it');
+    let prev: unknown;
+    try {
+      prev = JSON.parse(prevLine.text);
+    } catch {
+      prev = null;
+    }
+    if (prev === null || typeof prev !== 'object' || (prev as { seq?: unknown }).seq !== seq - 1) throw fail(`follows a line that is not record seq ${seq - 1}`);
+    try {
+      return recordId(prev);
+    } catch {
+      throw fail(`follows a line that is not record seq ${seq - 1}`);
+    }
+  }
+
   /** Reads and verifies record `seq` whose line starts at `offset`; throws RecordProblem. */
   read(seq: number, offset: number): VerifiedRecord {
     const hit = this.cache.get(seq);
@@ -127,14 +148,7 @@ export class RecordReader {
     if (seq === 0) {
       if (record.prev_tail_hash !== null || id !== this.head.genesis) throw fail('is not the genesis that HEAD names');
     } else {
-      const prevLine = this.lineBefore(offset);
-      if (!prevLine) throw fail('has no line before it');
-      let prevId: string;
-      try {
-        prevId = recordId(this.parse(prevLine, seq - 1));
-      } catch (e) {
-        throw fail(`follows a line that is not record seq ${seq - 1}: ${(e as Error).message}`);
-      }
+      const prevId = this.cache.get(seq - 1)?.id ?? this.idBefore(offset, seq, fail);
       if (record.prev_tail_hash !== prevId) throw fail(`does not link to the record before it (prev_tail_hash is not ${prevId})`);
     }
     // link, forwards

@@ -38,3 +38,24 @@ describe('concurrent consumers racing with --consume-as', () => {
     }
   });
 });
+
+describe('concurrent retries of one handoff (real processes)', () => {
+  it('append it once: every process exits 0 with the same id', async () => {
+    expect(existsSync(BIN), `build the CLI first: npx tsc -p . (${BIN})`).toBe(true);
+    p = await project();
+    p.write('db/schema.sql', 'v1\n');
+    const args = ['append', 'handoff', '--op', 'migrate_schema_17', '--exec', 'execution_002', '--outcome', 'success', '--evidence', 'schema=db/schema.sql', '--json', '--wait', '30s'];
+    const run = () => {
+      const child = spawnLedger(args, { cwd: p.dir, env: { LEDGER_AGENT: 'producer' } });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => void (out += d.toString()));
+      return new Promise<{ code: number; out: string }>((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, out })));
+    };
+    const results = await Promise.all([run(), run(), run(), run()]);
+    expect(results.map((r) => r.code)).toEqual([0, 0, 0, 0]);
+    const ids = new Set(results.map((r) => JSON.parse(r.out).id));
+    expect(ids.size).toBe(1);
+    expect(results.filter((r) => JSON.parse(r.out).existing === false)).toHaveLength(1);
+    expect(p.records().filter((r) => r.kind === 'handoff')).toHaveLength(1);
+  });
+});
