@@ -5,7 +5,7 @@ import { openSync, readFileSync, readdirSync, rmSync, writeSync, closeSync, trun
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordId } from '../../src/canonical.js';
-import { DELTA_MAX_RECORDS, RecordIndex, consumeKey, idKey, keysOf, opKey, revokeKey, kindKey } from '../../src/causal/record-index.js';
+import { DELTA_MAX_RECORDS, RecordIndex, consumeKey, idKey, keysOf, lineId, opKey, revokeKey, kindKey } from '../../src/causal/record-index.js';
 import { CausalView } from '../../src/causal/view.js';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft, LedgerRecord } from '../../src/record.js';
@@ -153,5 +153,18 @@ describe('keys', () => {
     expect(keysOf({ ...base, kind: 'revoke', target: t, reason: 'r' } as unknown as LedgerRecord, id)).toEqual([idKey(id), revokeKey(t)]);
     expect(keysOf({ ...base, kind: 'consume', handoff: t } as unknown as LedgerRecord, id)).toEqual([idKey(id), consumeKey(t)]);
     expect(keysOf({ ...base, kind: 'checkpoint', logical_operation_id: 'o' } as unknown as LedgerRecord, id)).toEqual([idKey(id)]);
+  });
+});
+
+describe('lineId, the id computed from a canonical line without re-canonicalising', () => {
+  it('equals recordId for every kind, and falls back when the line has no sig of that shape', () => {
+    const led = buildLedger({ count: 60, kinds: KINDS });
+    for (const line of led.lines) {
+      const text = line.trimEnd();
+      const parsed = JSON.parse(text);
+      expect(lineId(text, parsed)).toBe(recordId(parsed));
+    }
+    const odd = { agent: 'a', kind: 'x', sig: { alg: 'other' } };
+    expect(lineId(JSON.stringify(odd), odd)).toBe(recordId(odd));
   });
 });
