@@ -2,7 +2,11 @@
 // signing half the messages yields exactly the bytes the main thread would have. The batch path
 // is synchronous (it runs under the writer lock), so the main thread waits for the worker with
 // Atomics.wait on shared memory instead of an event-loop message.
-import { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import type { Worker as WorkerType } from 'node:worker_threads';
+
+// Loaded only when a batch is large enough: worker_threads costs every `ledger` start a few ms.
+const lazyRequire = createRequire(import.meta.url);
 
 // Below this many messages a worker's start-up (tens of ms) costs more than it saves.
 export const PARALLEL_THRESHOLD = 4096;
@@ -30,8 +34,9 @@ export function signInParallel(messages: readonly Uint8Array[], pkcs8: Uint8Arra
   const rest = messages.slice(split);
   const out = new SharedArrayBuffer(rest.length * 64);
   const done = new SharedArrayBuffer(4);
-  let worker: Worker | null = null;
+  let worker: WorkerType | null = null;
   try {
+    const { Worker } = lazyRequire('node:worker_threads') as typeof import('node:worker_threads');
     worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pkcs8, messages: rest, out, done } });
     worker.unref();
     worker.on('error', () => {
