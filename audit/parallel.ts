@@ -5,7 +5,7 @@
 // with the same pure rules the layers use. Verdicts are identical to the one-thread audit; the
 // property test in test/audit/parallel.test.ts holds the two to that.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { LedgerError } from '../src/errors.js';
 import { MAX_LINE_BYTES } from '../src/record.js';
 import type { AuditReport } from './report.js';
@@ -68,8 +68,10 @@ export function cutRange(fd: number, start: number, end: number, k: number): num
 
 interface Running { worker: Worker; result: Promise<WorkerResult> }
 
-function startWorker(url: URL, input: WorkerInput): Running {
-  const worker = new Worker(url, { workerData: input });
+function startWorker(WorkerClass: typeof Worker, url: URL, input: WorkerInput): Running {
+  // A worker holds a few MB of live data (one chunk, one record); the limit keeps V8 from
+  // growing its heap far past that, and a worker that still runs out fails the audit.
+  const worker = new WorkerClass(url, { workerData: input, resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 } });
   const result = new Promise<WorkerResult>((resolvePromise, reject) => {
     worker.once('message', (m: WorkerResult | { error: string; code?: string }) => {
       if ('error' in m) reject(m.code ? new LedgerError(m.code as never, m.error) : new Error(m.error));
@@ -108,8 +110,10 @@ export async function auditLedgerParallel(opts: ParallelOptions): Promise<AuditR
     const progress = new SharedArrayBuffer(4 * (cuts.length - 1));
     const counters = new Int32Array(progress);
     const url = opts.workerUrl ?? new URL('./worker.js', import.meta.url);
+    // Loaded only here: an audit with a floor near HEAD never needs it.
+    const { Worker: WorkerClass } = await import('node:worker_threads');
     workers = cuts.slice(1, -1).map((start, i) =>
-      startWorker(url, { fd: fd!, start, end: cuts[i + 2], trust: ctx.trust, now: ctx.now, skewMs: ctx.skewMs, maxAgeMs: ctx.maxAgeMs, progress, index: i + 1 }),
+      startWorker(WorkerClass, url, { fd: fd!, start, end: cuts[i + 2], trust: ctx.trust, now: ctx.now, skewMs: ctx.skewMs, maxAgeMs: ctx.maxAgeMs, progress, index: i + 1 }),
     );
 
     const tick = opts.onProgress && ((n: number) => {
