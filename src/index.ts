@@ -8,7 +8,12 @@ export { parseTrust, pinProblem, trustEntry, type Trust, type TrustKey } from '.
 export { parseSecretKeyFile } from './secret-key.js';
 export { readSecretKey, writeSecretKey } from './keyfiles.js';
 export { readTrust } from './trustfile.js';
-export { digestSource, redigestSource, dirDigest, type EvidenceContext } from './causal/evidence.js';
+export { digestSource, redigestSource, dirDigest, checkEvidence, type EvidenceContext, type EvidenceCheck } from './causal/evidence.js';
+// The causal layer (issue 4): the gate, retries, consumption, pending executions.
+export { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
+export { evaluateGate, formatGateText, TERMS, type GateOptions, type GateResult, type Term } from './causal/gate.js';
+export { appendCausal, type CausalAppendResult } from './causal/retry.js';
+export { findPending, type PendingEntry } from './causal/pending.js';
 export type * from './record.js';
 export { KINDS, OUTCOMES, recordProblems, draftProblems, headProblems } from './record.js';
 export type { AppendResult, Appended, LockedView } from './store/append.js';
