@@ -314,6 +314,15 @@ export function recoverLedger(opts: StoreOptions, dryRun: boolean): RecoverRepor
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
     const head = readHead(ops, paths);
+    // Fail closed: move bytes past HEAD only when HEAD really ends the chain there (its tail is
+    // the line ending at its size), as a writer checks before it appends. (A file shorter than
+    // HEAD's size is refused by quarantineUnpublished, with its own message.)
+    if (head && ops.exists(paths.records) && ops.size(paths.records) >= head.size) {
+      const tail = readTailLine(ops, paths, head);
+      if (tail.id !== head.tail || tail.seq !== head.seq) {
+        throw new LedgerError('OP_CORRUPT', `refusing to recover: HEAD says the tail is seq ${head.seq} ${head.tail}, but the line ending at its size is seq ${String(tail.seq)} ${tail.id}; run \`ledger audit\``);
+      }
+    }
     return quarantineUnpublished(ops, paths, head, dryRun);
   } catch (e) {
     throw e instanceof LedgerError ? e : ioError(e, 'recover', paths.dir);

@@ -74,16 +74,36 @@ export function writeAll(ops: FileOps, fd: number, data: Uint8Array, position: n
  * or the new one, never a mix, and after step 4 the new one survives a power cut.
  */
 export function replaceFileAtomic(ops: FileOps, dir: string, name: string, data: Uint8Array, mode = 0o644): void {
-  const tmp = `${dir}/.${name}.${process.pid}.tmp`;
-  const fd = ops.open(tmp, 'w', mode);
-  try {
-    writeAll(ops, fd, data, 0);
-    ops.fsync(fd);
-  } finally {
-    ops.close(fd);
-  }
-  ops.rename(tmp, `${dir}/${name}`);
+  writeAndRename(ops, `${dir}/.${name}.${process.pid}.tmp`, `${dir}/${name}`, data, mode);
   fsyncDir(ops, dir);
+}
+
+/**
+ * Steps 1-3 of the recipe: writes `data` to `tmp`, fsyncs it, renames it to `target`. When a
+ * step before the rename fails (a full disk), the temp file is removed, best effort: a refused
+ * write leaves nothing of its own behind.
+ */
+export function writeAndRename(ops: FileOps, tmp: string, target: string, data: Uint8Array, mode = 0o644): void {
+  let renamed = false;
+  try {
+    const fd = ops.open(tmp, 'w', mode);
+    try {
+      writeAll(ops, fd, data, 0);
+      ops.fsync(fd);
+    } finally {
+      ops.close(fd);
+    }
+    ops.rename(tmp, target);
+    renamed = true;
+  } finally {
+    if (!renamed) {
+      try {
+        ops.unlink(tmp);
+      } catch {
+        /* never created, or the disk refuses even this: a temp file is never read */
+      }
+    }
+  }
 }
 
 export function fsyncDir(ops: FileOps, dir: string): void {

@@ -1,8 +1,9 @@
 // Reading published records: only the bytes HEAD covers are ever shown (SPEC 5: bytes past
 // `size` are not part of the ledger).
+import { isUtf8 } from 'node:buffer';
 import { canonicalLine, recordId } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
-import type { Head, LedgerRecord } from '../record.js';
+import { MAX_LINE_BYTES, type Head, type LedgerRecord } from '../record.js';
 import { realFileOps, type FileOps } from './fsops.js';
 import type { LedgerPaths } from './paths.js';
 
@@ -21,6 +22,17 @@ export function isCanonical(value: unknown, text: string): boolean {
   } catch {
     return false; // a fraction, 1e30 or a lone surrogate: stored bytes no writer of ours made
   }
+}
+
+/**
+ * Why a stored line (without its newline) cannot be a record before it is even parsed, or null.
+ * SPEC 4 compares bytes: a line that is not UTF-8 would decode with replacement characters into
+ * a string that may well be canonical and signed, so it is refused as bytes.
+ */
+function lineBytesProblem(bytes: Uint8Array): string | null {
+  if (bytes.length + 1 > MAX_LINE_BYTES) return `is over 1 MiB (${bytes.length + 1} bytes)`;
+  if (!isUtf8(bytes)) return 'is not UTF-8';
+  return null;
 }
 
 /** Parses one stored line (without its newline); the line must be canonical (SPEC 4). */
@@ -61,6 +73,8 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): Reco
         const lineStart = nl >= 0 ? from + nl + 1 : 0;
         const lineBytes = all.subarray(lineStart - from);
         if (lastTail && lastTail.at.offset === lineStart && lastTail.line.equals(lineBytes)) return { ...lastTail.at };
+        const problem = lineBytesProblem(lineBytes);
+        if (problem) throw new LedgerError('OP_CORRUPT', `the last record of ${paths.records} ${problem}; run \`ledger audit\``);
         const record = parseRecordLine(lineBytes.toString('utf8'), `the last record of ${paths.records}`);
         const at = { seq: record.seq, offset: lineStart, id: recordId(record), record };
         lastTail = { line: Buffer.from(lineBytes), at };
@@ -86,6 +100,15 @@ export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fro
     throw ioError(e, 'open', paths.records);
   }
   try {
+    // Fail closed before showing anything: a HEAD that publishes more than the file holds, or
+    // whose tail is not the line ending at its size, is not a state of this ledger, even if the
+    // first records are intact. (The writer checks the same before it appends.)
+    const size = ops.size(paths.records);
+    if (size < head.size) throw new LedgerError('OP_CORRUPT', `${paths.records} has ${size} bytes but HEAD publishes ${head.size}; run \`ledger audit\``);
+    const tail = readTailLine(ops, paths, head);
+    if (tail.id !== head.tail || tail.seq !== head.seq) {
+      throw new LedgerError('OP_CORRUPT', `HEAD says the tail is seq ${head.seq} ${head.tail}, but the last published line is seq ${String(tail.seq)} ${tail.id}; run \`ledger audit\``);
+    }
     const buf = Buffer.alloc(1 << 20);
     let carry: Buffer = Buffer.alloc(0);
     let pos = fromOffset;
@@ -100,6 +123,8 @@ export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fro
       for (;;) {
         const nl = data.indexOf(0x0a, i);
         if (nl < 0) break;
+        const problem = lineBytesProblem(data.subarray(i, nl));
+        if (problem) throw new LedgerError('OP_CORRUPT', `${paths.records} line at byte ${lineStart} ${problem}; run \`ledger audit\``);
         const line = data.toString('utf8', i, nl);
         const record = parseRecordLine(line, `${paths.records} line at byte ${lineStart}`);
         if (record.seq !== seq) throw new LedgerError('OP_CORRUPT', `${paths.records} line at byte ${lineStart} has seq ${String(record.seq)}, expected ${seq}; run \`ledger audit\``);

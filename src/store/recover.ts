@@ -4,7 +4,7 @@
 import { LedgerError, ioError } from '../errors.js';
 import { sha256Hex } from '../canonical.js';
 import type { Head } from '../record.js';
-import { fsyncDir, writeAll, type FileOps } from './fsops.js';
+import { fsyncDir, writeAndRename, type FileOps } from './fsops.js';
 import type { LedgerPaths } from './paths.js';
 
 export interface RecoverReport {
@@ -64,15 +64,7 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
     ops.mkdir(paths.quarantine, 0o755);
     fsyncDir(ops, paths.dir);
     if (!ops.exists(file)) {
-      const tmp = `${file}.${process.pid}.tmp`;
-      const qfd = ops.open(tmp, 'w', 0o644);
-      try {
-        writeAll(ops, qfd, bytes.subarray(0, got), 0);
-        ops.fsync(qfd);
-      } finally {
-        ops.close(qfd);
-      }
-      ops.rename(tmp, file);
+      writeAndRename(ops, `${file}.${process.pid}.tmp`, file, bytes.subarray(0, got));
       fsyncDir(ops, paths.quarantine);
     }
     ops.ftruncate(fd, published);
