@@ -187,3 +187,19 @@ describe('when init makes the ledger directory', () => {
     expect(synced).toEqual(expect.arrayContaining([s.dir, join(s.dir, 'a'), join(s.dir, 'a', 'b'), where]));
   });
 });
+
+describe('when the disk fills up while HEAD\'s temp file is written (ENOSPC)', () => {
+  it('refuses with exit 3, cuts the new lines back off, and leaves no temp file', () => {
+    const before = snapshot(dir);
+    const ops = withFaults({
+      write: (fd, data, pos) => {
+        if (pos === 0 && Buffer.from(data).subarray(0, 11).toString() === '{"genesis":') throw errno('ENOSPC', 'write');
+        return realFileOps.write(fd, data, pos);
+      },
+    });
+    const e = codeOf(() => Ledger.open({ dir, key: signer, ops }).append(draft(1)));
+    expect(e.code).toBe('OP_IO');
+    expect(snapshot(dir)).toEqual(before);
+    expect(readdirSync(dir).filter((n) => n.endsWith('.tmp') || n === 'lock')).toEqual([]);
+  });
+});

@@ -144,6 +144,8 @@ class Run {
    * does the same way minus the power question.
    */
   exec<T>(fault: Fault, body: (l: Ledger) => T): { ok: true; value: T; power: boolean } | { ok: false; error: unknown; crashed: boolean; power: boolean } {
+    const temps = () => [...this.disk.list(DIR), ...this.disk.list(QUARANTINE)].filter((n) => n.endsWith('.tmp'));
+    const tempsBefore = temps();
     this.faulty.arm(fault);
     let result: { ok: true; value: T; power: boolean } | { ok: false; error: unknown; crashed: boolean; power: boolean };
     try {
@@ -171,6 +173,10 @@ class Run {
     // Policy (src/store/lock.ts): a lock that could not be removed stays, failing closed; only
     // an injected error may leave one.
     if (this.disk.ops.exists(`${DIR}/lock`)) expect(fault.t === 'error' && fired, 'the lock was left behind').toBe(true);
+    // A command that did not crash and failed at most once (the disk still lets it clean up)
+    // leaves no temp file of its own behind. (A crashed process's temp files stay: harmless,
+    // never read, and replaced by the next process with its pid.)
+    if (!(fault.t === 'error' && fault.sticky)) expect(temps().filter((t) => !tempsBefore.includes(t)), 'a temp file was left behind').toEqual([]);
     // The CLI process exits after each command; the next one is a new process.
     this.disk.restart({ power: false, keepSeed: 0 });
     return result;
