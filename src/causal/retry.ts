@@ -16,7 +16,7 @@ import { LedgerError } from '../errors.js';
 import type { Ledger } from '../ledger.js';
 import type { Draft, LedgerRecord } from '../record.js';
 import { assertDrafts } from '../store/append.js';
-import { isTerminal, CausalView, type VerifiedRecord } from './view.js';
+import { isTerminal, CausalView } from './view.js';
 
 export interface CausalAppended {
   id: string;
@@ -69,8 +69,8 @@ function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
       decisions.push({ kind: 'same-as', index: twin });
       return;
     }
-    const records = view.opRecords(op);
-    const same = records.find((r) => r.record.kind === d.kind && (r.record as { execution_id?: string }).execution_id === exec);
+    // Only this execution's records are read: an operation may have thousands of others.
+    const same = view.sameExecution(d.kind as 'handoff' | 'intent', op, exec)[0];
     if (same) {
       if (claimOf(same.record) === claimOf(d)) {
         decisions.push({ kind: 'existing', id: same.id, seq: same.seq });
@@ -82,7 +82,7 @@ function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
         { existing: same.id, seq: same.seq },
       );
     }
-    if (d.kind === 'handoff') checkSupersedes(rec.supersedes as string[] | undefined, op, records, where);
+    if (d.kind === 'handoff') checkSupersedes(view, rec.supersedes as string[] | undefined, op, where);
     inBatch.set(identity, i);
     decisions.push({ kind: 'append' });
   });
@@ -93,10 +93,10 @@ function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
   return decisions;
 }
 
-function checkSupersedes(ids: string[] | undefined, op: string, records: VerifiedRecord[], where: string): void {
+function checkSupersedes(view: CausalView, ids: string[] | undefined, op: string, where: string): void {
   for (const id of ids ?? []) {
-    const t = records.find((r) => r.id === id);
-    if (!t || !isTerminal(t.record)) {
+    const t = view.byId(id);
+    if (!t || !isTerminal(t.record) || (t.record as { logical_operation_id?: string }).logical_operation_id !== op) {
       throw new LedgerError('INPUT_REFUSED', `${where}--supersedes ${short(id)} is not a handoff or finish of ${op} in this ledger`, { supersedes: id });
     }
   }

@@ -7,7 +7,7 @@ import { rmSync } from 'node:fs';
 import type { Trust } from '../keys.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
-import { IndexDamaged, RecordIndex, consumeKey, idKey, opKey, revokeKey, type Posting } from './record-index.js';
+import { IndexDamaged, RecordIndex, consumeKey, idKey, identityKey, opKey, revokeKey, type Posting } from './record-index.js';
 import { RecordProblem, RecordReader, type VerifiedRecord } from './verified.js';
 
 export type { VerifiedRecord } from './verified.js';
@@ -94,6 +94,14 @@ export class CausalView {
   /** The start, intent, handoff and finish records of an operation, oldest first. */
   opRecords(op: string): VerifiedRecord[] {
     return this.fetch(opKey(op), (r) => (OP_KINDS as readonly string[]).includes(r.kind) && (r as { logical_operation_id?: string }).logical_operation_id === op);
+  }
+
+  /** The records of one kind of one execution of an operation (retry identity), oldest first. */
+  sameExecution(kind: 'handoff' | 'intent', op: string, exec: string): VerifiedRecord[] {
+    return this.fetch(identityKey(kind, op, exec), (r) => {
+      const x = r as { logical_operation_id?: string; execution_id?: string };
+      return r.kind === kind && x.logical_operation_id === op && x.execution_id === exec;
+    });
   }
 
   /** The revoke records that name `target`, oldest first. */
