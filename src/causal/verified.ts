@@ -11,7 +11,8 @@
 //
 // Attacker-controlled input: every byte read here comes from records.jsonl.
 import { closeSync, openSync, readSync } from 'node:fs';
-import { canonicalLine, recordId } from '../canonical.js';
+import { canonicalLine } from '../canonical.js';
+import { lineId } from './record-index.js';
 import type { Trust } from '../keys.js';
 import { pinProblem } from '../keys.js';
 import { MAX_LINE_BYTES, recordProblems, type Head, type LedgerRecord } from '../record.js';
@@ -120,7 +121,7 @@ export class RecordReader {
     }
     if (prev === null || typeof prev !== 'object' || (prev as { seq?: unknown }).seq !== seq - 1) throw fail(`follows a line that is not record seq ${seq - 1}`);
     try {
-      return recordId(prev);
+      return lineId(prevLine.text, prev);
     } catch {
       throw fail(`follows a line that is not record seq ${seq - 1}`);
     }
@@ -135,8 +136,9 @@ export class RecordReader {
     const line = this.lineAt(offset);
     if (!line) throw fail(`has no complete line at byte ${offset} within HEAD's size`);
     const record = this.parse(line, seq);
-    // hash
-    const id = recordId(record);
+    // hash: the line is canonical and schema-valid (parse), so its id is the digest of the line
+    // without its sig member (lineId), the same value recordId computes, without a second JCS pass.
+    const id = lineId(line.text, record);
     // signature
     if (!verifySig('record', id, record.sig)) throw fail(`(${id}) has a signature that does not verify`);
     // pin
