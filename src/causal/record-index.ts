@@ -18,8 +18,8 @@
 // state) are scanned from records.jsonl on each open. Segments are merged like a binary counter
 // (two neighbours of similar size become one), so a ledger of n records has O(log n) segments.
 //
-// Segment format v2 (little-endian):
-//   header (HEADER_BYTES): magic "HLCIX002", then f64 fromSeq, toSeq, fromOffset, endOffset,
+// Segment format v3 (little-endian):
+//   header (HEADER_BYTES): magic "HLCIX003", then f64 fromSeq, toSeq, fromOffset, endOffset,
 //     lastOffset, bucketCount, entryCount, postingCount; lastId (32 raw bytes); genesis (32)
 //   buckets:  (bucketCount + 1) x u32, the first entry of each bucket
 //   entries:  entryCount x { u32 h1, u32 h2, u32 first posting, u32 posting count }
@@ -41,7 +41,6 @@ export const opKey = (op: string) => `o\0${op}`;
 export const idKey = (id: string) => `i\0${id}`;
 export const revokeKey = (target: string) => `r\0${target}`;
 export const consumeKey = (handoff: string) => `c\0${handoff}`;
-export const kindKey = (kind: string) => `k\0${kind}`;
 /** Retry identity (retry.ts): one operation's one execution's records of one kind. */
 export const identityKey = (kind: string, op: string, exec: string) => `x\0${kind}\0${op}\0${exec}`;
 
@@ -52,7 +51,7 @@ export function keysOf(record: LedgerRecord, id: string): string[] {
   switch (record.kind) {
     case 'start':
     case 'intent':
-      keys.push(opKey(String(r.logical_operation_id)), kindKey(record.kind));
+      keys.push(opKey(String(r.logical_operation_id)));
       if (record.kind === 'intent') keys.push(identityKey(record.kind, String(r.logical_operation_id), String(r.execution_id)));
       break;
     case 'handoff':
@@ -192,8 +191,8 @@ function scanRows(paths: LedgerPaths, fromSeq: number, fromOffset: number, endOf
 // ---------------------------------------------------------------------------------------------
 // Segments on disk.
 
-// v2: identity keys. A segment of another version does not match and is rebuilt.
-const MAGIC = Buffer.from('HLCIX002');
+// v3: identity keys, no kind keys. A segment of another version does not match and is rebuilt.
+const MAGIC = Buffer.from('HLCIX003');
 const HEADER_BYTES = 136;
 /** Past this many unindexed records (or bytes), the tail is written as a segment. */
 export const DELTA_MAX_RECORDS = 128;

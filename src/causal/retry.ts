@@ -78,7 +78,7 @@ function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
       }
       throw new LedgerError(
         'INPUT_CONFLICT',
-        `${where}${d.kind} ${op}/${exec} already exists as ${same.id} (seq ${same.seq}) with a different payload; a retry must repeat it exactly, and a new attempt needs a new execution id`,
+        `${where}${d.kind} ${op}/${exec} already exists as ${same.id} (seq ${same.seq}) with a different payload or agent; a retry must repeat it exactly, and a new attempt needs a new execution id`,
         { existing: same.id, seq: same.seq },
       );
     }

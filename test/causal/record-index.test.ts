@@ -5,7 +5,7 @@ import { openSync, readFileSync, readdirSync, rmSync, writeSync, closeSync, trun
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordId } from '../../src/canonical.js';
-import { DELTA_MAX_RECORDS, RecordIndex, consumeKey, idKey, identityKey, keysOf, lineId, opKey, revokeKey, kindKey } from '../../src/causal/record-index.js';
+import { DELTA_MAX_RECORDS, RecordIndex, consumeKey, idKey, identityKey, keysOf, lineId, opKey, revokeKey } from '../../src/causal/record-index.js';
 import { CausalView } from '../../src/causal/view.js';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft, LedgerRecord } from '../../src/record.js';
@@ -64,7 +64,7 @@ describe('the index finds what a full scan finds', () => {
     const index = open();
     expectAgrees(index);
     const bytes = readFileSync(join(dir, 'records.jsonl'));
-    for (const p of index.lookup(kindKey('intent'))) expect(JSON.parse(bytes.toString('utf8', p.offset, bytes.indexOf(0x0a, p.offset))).seq).toBe(p.seq);
+    for (const p of index.lookup(opKey('op-3'))) expect(JSON.parse(bytes.toString('utf8', p.offset, bytes.indexOf(0x0a, p.offset))).seq).toBe(p.seq);
     index.close();
   });
 
@@ -149,7 +149,7 @@ describe('keys', () => {
     const base = { v: 1, seq: 1, prev_tail_hash: null, ts: '', agent: 'a', sig: {} };
     const id = 'sha256:' + 'a'.repeat(64);
     const t = 'sha256:' + 'b'.repeat(64);
-    expect(keysOf({ ...base, kind: 'intent', logical_operation_id: 'o', execution_id: 'e', action: 'x' } as unknown as LedgerRecord, id)).toEqual([idKey(id), opKey('o'), kindKey('intent'), identityKey('intent', 'o', 'e')]);
+    expect(keysOf({ ...base, kind: 'intent', logical_operation_id: 'o', execution_id: 'e', action: 'x' } as unknown as LedgerRecord, id)).toEqual([idKey(id), opKey('o'), identityKey('intent', 'o', 'e')]);
     expect(keysOf({ ...base, kind: 'revoke', target: t, reason: 'r' } as unknown as LedgerRecord, id)).toEqual([idKey(id), revokeKey(t)]);
     expect(keysOf({ ...base, kind: 'consume', handoff: t } as unknown as LedgerRecord, id)).toEqual([idKey(id), consumeKey(t)]);
     expect(keysOf({ ...base, kind: 'checkpoint', logical_operation_id: 'o' } as unknown as LedgerRecord, id)).toEqual([idKey(id)]);
