@@ -10,10 +10,11 @@ import type { Draft, Head } from '../record.js';
 import type { LockedView } from '../store/append.js';
 import { ledgerPaths } from '../store/paths.js';
 import { evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate.js';
+import { CausalView } from './view.js';
 
+// The gate verb loads everything it needs through this one module (one dynamic import).
 export { readTrust } from '../trustfile.js';
 export { formatGateText } from './gate.js';
-import { CausalView } from './view.js';
 
 export interface GateRunOptions extends Omit<GateOptions, 'evidence' | 'consumer'> {
   dir: string;
@@ -45,13 +46,13 @@ function auditThrough(o: GateRunOptions, head: Head): GateRun['chain'] & { moved
   return { ...base, ok: true, moved: false, reason: `the chain audits clean through HEAD seq ${head.seq}${from}` };
 }
 
-function evaluateAt(o: GateRunOptions, op: string, head: Head, consumer: string | null): GateRun {
+function evaluateAt(o: GateRunOptions, op: string, head: Head, consumer: string | null): GateRun & { moved: boolean } {
   const paths = ledgerPaths(o.dir);
   const view = CausalView.open(paths, head, { trust: o.trust });
   try {
-    const { moved: _moved, ...chain } = auditThrough(o, head);
+    const { moved, ...chain } = auditThrough(o, head);
     const result = evaluateGate(view, chain, op, { ...o, consumer, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir } });
-    return { ...result, chain };
+    return { ...result, chain, moved };
   } finally {
     view.close();
   }
@@ -102,8 +103,9 @@ export function runGate(o: GateRunOptions, op: string): GateRun {
     // A writer may append between our HEAD and the audit's; evaluate again on the new HEAD.
     for (let attempt = 0; attempt < 3; attempt++) {
       const head = ledger.head();
-      last = evaluateAt(o, op, head, null);
-      if (last.ok || !last.chain.reason.startsWith('the ledger moved')) return last;
+      const { moved, ...run } = evaluateAt(o, op, head, null);
+      last = run;
+      if (!moved) return last;
     }
   } catch (e) {
     if (isCorrupt(e)) return heldOnCorrupt(o, op, e);
@@ -123,7 +125,9 @@ export function runGateAndConsume(o: GateRunOptions & { key: string; agent: stri
   const paths = ledgerPaths(o.dir);
   let result: GateRun | null = null;
   const decide = (view: LockedView): Draft[] => {
-    result = evaluateAt(o, op, view.head, consumer);
+    // Under the lock nothing can move: the audit sees this very HEAD.
+    const { moved: _moved, ...run } = evaluateAt(o, op, view.head, consumer);
+    result = run;
     if (!result.ok) return [];
     return [{ kind: 'consume', agent: o.agent, logical_operation_id: op, consumer, handoff: result.handoff!.id, seen_head: { seq: view.head.seq, tail: view.head.tail } } as Draft];
   };
