@@ -35,7 +35,11 @@ export interface CausalAppendResult {
 
 const ENVELOPE_ONLY = new Set(['v', 'seq', 'prev_tail_hash', 'ts', 'sig']);
 
-/** The claim a record makes: kind, agent and payload (the envelope's chain fields left out). */
+/**
+ * The claim a record makes: kind, agent and payload (the envelope's chain fields left out).
+ * Policy: the agent is part of the claim. The same payload from another agent is a different
+ * statement (who says so), so it is refused as a conflicting retry, not merged into one.
+ */
 function claimOf(r: LedgerRecord | Draft): string {
   return canonicalJson(Object.fromEntries(Object.entries(r).filter(([k]) => !ENVELOPE_ONLY.has(k))));
 }

@@ -72,7 +72,8 @@ async function runGateCommand(io: CliIO, opText: string, opts: Opts): Promise<nu
   const dir = ledgerDir(io, opts);
   const tp = trustPath(io, opts);
   const floorPath = floorFlag === undefined ? null : resolve(io.cwd, floorFlag);
-  // Consuming writes: its key and agent are checked up front too.
+  // Consuming writes: its key and agent are checked up front too. Policy: the agent defaults to
+  // the consumer's name when that is a valid agent name (the consumer is who acts).
   const writer = consumer === undefined ? null : { key: keyPath(io, opts), agent: agentName(io, opts, AGENT_RE.test(consumer) ? consumer : undefined), waitMs: waitMs(opts) };
 
   const now = Date.now(); // the one reference time of this command
