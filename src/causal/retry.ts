@@ -90,11 +90,15 @@ function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
     inBatch.set(identity, i);
     decisions.push({ kind: 'append' });
   });
-  // A record that failed verification cannot be compared with: refuse rather than guess.
+  assertNoProblems(view);
+  return decisions;
+}
+
+/** A record that failed verification cannot be compared with: refuse rather than guess. */
+function assertNoProblems(view: CausalView): void {
   if (view.problems.length) {
     throw new LedgerError('OP_CORRUPT', `${view.problems[0].message}; run \`ledger audit\``, { seq: view.problems[0].seq });
   }
-  return decisions;
 }
 
 function checkSupersedes(view: CausalView, ids: string[] | undefined, op: string, where: string): void {
@@ -108,6 +112,7 @@ function checkSupersedes(view: CausalView, ids: string[] | undefined, op: string
 
 function decideRevoke(view: CausalView, d: Draft<'revoke'>, where: string, drafts: readonly Draft[], i: number, inBatch: Map<string, number>): Decision {
   const target = view.byId(d.target);
+  assertNoProblems(view);
   if (!target) throw new LedgerError('INPUT_NOT_FOUND', `${where}no record ${d.target} in this ledger; revoke names a published record`, { target: d.target });
   if (!isTerminal(target.record)) {
     throw new LedgerError('INPUT_REFUSED', `${where}record ${short(d.target)} (seq ${target.seq}) is a ${target.record.kind}; only a handoff or finish can be revoked`, { target: d.target });
