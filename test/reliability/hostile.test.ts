@@ -19,10 +19,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalLine, recordId, toBase64url } from '../../src/canonical.js';
 import { createSigner, type Signer } from '../../src/sign.js';
 import { parseSecretKeyFile } from '../../src/secret-key.js';
-import { BIN, runLedger, scratch, type Run } from '../helpers/cli.js';
+import { runLedger, scratch, type Run } from '../helpers/cli.js';
 import { SMALL_ORDER_POINTS } from '../helpers/curve.js';
 import { resignHead, resignRecord, type Json } from '../helpers/gen-ledger.js';
-import { assertBuilt } from './helpers/procs.js';
+import { assertBuilt, stableBin } from './helpers/procs.js';
 
 // ---------------------------------------------------------------------------------------------
 // The battery: one valid invocation of every verb, and the exit codes it may end with.
@@ -406,7 +406,7 @@ describe('invalid UTF-8 from outside the process', () => {
     const p = copyProject();
     const before = tree(p);
     const stdin = Buffer.concat([Buffer.from('{"kind":"intent","logical_operation_id":"o","execution_id":"e","action":"caf'), Buffer.from([0xff]), Buffer.from('"}\n')]);
-    const r = spawnSync(process.execPath, [BIN, 'append', '--batch'], { cwd: p, env: { PATH: process.env.PATH ?? '', ...env }, input: stdin, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [stableBin(), 'append', '--batch'], { cwd: p, env: { PATH: process.env.PATH ?? '', ...env }, input: stdin, encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(tree(p)).toEqual(before);
   });

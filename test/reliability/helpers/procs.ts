@@ -1,9 +1,10 @@
 // Real `ledger` processes for the crash and race tests: started from the built binary
 // (dist/src/bin.js; `npm test` builds it first), with stdin, and killable at any moment.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN } from '../../helpers/cli.js';
+import { BIN, ROOT } from '../../helpers/cli.js';
 import { checkLedgerBytes, type CheckedLedger } from './check-bytes.js';
 
 export interface Exit { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
@@ -14,8 +15,43 @@ export function assertBuilt(): void {
   if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`npx tsc -p .\` (npm test does) before the real-process tests`);
 }
 
+function listing(dir: string): string {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => `${join(e.parentPath, e.name)} ${statSync(join(e.parentPath, e.name)).mtimeMs}`)
+    .sort()
+    .join('\n');
+}
+
+let privateBin: string | null = null;
+/**
+ * A private copy of the built binary (dist/src, dist/audit), so that a rebuild of dist/ by
+ * someone else in the same checkout cannot swap modules under processes that run for minutes.
+ * The copy is taken when dist/ did not change while it was copied.
+ */
+export function stableBin(): string {
+  if (privateBin) return privateBin;
+  assertBuilt();
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const dir = mkdtempSync(join(tmpdir(), 'ledger-bin-'));
+    const before = listing(join(ROOT, 'dist/src')) + listing(join(ROOT, 'dist/audit'));
+    cpSync(join(ROOT, 'dist/src'), join(dir, 'dist/src'), { recursive: true });
+    cpSync(join(ROOT, 'dist/audit'), join(dir, 'dist/audit'), { recursive: true });
+    cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    if (listing(join(ROOT, 'dist/src')) + listing(join(ROOT, 'dist/audit')) === before) {
+      privateBin = join(dir, 'dist/src/bin.js');
+      process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+      return privateBin;
+    }
+    rmSync(dir, { recursive: true, force: true });
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500); // a build is under way
+  }
+  throw new Error('dist/ kept changing while it was copied; run the real-process tests again');
+}
+
 export function startLedger(args: string[], opts: { cwd: string; env?: Record<string, string>; stdin?: string }): Started {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [stableBin(), ...args], {
     cwd: opts.cwd,
     env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) },
     stdio: ['pipe', 'pipe', 'pipe'],
