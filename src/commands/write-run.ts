@@ -1,0 +1,176 @@
+// The writing verbs' implementation: init, keygen, append (one handoff or intent, or a batch
+// from stdin), recover. Registered in write.ts.
+import { dirname, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { LedgerError } from '../errors.js';
+import { parseJsonStrict } from '../canonical.js';
+import { readSecretKey, writeSecretKey } from '../keyfiles.js';
+import { Ledger } from '../ledger.js';
+import { createSigner } from '../sign.js';
+import type { Draft, HandoffPayload, IntentPayload } from '../record.js';
+import { KEY_NAME_RE } from '../secret-key.js';
+import {
+  agentName, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
+  type CliIO, type Opts,
+} from './common.js';
+import { parseDependsOn, parseEvidence, parseId, parseInvariants, parseOutcome, parseSupersedes } from './handoff-flags.js';
+
+
+export async function runInit(io: CliIO, opts: Opts): Promise<number> {
+  const dir = ledgerDir(io, opts);
+  if (existsSync(`${dir}/HEAD`)) {
+    throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${dir}; \`ledger init\` never overwrites one (use another --dir)`);
+  }
+  const name = one(opts, 'name');
+  const kp = keyPath(io, opts);
+  const tp = trustPath(io, opts);
+  let created = false;
+  let key: { name: string; seed: Uint8Array };
+  if (existsSync(kp)) key = readSecretKey(kp);
+  else {
+    key = { name: 'harness', seed: new Uint8Array(randomBytes(32)) };
+    writeSecretKey(kp, key.name, key.seed);
+    created = true;
+  }
+  const signer = createSigner(key.seed);
+  const agent = agentName(io, opts, key.name);
+  // The trust file is the harness's: pin a key we just created; warn about one we did not.
+  const { pinKeyInTrustFile } = await import('./trust-edit.js');
+  const pinned = pinKeyInTrustFile(tp, key.name, signer.publicKey, created);
+  const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: waitMs(opts) });
+  const g = result.records[0];
+  const lines = [`initialised ledger ${dir}`, `genesis ${g.id}`];
+  if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp}`);
+  if (!pinned) io.stderr(`ledger: warning: key ${signer.publicKey} is not pinned in ${tp}; \`ledger audit\` will fail key-pin until the harness pins it\n`);
+  emit(io, opts, { ok: true, dir, genesis: g.id, key: signer.publicKey, key_created: created, trust: tp, pinned }, lines);
+  return 0;
+}
+
+export async function runKeygen(io: CliIO, opts: Opts): Promise<number> {
+  const out = required(opts, 'out', 'where to write the new secret key');
+  const name = one(opts, 'name') ?? 'harness';
+  if (!KEY_NAME_RE.test(name)) throw new LedgerError('USAGE', `--name must be 1-64 chars of [A-Za-z0-9._@-], got "${name}"`);
+  const seed = new Uint8Array(randomBytes(32));
+  const target = resolve(io.cwd, out);
+  writeSecretKey(target, name, seed);
+  const { trustEntry } = await import('../keys.js');
+  const entry = trustEntry(name, createSigner(seed).publicKey);
+  emit(io, opts, { ok: true, out: target, entry }, [JSON.stringify(entry)]);
+  if (!flag(opts, 'json')) io.stderr(`ledger: wrote ${target} (mode 0600); add the entry above to the trust file's "keys"\n`);
+  return 0;
+}
+
+function handoffFromFlags(io: CliIO, opts: Opts, dir: string): HandoffPayload {
+  const payload: HandoffPayload = {
+    logical_operation_id: parseId(required(opts, 'op', 'the logical_operation_id'), 'op'),
+    execution_id: parseId(required(opts, 'exec', 'the execution_id of this attempt'), 'exec'),
+    outcome: parseOutcome(required(opts, 'outcome', 'success, failure, timeout, ambiguous or cancelled')),
+    evidence: parseEvidence(many(opts, 'evidence'), { root: dirname(dir), ledgerDir: dir, cwd: io.cwd }),
+    invariants: parseInvariants(many(opts, 'invariant')),
+    depends_on: parseDependsOn(many(opts, 'dependsOn', 'depends-on')),
+  };
+  const sup = many(opts, 'supersedes');
+  if (sup.length) payload.supersedes = parseSupersedes(sup);
+  const note = one(opts, 'note');
+  if (note !== undefined) {
+    if (note.length > 4096) throw new LedgerError('USAGE', `--note is ${note.length} chars; at most 4096`);
+    payload.note = note;
+  }
+  return payload;
+}
+
+const HANDOFF_FLAGS = ['op', 'exec', 'outcome', 'evidence', 'invariant', 'dependsOn', 'supersedes', 'note', 'action'];
+const INTENT_FLAGS = ['op', 'exec', 'action', 'note'];
+
+function intentFromFlags(opts: Opts): IntentPayload {
+  const stray = HANDOFF_FLAGS.find((f) => !INTENT_FLAGS.includes(f) && opts[f] !== undefined);
+  if (stray) throw new LedgerError('USAGE', `--${stray.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())} does not apply to an intent (it takes --op, --exec, --action, --note)`);
+  const action = required(opts, 'action', 'the external side effect about to happen');
+  if (action.length > 1024) throw new LedgerError('USAGE', `--action is ${action.length} chars; at most 1024`);
+  const payload: IntentPayload = {
+    logical_operation_id: parseId(required(opts, 'op', 'the logical_operation_id'), 'op'),
+    execution_id: parseId(required(opts, 'exec', 'the execution_id of this attempt'), 'exec'),
+    action,
+  };
+  const note = one(opts, 'note');
+  if (note !== undefined) {
+    if (note.length > 4096) throw new LedgerError('USAGE', `--note is ${note.length} chars; at most 4096`);
+    payload.note = note;
+  }
+  return payload;
+}
+
+/** Parses `append --batch` input: one JSON payload object per non-empty line, strictly. */
+export function parseBatch(text: string, defaultAgent: string | undefined): Draft[] {
+  const drafts: Draft[] = [];
+  const lines = text.split('\n');
+  lines.forEach((line, i) => {
+    if (line.trim() === '') return;
+    const value = parseJsonStrict(line, `stdin line ${i + 1}`);
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new LedgerError('INPUT_SCHEMA', `stdin line ${i + 1}: expected a JSON object payload with "kind"`);
+    }
+    const v = value as Record<string, unknown>;
+    if (v.kind === 'genesis') throw new LedgerError('INPUT_SCHEMA', `stdin line ${i + 1}: a genesis record is written only by \`ledger init\``);
+    const agent = v.agent ?? defaultAgent;
+    if (agent === undefined) throw new LedgerError('USAGE', `stdin line ${i + 1}: no "agent" in the payload and no --agent or LEDGER_AGENT`);
+    drafts.push({ ...v, agent } as Draft);
+  });
+  if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'append --batch read no payloads from stdin');
+  return drafts;
+}
+
+export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts): Promise<number> {
+  const dir = ledgerDir(io, opts);
+  if (flag(opts, 'batch')) {
+    if (kind !== undefined) throw new LedgerError('USAGE', `append --batch takes no kind (each payload names its own), got "${kind}"`);
+    const given = HANDOFF_FLAGS.filter((f) => opts[f] !== undefined);
+    if (given.length) throw new LedgerError('USAGE', `append --batch reads payloads from stdin; --${given[0]} does not apply`);
+    const agentFlag = one(opts, 'agent') ?? (io.env.LEDGER_AGENT || undefined);
+    if (agentFlag !== undefined) agentName(io, opts);
+    const drafts = parseBatch(await io.readStdin(), agentFlag);
+    const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
+    // Retry identity (issue 4): identical retries of handoffs, intents and revocations in the
+    // batch return the records that exist; the rest are appended under one lock and one HEAD.
+    const { appendCausal } = await import('../causal/retry.js');
+    const res = appendCausal(ledger, drafts);
+    if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
+    const existing = res.records.filter((r) => r.existing).length;
+    if (existing) io.stderr(`ledger: ${existing} of ${res.records.length} payloads were already recorded with identical content; appended ${res.appended}\n`);
+    const seqs = res.records.map((r) => r.seq);
+    emit(io, opts, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: Math.min(...seqs), last_seq: Math.max(...seqs), ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
+    return 0;
+  }
+  if (kind === undefined) throw new LedgerError('USAGE', 'append needs a kind (`ledger append handoff ...`, `ledger append intent ...`) or --batch');
+  if (kind !== 'handoff' && kind !== 'intent') throw new LedgerError('USAGE', `append writes "handoff" or "intent" records from flags (other kinds: --batch or their own verbs), got "${kind}"`);
+  if (kind === 'handoff' && opts.action !== undefined) throw new LedgerError('USAGE', '--action applies to `append intent`, not to a handoff');
+  const agent = agentName(io, opts);
+  const payload = kind === 'handoff' ? handoffFromFlags(io, opts, dir) : intentFromFlags(opts);
+  const draft = { kind, agent, ...payload } as Draft;
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const { appendCausal } = await import('../causal/retry.js');
+  const res = appendCausal(ledger, [draft]);
+  if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
+  const r = res.records[0];
+  if (r.existing) {
+    io.stderr(`ledger: ${kind} ${payload.logical_operation_id}/${payload.execution_id} is already recorded as ${r.id} (seq ${r.seq}) with identical content; nothing appended\n`);
+  }
+  emit(io, opts, { id: r.id, seq: r.seq, existing: r.existing }, r.id);
+  return 0;
+}
+
+export async function runRecover(io: CliIO, opts: Opts): Promise<number> {
+  const dir = ledgerDir(io, opts);
+  const dryRun = flag(opts, 'dryRun');
+  const report = Ledger.open({ dir, waitMs: waitMs(opts) }).recover({ dryRun });
+  const text =
+    report.unpublished === 0
+      ? `nothing to recover: records.jsonl ends at HEAD's size ${report.published}`
+      : dryRun
+        ? `would move ${report.unpublished} unpublished bytes past byte ${report.published} to ${report.file}`
+        : `moved ${report.unpublished} unpublished bytes past byte ${report.published} to ${report.file}`;
+  emit(io, opts, { ok: true, dry_run: dryRun, ...report }, text);
+  return 0;
+}
+
