@@ -53,11 +53,12 @@ export function* readLines(fd: number, start: number, end: number, firstPos: num
     if (want > 0 && n === 0) done.short = true;
     filePos += n;
     const limit = have + n;
+    const filled = buf.subarray(0, limit); // never search the stale bytes past the data
     let lineStart = 0;
     let scan = have;
     for (;;) {
-      const nl = buf.indexOf(0x0a, scan);
-      if (nl < 0 || nl >= limit) break;
+      const nl = filled.indexOf(0x0a, scan);
+      if (nl < 0) break;
       if (skipping >= 0) {
         yield { pos: pos++, offset: skipping, bytes: buf.subarray(0, 0), length: skipped + nl, oversize: true };
         skipping = -1;

@@ -71,7 +71,12 @@ interface Running { worker: Worker; result: Promise<WorkerResult> }
 function startWorker(WorkerClass: typeof Worker, url: URL, input: WorkerInput): Running {
   // A worker holds a few MB of live data (one chunk, one record); the limit keeps V8 from
   // growing its heap far past that, and a worker that still runs out fails the audit.
-  const worker = new WorkerClass(url, { workerData: input, resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 } });
+  const worker = new WorkerClass(url, {
+    workerData: input,
+    resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 },
+    // The host's flags, less those a worker refuses (`node --input-type=module -e ...` hosts).
+    execArgv: process.execArgv.filter((a) => !a.startsWith('--input-type')),
+  });
   const result = new Promise<WorkerResult>((resolvePromise, reject) => {
     worker.once('message', (m: WorkerResult | { error: string; code?: string }) => {
       if ('error' in m) reject(m.code ? new LedgerError(m.code as never, m.error) : new Error(m.error));

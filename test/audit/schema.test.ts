@@ -66,6 +66,13 @@ describe('schema: the records', () => {
     expect(r.checked).toBe(9);
   });
 
+  it('fails, without crashing, a line nested too deep to walk', () => {
+    const deep = '{"a":' + '['.repeat(200_000) + ']'.repeat(200_000) + '}\n';
+    const r = audit(withLines((l) => void (l[2] = deep)));
+    expect(r.failed_layer).toBe('schema');
+    expect(r.failure?.seq).toBe(2);
+  });
+
   it('lists every schema finding of the run, lowest seq first', () => {
     const r = audit(withLines((l) => {
       l[6] = 'not json\n';
