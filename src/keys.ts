@@ -2,7 +2,7 @@
 // reads and writes them). Both formats are parsed strictly: unknown fields, duplicate keys, bad
 // base64url and unpinnable keys are refused with the reason.
 import { fromBase64url, parseJsonStrict } from './canonical.js';
-import { publicKeyProblem } from './ed25519-reference.js';
+import { pointEncodingProblem } from './sign.js';
 import { LedgerError } from './errors.js';
 import { AGENT_RE } from './record.js';
 
@@ -21,11 +21,20 @@ import { KEY_NAME_RE, exactFields } from './secret-key.js';
 export { parseSecretKeyFile, formatSecretKeyFile, type SecretKeyFile } from './secret-key.js';
 
 
-/** Checks one base64url public key for pinning; throws INPUT_TRUST naming `where`. */
+/**
+ * Checks one base64url public key for pinning; throws INPUT_TRUST naming `where`.
+ *
+ * Policy: the trust file is read by every audit and gate, so its keys get the byte checks that
+ * cost nothing (canonical y, not of small order, as SPEC 4 requires). The deeper checks (the
+ * bytes decode to a curve point, the point lies in the prime-order subgroup) need curve
+ * arithmetic and ~10 ms of loading, and are `ledger doctor`'s (publicKeyProblem). Neither can
+ * let a bad signature through: both verifiers check the cofactorless equation, under which a key
+ * off the curve verifies nothing and a torsion component cannot be used to forge.
+ */
 export function assertPinnableKey(key: unknown, where: string): void {
   const raw = fromBase64url(key, 32);
   if (!raw) throw new LedgerError('INPUT_TRUST', `${where}: "key" must be base64url (no padding) of 32 bytes`);
-  const problem = publicKeyProblem(raw);
+  const problem = pointEncodingProblem(raw);
   if (problem) throw new LedgerError('INPUT_TRUST', `${where}: key ${String(key)} cannot be pinned: ${problem}`);
 }
 

@@ -104,16 +104,22 @@ export const SMALL_ORDER_Y: readonly string[] = [
 const SMALL_ORDER_SET = new Set(SMALL_ORDER_Y);
 
 /**
- * Policy: a point encoding passes when its y (sign bit cleared) is below p and is not the y of a
- * small-order point. That refuses non-canonical encodings and all eight small-order points in
- * every sign-bit variant (x = 0 with the sign bit set is one of them).
+ * Why a point encoding is not strict, or null when it is. Policy: it passes when its y (sign bit
+ * cleared) is below p and is not the y of a small-order point. That refuses non-canonical
+ * encodings and all eight small-order points in every sign-bit variant (x = 0 with the sign bit
+ * set is one of them). Byte checks only: cheap enough for every signature and every trust file.
  */
-export function isStrictPointEncoding(enc: Uint8Array): boolean {
-  if (enc.length !== 32) return false;
+export function pointEncodingProblem(enc: Uint8Array): string | null {
+  if (enc.length !== 32) return 'not 32 bytes';
   const y = Buffer.from(enc);
   y[31] &= 0x7f;
-  if (!lessLE(y, P_LE)) return false;
-  return !SMALL_ORDER_SET.has(y.toString('hex'));
+  if (!lessLE(y, P_LE)) return 'not a canonical encoding (y >= p)';
+  if (SMALL_ORDER_SET.has(y.toString('hex'))) return 'a point of small order';
+  return null;
+}
+
+export function isStrictPointEncoding(enc: Uint8Array): boolean {
+  return pointEncodingProblem(enc) === null;
 }
 
 /** S (the second half of the signature) must be reduced: S < L (RFC 8032 5.1.7). */

@@ -3,6 +3,7 @@ import * as ed from '@noble/ed25519';
 import { describe, expect, it } from 'vitest';
 import { toBase64url } from '../src/canonical.js';
 import { LedgerError } from '../src/errors.js';
+import { publicKeyProblem } from '../src/ed25519-reference.js';
 import { parseSecretKeyFile, parseTrust, pinProblem, trustEntry, type Trust } from '../src/keys.js';
 import { SMALL_ORDER_POINTS, le32, withTorsion } from './helpers/curve.js';
 import { FIXED_PUBLIC_KEY, FIXED_SEED_HEX, OTHER_PUBLIC_KEY } from './helpers/fixed-keys.js';
@@ -54,10 +55,7 @@ describe('parseTrust', () => {
     ['the all-zero key (small order)', trustText([entry({ key: toBase64url(new Uint8Array(32)) })]), /cannot be pinned: a point of small order/],
     ['01 + 31 zero bytes (the identity, small order)', trustText([entry({ key: toBase64url(identity) })]), /cannot be pinned: a point of small order/],
     ['an order-8 point', trustText([entry({ key: toBase64url(SMALL_ORDER_POINTS[1].toBytes()) })]), /cannot be pinned: a point of small order/],
-    ['a valid key plus a torsion point (not in the prime-order subgroup)', trustText([entry({ key: toBase64url(withTorsion(fixedKeyBytes, 1)) })]), /cannot be pinned: not in the prime-order subgroup/],
-    ['a valid key plus the order-2 point', trustText([entry({ key: toBase64url(withTorsion(fixedKeyBytes, 4)) })]), /cannot be pinned: not in the prime-order subgroup/],
     ['a non-canonical y (y + p)', trustText([entry({ key: toBase64url(le32(P + 2n)) })]), /cannot be pinned: not a canonical encoding/],
-    ['a y that is not on the curve', trustText([entry({ key: toBase64url(le32(2n)) })]), /cannot be pinned: not a canonical encoding of a curve point/],
     ['a padded key', trustText([entry({ key: FIXED_PUBLIC_KEY + '=' })]), /"key" must be base64url \(no padding\) of 32 bytes/],
     ['a key in base64 with "+" or "/"', trustText([entry({ key: Buffer.from(fixedKeyBytes).toString('base64').replace(/=+$/, '').replace(/^./, '+') })]), /"key" must be base64url/],
     ['a 31-byte key', trustText([entry({ key: toBase64url(fixedKeyBytes.subarray(0, 31)) })]), /"key" must be base64url \(no padding\) of 32 bytes/],
@@ -90,6 +88,20 @@ describe('parseTrust', () => {
   it('names the file it read in the reason', () => {
     expect(refusal(() => parseTrust(trustText([entry({ agents: [] })]), 'keys/trust.json')).message).toMatch(/^keys\/trust\.json: keys\[0\]: /);
   });
+
+  // Policy (src/keys.ts): the deep checks are doctor's, not the trust parser's; both verifiers
+  // refuse every signature such a key could be used for (test/sign.test.ts).
+  const deep: [string, Uint8Array, RegExp][] = [
+    ['a valid key plus a torsion point', withTorsion(fixedKeyBytes, 1), /not in the prime-order subgroup/],
+    ['a valid key plus the order-2 point', withTorsion(fixedKeyBytes, 4), /not in the prime-order subgroup/],
+    ['a y that is not on the curve', le32(2n), /not a canonical encoding of a curve point/],
+  ];
+  for (const [label, key, reason] of deep) {
+    it(`pins ${label} at parse time, and publicKeyProblem (ledger doctor) names it`, () => {
+      expect(parseTrust(trustText([entry({ key: toBase64url(key) })])).keys).toHaveLength(1);
+      expect(publicKeyProblem(key)).toMatch(reason);
+    });
+  }
 
   it('the small-order and torsion keys used above are really what the rows say', () => {
     expect(ed.Point.fromBytes(identity).is0()).toBe(true);
