@@ -5,16 +5,27 @@
 // waited for up to a bound, then refused with OP_LOCK_TIMEOUT naming the holder. Takeover is
 // serialised by a second, short-lived guard (`lock.takeover`), and the stale lock is re-read
 // under the guard, so two waiters can never both remove a lock and both believe they hold it.
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { LedgerError, ioError } from '../errors.js';
 import { fsError, writeAll, type FileOps } from './fsops.js';
 
-export interface LockInfo { pid: number; host: string; nonce: string; since: string }
+export interface LockInfo { pid: number; host: string; nonce: string; since: string; boot?: string }
 
 export interface HeldLock { path: string; info: LockInfo; release(): void }
 
 const HOST = hostname();
+// This boot of the kernel (Linux). A power cut can bring back a lock whose removal never reached
+// the disk; after the reboot its pid may name an unrelated live process, which would hold every
+// writer off for good. A lock from another boot of this host is stale whatever its pid.
+const BOOT: string | null = (() => {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+})();
 // A lock file with no parseable content older than this was left by a holder that died between
 // creating and writing it.
 const UNWRITTEN_GRACE_MS = 2_000;
@@ -68,6 +79,7 @@ const orphaned = new Set<string>();
 
 function isStale(l: { info: LockInfo | null; ageMs: number }): boolean {
   if (!l.info) return l.ageMs > UNWRITTEN_GRACE_MS;
+  if (l.info.host === HOST && BOOT !== null && typeof l.info.boot === 'string' && l.info.boot !== BOOT) return true;
   if (l.info.host === HOST && l.info.pid === process.pid) return orphaned.has(l.info.nonce);
   return l.info.host === HOST && !pidAlive(l.info.pid);
 }
@@ -147,7 +159,7 @@ export function acquireLock(ops: FileOps, path: string, waitMs: number): HeldLoc
 }
 
 function waitForLock(ops: FileOps, path: string, waitMs: number): HeldLock {
-  const info: LockInfo = { pid: process.pid, host: HOST, nonce: randomBytes(8).toString('hex'), since: new Date().toISOString() };
+  const info: LockInfo = { pid: process.pid, host: HOST, nonce: randomBytes(8).toString('hex'), since: new Date().toISOString(), ...(BOOT ? { boot: BOOT } : {}) };
   const deadline = Date.now() + waitMs;
   let delay = 2;
   for (;;) {
