@@ -203,3 +203,29 @@ describe('when the disk fills up while HEAD\'s temp file is written (ENOSPC)', (
     expect(readdirSync(dir).filter((n) => n.endsWith('.tmp') || n === 'lock')).toEqual([]);
   });
 });
+
+describe('when a power cut brings back a lock from before the reboot, naming a pid that is alive now', () => {
+  const boot = (() => {
+    try {
+      return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    } catch {
+      return null;
+    }
+  })();
+  const lockOf = (b: string) => JSON.stringify({ pid: 1, host: hostname(), nonce: 'before-the-reboot', since: '2026-01-01T00:00:00.000Z', boot: b });
+
+  it.skipIf(boot === null)('takes it over (its holder died with the last boot), with no manual cleanup', () => {
+    writeFileSync(join(dir, 'lock'), lockOf('00000000-0000-0000-0000-000000000000'));
+    const res = Ledger.open({ dir, key: signer, waitMs: 200 }).append(draft(1));
+    expect(res.records[0].seq).toBe(1);
+    expect(existsSync(join(dir, 'lock'))).toBe(false);
+  });
+
+  it.skipIf(boot === null)('but waits for, then refuses, the same lock from this boot (pid 1 lives)', () => {
+    writeFileSync(join(dir, 'lock'), lockOf(boot!));
+    const before = snapshot(dir);
+    const e = codeOf(() => Ledger.open({ dir, key: signer, waitMs: 50 }).append(draft(1)));
+    expect(e.code).toBe('OP_LOCK_TIMEOUT');
+    expect(snapshot(dir)).toEqual(before);
+  });
+});
