@@ -15,7 +15,7 @@ import { Ledger } from '../../src/ledger.js';
 import { initProject } from '../helpers/cli.js';
 import { runs } from '../helpers/runs.js';
 import { prng } from './helpers/sim-disk.js';
-import { acknowledged, assertBuilt, readChain, startLedger } from './helpers/procs.js';
+import { acknowledged, assertBuilt, binKind, readChain, startLedger } from './helpers/procs.js';
 
 const KILLS = runs(36, 500);
 const AT_ONCE = 3;
@@ -153,6 +153,6 @@ describe('when real append processes are SIGKILLed at random moments', () => {
     expect(final.records_bytes.length).toBe(final.head.size);
     for (const id of acked) expect(final.ids).toContain(id);
     expect(readdirSync(project.ledger)).not.toContain('lock');
-    console.log(`[reliability] real crashes: ${JSON.stringify({ ...outcome, acknowledged: acked.size, published: final.ids.length, quarantineFiles: qfiles.length, lost: 0 })}`);
+    console.log(`[reliability] real crashes: ${JSON.stringify({ binary: binKind, ...outcome, acknowledged: acked.size, published: final.ids.length, quarantineFiles: qfiles.length, lost: 0 })}`);
   });
 });

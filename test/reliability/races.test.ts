@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initProject } from '../helpers/cli.js';
 import { runs } from '../helpers/runs.js';
-import { acknowledged, assertBuilt, readChain, startLedger, type Exit } from './helpers/procs.js';
+import { acknowledged, assertBuilt, binKind, readChain, startLedger, type Exit } from './helpers/procs.js';
 
 const SCALE = runs(1, 10);
 const MIX = { append: 16 * SCALE, batch: 4 * SCALE, recover: 4 * SCALE, audit: 4 * SCALE, log: 4 * SCALE };
@@ -93,6 +93,6 @@ describe('when appenders, batchers, recoverers, auditors and readers run at once
     }
     expect(chain.records_bytes.length).toBe(chain.head.size);
     const counts = Object.fromEntries((Object.keys(MIX) as Kind[]).map((k) => [k, done.filter((d) => d.j.kind === k).length]));
-    console.log(`[reliability] races: ${JSON.stringify({ processes: done.length, atOnce: AT_ONCE, ...counts, acknowledged: acked.length, landed: chain.ids.length - 1, duplicates: 0 })}`);
+    console.log(`[reliability] races: ${JSON.stringify({ binary: binKind, processes: done.length, atOnce: AT_ONCE, ...counts, acknowledged: acked.length, landed: chain.ids.length - 1, duplicates: 0 })}`);
   });
 });

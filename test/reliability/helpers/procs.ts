@@ -24,23 +24,34 @@ function listing(dir: string): string {
 }
 
 let privateBin: string | null = null;
+/** Which build the real-process tests run: the shipped bundle when it is current, else tsc's. */
+export let binKind: 'bundle' | 'tsc' = 'tsc';
+
+function newestMtime(dir: string): number {
+  return Math.max(...readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => statSync(join(e.parentPath, e.name)).mtimeMs));
+}
+
 /**
- * A private copy of the built binary (dist/src, dist/audit), so that a rebuild of dist/ by
- * someone else in the same checkout cannot swap modules under processes that run for minutes.
- * The copy is taken when dist/ did not change while it was copied.
+ * A private copy of the built binary, so that a rebuild of dist/ by someone else in the same
+ * checkout cannot swap modules under processes that run for minutes. It is the shipped bundle
+ * (dist/cli/ledger.cjs, what `bin` points at) when that is at least as new as tsc's output,
+ * else dist/src/bin.js; the copy is kept only if dist/ did not change while it was copied.
  */
 export function stableBin(): string {
   if (privateBin) return privateBin;
   assertBuilt();
+  const bundle = join(ROOT, 'dist/cli/ledger.cjs');
+  const useBundle = existsSync(bundle) && statSync(bundle).mtimeMs >= newestMtime(join(ROOT, 'dist/src'));
+  const parts = useBundle ? ['dist/cli'] : ['dist/src', 'dist/audit'];
   for (let attempt = 0; attempt < 20; attempt++) {
     const dir = mkdtempSync(join(tmpdir(), 'ledger-bin-'));
-    const before = listing(join(ROOT, 'dist/src')) + listing(join(ROOT, 'dist/audit'));
-    cpSync(join(ROOT, 'dist/src'), join(dir, 'dist/src'), { recursive: true });
-    cpSync(join(ROOT, 'dist/audit'), join(dir, 'dist/audit'), { recursive: true });
+    const before = parts.map((p) => listing(join(ROOT, p))).join('\n');
+    for (const p of parts) cpSync(join(ROOT, p), join(dir, p), { recursive: true });
     cpSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
-    if (listing(join(ROOT, 'dist/src')) + listing(join(ROOT, 'dist/audit')) === before) {
-      privateBin = join(dir, 'dist/src/bin.js');
+    if (parts.map((p) => listing(join(ROOT, p))).join('\n') === before) {
+      binKind = useBundle ? 'bundle' : 'tsc';
+      privateBin = join(dir, useBundle ? 'dist/cli/ledger.cjs' : 'dist/src/bin.js');
       process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
       return privateBin;
     }
