@@ -10,6 +10,7 @@ import { registerReadCommands } from './commands/read.js';
 import { registerHandoffCommands } from './commands/handoff.js';
 import { registerAudit } from './commands/audit.js';
 import { registerCausalCommands } from './commands/causal.js';
+import { registerDoctor } from './commands/doctor.js';
 
 export const VERSION = '0.1.0';
 
@@ -22,6 +23,7 @@ export function createCli(io: CliIO): CAC {
   registerHandoffCommands(cli, io);
   registerAudit(cli, io);
   registerCausalCommands(cli, io);
+  registerDoctor(cli, io);
   cli.help();
   cli.version(VERSION);
   return cli;

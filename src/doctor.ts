@@ -1,0 +1,177 @@
+// `ledger doctor`: looks at a deployment the way an operator would and says what to fix. Every
+// check is read-only. A check reports ok, warn (works, but worth fixing) or fail (the ledger, or
+// a consumer's audit, will refuse something until it is fixed), each with the fix in one line.
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fromBase64url } from './canonical.js';
+import { publicKeyProblem } from './ed25519-reference.js';
+import { LedgerError } from './errors.js';
+import { parseTrust, pinProblem, trustEntry, type Trust } from './keys.js';
+import type { Head } from './record.js';
+import { parseSecretKeyFile } from './secret-key.js';
+import { createSigner } from './sign.js';
+import { realFileOps } from './store/fsops.js';
+import { readHead } from './store/head.js';
+import { ledgerPaths } from './store/paths.js';
+import { readTailLine } from './store/read.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+export interface DoctorCheck { name: string; status: CheckStatus; detail: string; fix?: string }
+export interface DoctorReport { ok: boolean; checks: DoctorCheck[] }
+
+export interface DoctorOptions {
+  dir: string;
+  keyPath: string;
+  trustPath: string;
+  /** The agent that will write (--agent / LEDGER_AGENT), if known: the key must may sign for it. */
+  agent?: string;
+  /** Where the views live; null to skip the views check. */
+  viewsDir: string | null;
+  /** Compares the views with the ledger (the handoff module's check), injected to keep this file light. */
+  checkViews?: (ledgerDir: string, viewsDir: string) => { views: { file: string; status: string }[] };
+}
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+function checkKey(o: DoctorOptions, checks: DoctorCheck[]): string | null {
+  if (!existsSync(o.keyPath)) {
+    checks.push({ name: 'key file', status: 'warn', detail: `no secret key at ${o.keyPath}: this machine cannot write to the ledger`, fix: `pass --key or set LEDGER_KEY, or create one with \`ledger keygen --out ${o.keyPath}\`` });
+    return null;
+  }
+  const fd = openSync(o.keyPath, 'r');
+  try {
+    const mode = fstatSync(fd).mode & 0o777;
+    if (mode & 0o077) {
+      checks.push({ name: 'key file', status: 'fail', detail: `${o.keyPath} has mode ${mode.toString(8).padStart(4, '0')}: group or other can read the secret key, so every writer refuses it`, fix: `chmod 600 ${o.keyPath}` });
+      return null;
+    }
+    const { seed, name } = parseSecretKeyFile(readFileSync(fd, 'utf8'), o.keyPath);
+    const publicKey = createSigner(seed).publicKey;
+    checks.push({ name: 'key file', status: 'ok', detail: `${o.keyPath} (mode 0600), key "${name}" ${publicKey}` });
+    return publicKey;
+  } catch (e) {
+    checks.push({ name: 'key file', status: 'fail', detail: message(e), fix: 'restore the key file from the harness, or create a new key and pin it' });
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function checkTrust(o: DoctorOptions, checks: DoctorCheck[]): Trust | null {
+  let trust: Trust;
+  try {
+    trust = parseTrust(readFileSync(o.trustPath, 'utf8'), o.trustPath);
+  } catch (e) {
+    const missing = (e as NodeJS.ErrnoException).code === 'ENOENT';
+    checks.push({ name: 'trust file', status: 'fail', detail: missing ? `no trust file at ${o.trustPath}: \`ledger audit\` and \`ledger gate\` cannot run` : message(e), fix: missing ? 'pass --trust or set LEDGER_TRUST to the harness\'s trust file' : 'fix the trust file as the reason says' });
+    return null;
+  }
+  // The deep key checks the trust parser leaves out (src/keys.ts, Policy).
+  const bad = trust.keys.map((k) => [k, publicKeyProblem(fromBase64url(k.key, 32)!)] as const).filter(([, p]) => p);
+  if (bad.length) {
+    for (const [k, p] of bad) checks.push({ name: 'trust file', status: 'fail', detail: `key "${k.name}" is ${p}: no signature can verify under it`, fix: `remove key "${k.name}" from ${o.trustPath} and pin a key made by \`ledger keygen\`` });
+  } else checks.push({ name: 'trust file', status: 'ok', detail: `${o.trustPath}: ${trust.keys.length} key${trust.keys.length === 1 ? '' : 's'} pinned` });
+  if (o.trustPath.startsWith(ledgerPaths(o.dir).dir + '/')) {
+    checks.push({ name: 'trust file', status: 'warn', detail: 'the trust file lies inside the ledger directory: whoever can rewrite the ledger can rewrite the keys that vouch for it', fix: 'keep the trust file where the harness owns it, outside the ledger directory' });
+  }
+  return trust;
+}
+
+function checkLedger(o: DoctorOptions, checks: DoctorCheck[]): Head | null {
+  const paths = ledgerPaths(o.dir);
+  let head: Head | null;
+  try {
+    head = readHead(realFileOps, paths);
+  } catch (e) {
+    checks.push({ name: 'HEAD', status: 'fail', detail: message(e), fix: 'run `ledger audit` to see which layer fails' });
+    return null;
+  }
+  if (!head) {
+    checks.push({ name: 'HEAD', status: 'fail', detail: `no ledger at ${paths.dir}`, fix: 'run `ledger init`, or pass --dir / set LEDGER_DIR' });
+    return null;
+  }
+  let size = 0;
+  try {
+    size = statSync(paths.records).size;
+  } catch {
+    size = 0;
+  }
+  if (size < head.size) {
+    checks.push({ name: 'records', status: 'fail', detail: `records.jsonl has ${size} bytes but HEAD publishes ${head.size}: published records are missing`, fix: 'restore records.jsonl from a copy; run `ledger audit`' });
+    return head;
+  }
+  try {
+    const tail = readTailLine(realFileOps, paths, head);
+    if (tail.id !== head.tail || tail.seq !== head.seq) throw new LedgerError('OP_CORRUPT', `HEAD's tail is seq ${head.seq} ${head.tail} but the last published line is seq ${tail.seq} ${tail.id}`);
+    checks.push({ name: 'HEAD', status: 'ok', detail: `seq ${head.seq}, signed, and its tail is the last published line` });
+  } catch (e) {
+    checks.push({ name: 'HEAD', status: 'fail', detail: message(e), fix: 'run `ledger audit` to see which layer fails' });
+  }
+  if (size > head.size) {
+    checks.push({ name: 'unpublished bytes', status: 'warn', detail: `${size - head.size} bytes past HEAD were never published (a torn write)`, fix: 'run `ledger recover` (the next append also moves them to quarantine/)' });
+  } else checks.push({ name: 'unpublished bytes', status: 'ok', detail: 'none past HEAD' });
+  return head;
+}
+
+function checkPins(o: DoctorOptions, checks: DoctorCheck[], trust: Trust, head: Head | null, signingKey: string | null): void {
+  if (head) {
+    const p = pinProblem(trust, head.sig.key, head.seq, null);
+    if (p) checks.push({ name: 'HEAD key pinned', status: 'fail', detail: `HEAD is signed by a key the trust file does not accept: ${p}`, fix: 'run `ledger audit`; pin the harness key or find who wrote HEAD' });
+    else checks.push({ name: 'HEAD key pinned', status: 'ok', detail: 'the key that signed HEAD is pinned' });
+  }
+  if (signingKey) {
+    const next = head ? head.seq + 1 : 0;
+    const p = pinProblem(trust, signingKey, next, o.agent ?? null);
+    if (p) {
+      checks.push({ name: 'signing key pinned', status: 'fail', detail: `the next record (seq ${next}) signed with ${o.keyPath} would fail key-pin: ${p}`, fix: `add this entry to the trust file's "keys": ${JSON.stringify(trustEntry('NAME', signingKey, next))}` });
+    } else checks.push({ name: 'signing key pinned', status: 'ok', detail: `records this key signs from seq ${next} pass key-pin${o.agent ? ` for agent "${o.agent}"` : ''}` });
+  }
+}
+
+function checkLock(o: DoctorOptions, checks: DoctorCheck[]): void {
+  const lock = ledgerPaths(o.dir).lock;
+  if (!existsSync(lock)) return;
+  let info: { pid?: number; host?: string; since?: string } = {};
+  try {
+    info = JSON.parse(readFileSync(lock, 'utf8'));
+  } catch {
+    /* unwritten lock */
+  }
+  let alive = true;
+  if (info.host === hostname() && Number.isSafeInteger(info.pid)) {
+    try {
+      process.kill(info.pid!, 0);
+    } catch (e) {
+      alive = (e as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  }
+  checks.push(alive
+    ? { name: 'writer lock', status: 'warn', detail: `held by pid ${info.pid ?? '?'} on ${info.host ?? '?'} since ${info.since ?? '?'}`, fix: 'if that process is gone for good, the next writer on its host takes the lock over; on another host, stop it there' }
+    : { name: 'writer lock', status: 'warn', detail: `left by pid ${info.pid} which is gone`, fix: 'nothing to do: the next writer takes it over' });
+}
+
+function checkViewFiles(o: DoctorOptions, checks: DoctorCheck[]): void {
+  if (!o.viewsDir || !o.checkViews) return;
+  const present = ['HANDOFF.md', 'HANDOFF.yml'].some((f) => existsSync(join(o.viewsDir!, f)));
+  if (!present) return;
+  try {
+    const r = o.checkViews(o.dir, o.viewsDir);
+    const off = r.views.filter((v) => v.status !== 'ok');
+    if (off.length) checks.push({ name: 'views', status: 'warn', detail: off.map((v) => `${v.file} is ${v.status}`).join('; '), fix: 'run `ledger render` (hand edits are overwritten: views are written only from the ledger)' });
+    else checks.push({ name: 'views', status: 'ok', detail: 'HANDOFF.md and HANDOFF.yml match the ledger' });
+  } catch (e) {
+    checks.push({ name: 'views', status: 'warn', detail: message(e), fix: 'run `ledger render`' });
+  }
+}
+
+export function runDoctor(o: DoctorOptions): DoctorReport {
+  const checks: DoctorCheck[] = [];
+  const signingKey = checkKey(o, checks);
+  const trust = checkTrust(o, checks);
+  const head = checkLedger(o, checks);
+  if (trust) checkPins(o, checks, trust, head, signingKey);
+  checkLock(o, checks);
+  checkViewFiles(o, checks);
+  return { ok: checks.every((c) => c.status !== 'fail'), checks };
+}

@@ -1,0 +1,95 @@
+// `ledger doctor` says what to fix, changes nothing, and exits 3 only when something must be fixed.
+import { appendFileSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { toBase64url } from '../src/canonical.js';
+import { initProject, runLedger, snapshot } from './helpers/cli.js';
+import { withTorsion } from './helpers/curve.js';
+
+let p: Awaited<ReturnType<typeof initProject>>;
+beforeEach(async () => {
+  p = await initProject();
+});
+afterEach(() => p.cleanup());
+
+async function doctor(extra: string[] = []) {
+  const before = snapshot(p.ledger);
+  const r = await runLedger(['doctor', '--json', ...extra], { cwd: p.dir });
+  expect(snapshot(p.ledger)).toEqual(before); // read-only, always
+  const report = JSON.parse(r.stdout) as { ok: boolean; checks: { name: string; status: string; detail: string; fix?: string }[] };
+  return { code: r.code, report, byName: (n: string) => report.checks.filter((c) => c.name === n) };
+}
+
+describe('ledger doctor', () => {
+  it('calls a fresh project healthy (exit 0)', async () => {
+    const d = await doctor();
+    expect(d.code).toBe(0);
+    expect(d.report.checks.every((c) => c.status === 'ok')).toBe(true);
+    expect(d.report.checks.map((c) => c.name)).toEqual(expect.arrayContaining(['key file', 'trust file', 'HEAD', 'unpublished bytes', 'HEAD key pinned', 'signing key pinned']));
+  });
+
+  it('fails a key file others can read, with the chmod to run (exit 3)', async () => {
+    chmodSync(join(p.dir, 'keys/harness.key'), 0o640);
+    const d = await doctor();
+    expect(d.code).toBe(3);
+    expect(d.byName('key file')[0]).toMatchObject({ status: 'fail', fix: expect.stringMatching(/chmod 600/) });
+  });
+
+  it('warns about unpublished bytes past HEAD and names ledger recover (exit 0)', async () => {
+    appendFileSync(join(p.ledger, 'records.jsonl'), '{"torn":');
+    const d = await doctor();
+    expect(d.code).toBe(0);
+    expect(d.byName('unpublished bytes')[0]).toMatchObject({ status: 'warn', fix: expect.stringMatching(/ledger recover/) });
+  });
+
+  it('fails a signing key that the trust file does not pin, and prints the entry to add', async () => {
+    const keygen = await runLedger(['keygen', '--out', 'keys/other.key', '--json'], { cwd: p.dir });
+    expect(keygen.code).toBe(0);
+    const d = await doctor(['--key', 'keys/other.key']);
+    expect(d.code).toBe(3);
+    expect(d.byName('signing key pinned')[0]).toMatchObject({ status: 'fail', fix: expect.stringMatching(/"valid_from_seq":1/) });
+  });
+
+  it('fails a pinned key that is not in the prime-order subgroup (the check the trust parser leaves to doctor)', async () => {
+    const trustPath = join(p.dir, 'keys/trust.json');
+    const trust = JSON.parse(readFileSync(trustPath, 'utf8'));
+    const raw = Buffer.from(trust.keys[0].key, 'base64url');
+    trust.keys.push({ ...trust.keys[0], name: 'mixed', key: toBase64url(withTorsion(new Uint8Array(raw), 1)) });
+    writeFileSync(trustPath, JSON.stringify(trust));
+    const d = await doctor();
+    expect(d.code).toBe(3);
+    expect(d.byName('trust file').find((c) => c.status === 'fail')?.detail).toMatch(/"mixed" is not in the prime-order subgroup/);
+  });
+
+  it('fails when there is no trust file', async () => {
+    const d = await doctor(['--trust', 'nowhere.json']);
+    expect(d.code).toBe(3);
+    expect(d.byName('trust file')[0].detail).toMatch(/no trust file/);
+  });
+
+  it('fails a HEAD whose tail is not the last line, and points at ledger audit', async () => {
+    const r = await runLedger(['append', 'handoff', '--op', 'o', '--exec', 'e', '--outcome', 'success', '--agent', 'a'], { cwd: p.dir });
+    expect(r.code).toBe(0);
+    const lines = readFileSync(join(p.ledger, 'records.jsonl'), 'utf8').split('\n');
+    writeFileSync(join(p.ledger, 'records.jsonl'), [lines[1], lines[0], ''].join('\n'));
+    const d = await doctor();
+    expect(d.code).toBe(3);
+    expect(d.byName('HEAD')[0]).toMatchObject({ status: 'fail', fix: expect.stringMatching(/ledger audit/) });
+  });
+
+  it('warns when a view was edited by hand, and names ledger render', async () => {
+    const env = { LEDGER_AGENT: 'claude' };
+    const s = await runLedger(['start', 'fix-tz', '--summary', 'fix toLocal()'], { cwd: p.dir, env });
+    expect(s.code, s.stderr).toBe(0);
+    appendFileSync(join(p.dir, 'HANDOFF.md'), '\nall done, trust me\n');
+    const d = await doctor();
+    expect(d.code).toBe(0);
+    expect(d.byName('views')[0]).toMatchObject({ status: 'warn', detail: expect.stringMatching(/HANDOFF.md is edited/), fix: expect.stringMatching(/ledger render/) });
+  });
+
+  it('prints one line per check and a verdict line in text mode', async () => {
+    const r = await runLedger(['doctor'], { cwd: p.dir });
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim().split('\n').at(-1)).toBe('healthy');
+  });
+});
