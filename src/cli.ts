@@ -24,7 +24,21 @@ export function createCli(io: CliIO): CAC {
   registerAudit(cli, io);
   registerCausalCommands(cli, io);
   registerDoctor(cli, io);
-  cli.help();
+  cli.example('ledger init --name my-project                    # a ledger in .ledger/, a key in keys/');
+  cli.example('ledger append handoff --agent codex --op migrate_schema_17 --exec execution_002 --outcome success --evidence schema=db/schema.sql --invariant tests=ok');
+  cli.example('ledger audit && ledger gate migrate_schema_17 --require-invariant tests && ./deploy.sh');
+  cli.example('ledger start fix-tz --agent claude --summary "fix toLocal()"   # then checkpoint, finish; resume to take over');
+  cli.example('ledger doctor                                        # what is wrong with this setup, and how to fix it');
+  cli.help((sections) => {
+    // Policy: the top-level help ends with the exit codes, since scripts branch on them.
+    if (cli.matchedCommand) return sections;
+    return [
+      sections[0],
+      { body: 'Signed, hash-chained handoffs between coding agents and people, an independent auditor,\nand a gate that says whether the next step may act now.' },
+      ...sections.slice(1),
+      { title: 'Exit codes', body: '  0 ok   1 internal error   2 usage or bad input (nothing changed)   3 operational (lock, I/O, permissions, corrupt ledger)\n  10-14 audit: schema, linkage, signature, key-pin, freshness   20 gate: hold   30 render --check: a view differs' },
+    ];
+  });
   cli.version(VERSION);
   return cli;
 }

@@ -18,5 +18,9 @@ export function registerReadCommands(cli: CAC, io: CliIO): void {
     .option('--limit <n>', 'At most this many (default 20)', STRING)
     .example('ledger log --op migrate_schema_17 --limit 5')
     .action(async (opts: Opts) => (await impl()).runLog(io, opts));
-  cli.command('head', 'Print the published HEAD').action(async (opts: Opts) => (await impl()).runHead(io, opts));
+  cli
+    .command('head', 'Print the published HEAD')
+    .example('ledger head')
+    .example('ledger head --json | jq .seq')
+    .action(async (opts: Opts) => (await impl()).runHead(io, opts));
 }

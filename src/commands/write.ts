@@ -37,6 +37,8 @@ export function registerWriteCommands(cli: CAC, io: CliIO): void {
   cli
     .command('recover', 'Move unpublished bytes past HEAD into quarantine/ (never touches published records)')
     .option('--dry-run', 'Only report what would be moved')
+    .example('ledger recover --dry-run')
+    .example('ledger recover --json')
     .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', STRING)
     .action(async (opts: Opts) => (await impl()).runRecover(io, opts));
 }
