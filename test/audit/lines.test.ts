@@ -9,6 +9,9 @@ import { canonicalJson, canonicalLine, recordId } from '../../src/canonical.js';
 import { MAX_LINE_BYTES } from '../../src/record.js';
 import { buildLedger, parseLine, payloadFor } from '../helpers/gen-ledger.js';
 import { runs } from '../helpers/runs.js';
+
+// `npm run soak` multiplies the runs; give those tests room beyond the 60 s default.
+const SOAK_TIMEOUT = process.env.SOAK === '1' ? 60 * 60_000 : undefined;
 import { freshDir } from './harness.js';
 
 function readAll(bytes: Buffer, chunk: number, end = bytes.length, start = 0) {
@@ -42,7 +45,7 @@ describe('readLines', () => {
       }),
       { numRuns: runs(300, 20_000) },
     );
-  });
+  }, SOAK_TIMEOUT);
 
   it('stops at `end` and reports a file shorter than it', () => {
     const bytes = Buffer.from('a\nbb\nccc\n');
@@ -106,7 +109,7 @@ describe('isCanonicalText agrees with canonicalJson', () => {
       }),
       { numRuns: runs(500, 50_000) },
     );
-  });
+  }, SOAK_TIMEOUT);
 
   it('on other encodings of random values (JSON.stringify, spaces, escapes)', () => {
     fc.assert(
@@ -118,7 +121,7 @@ describe('isCanonicalText agrees with canonicalJson', () => {
       }),
       { numRuns: runs(500, 50_000) },
     );
-  });
+  }, SOAK_TIMEOUT);
 
   it('on the hard cases named one by one', () => {
     for (const text of ['{"10":1,"9":2}', '{"9":2,"10":1}', '{"a":1.0}', '{"a":1e2}', '{"a":-0}', '{"a":9007199254740993}', '{"a":"\\ud800"}', '{"\\udc00":1}', '{"a":"\\u00e9"}', '{"a":"é"}', '{"b":1,"a":2}', '{"a":1,"a":1}', '"\\/"', '[1,2]', '{"a":"\\u2028"}', '{"a":"\u2028"}']) {
@@ -159,5 +162,5 @@ describe('lineRecordId agrees with recordId', () => {
       }),
       { numRuns: runs(300, 30_000) },
     );
-  });
+  }, SOAK_TIMEOUT);
 });

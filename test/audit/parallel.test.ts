@@ -14,6 +14,9 @@ import type { Trust } from '../../src/keys.js';
 import { ROOT } from '../helpers/cli.js';
 import { buildLedger, floorOf, headForLines, serializeLedger, signerFor, type Json } from '../helpers/gen-ledger.js';
 import { runs } from '../helpers/runs.js';
+
+// `npm run soak` multiplies the runs; give those tests room beyond the 60 s default.
+const SOAK_TIMEOUT = process.env.SOAK === '1' ? 60 * 60_000 : undefined;
 import { NOW, freshDir, writeLedger } from './harness.js';
 
 const workerUrl = pathToFileURL(join(ROOT, 'dist/audit/worker.js'));
@@ -89,7 +92,7 @@ describe('the parallel audit reaches the one-thread verdict', () => {
       const c = await both({ records, head: Buffer.from(led.headLine) }, led.trust, threads);
       expect(c.many, `byte ${byte % records.length}`).toEqual(c.one);
     }
-  });
+  }, SOAK_TIMEOUT);
 
   it('above a floor, and with a floor at HEAD', async () => {
     const led = buildLedger({ count: N, edit: (r, seq) => (seq === 9 ? EDITS.backwards(r, seq) : r) });

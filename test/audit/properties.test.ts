@@ -9,6 +9,9 @@ import { auditLedger } from '../../audit/index.js';
 import { canonicalLine } from '../../src/canonical.js';
 import { buildLedger, floorOf, headForLines, parseLine, serializeLedger, signerFor } from '../helpers/gen-ledger.js';
 import { runs } from '../helpers/runs.js';
+
+// `npm run soak` multiplies the runs; give those tests room beyond the 60 s default.
+const SOAK_TIMEOUT = process.env.SOAK === '1' ? 60 * 60_000 : undefined;
 import { NOW, freshDir, writeLedger } from './harness.js';
 
 // Every kind, two keys (a rotation), so every field form appears somewhere in the bytes.
@@ -48,7 +51,7 @@ describe('any single-byte change never passes', () => {
       }),
       { numRuns: runs(300, 30_000) },
     );
-  });
+  }, SOAK_TIMEOUT);
 
   it('anywhere in HEAD', () => {
     fc.assert(
@@ -57,7 +60,7 @@ describe('any single-byte change never passes', () => {
       }),
       { numRuns: runs(200, 20_000) },
     );
-  });
+  }, SOAK_TIMEOUT);
 
   it('at every byte of HEAD and of one record line, exhaustively, to one other value', () => {
     for (let at = 0; at < files.head.length; at++) {
@@ -97,7 +100,7 @@ describe('removing, duplicating or reordering lines never passes', () => {
       }),
       { numRuns: runs(200, 20_000) },
     );
-  });
+  }, SOAK_TIMEOUT);
 
   it('except past HEAD: a line repeated after the last is unpublished, a warning naming ledger recover', () => {
     const r = auditBytes(join_([...led.lines, led.lines[n - 1]]), files.head);
@@ -113,7 +116,7 @@ describe('removing, duplicating or reordering lines never passes', () => {
       const lines = e.apply(led.lines);
       expect(auditBytes(join_(lines), resigned(lines)).ok, e.what).toBe(false);
     }), { numRuns: runs(200, 20_000) });
-  });
+  }, SOAK_TIMEOUT);
 
   it('and a cut-off tail under a re-signed HEAD fails against a floor at the old HEAD', () => {
     const floorPath = join(freshDir(), 'floor.json');
@@ -172,5 +175,5 @@ describe('re-encoding a line with the same content never passes', () => {
       }),
       { numRuns: runs(200, 20_000) },
     );
-  });
+  }, SOAK_TIMEOUT);
 });
