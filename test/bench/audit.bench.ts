@@ -20,9 +20,12 @@ import { signingMessage } from '../../src/sign.js';
 import { streamLedger, type LedgerSpec } from '../helpers/gen-ledger.js';
 import { alternate, atLeast, atMost, median, nowMs, timeCommand, type BenchResult } from './bench-kit.js';
 
-const BIN = fileURLToPath(new URL('../../src/bin.js', import.meta.url));
+// The shipped binary (package.json "bin": the esbuild bundle) when it was built, else tsc's.
+const BUNDLE = fileURLToPath(new URL('../../cli/ledger.cjs', import.meta.url));
+const BIN = existsSync(BUNDLE) ? BUNDLE : fileURLToPath(new URL('../../src/bin.js', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
 const IO = fileURLToPath(new URL('../../src/commands/process-io.js', import.meta.url));
+const GNU_TIME = '/usr/bin/time';
 const BASE = fileURLToPath(new URL('../../../test/.scratch/', import.meta.url));
 const NOW = Date.parse('2026-11-29T00:00:00.000Z');
 
@@ -87,14 +90,24 @@ function limitPass(path: string): { ms: number; records: number } {
   return { ms: nowMs() - t0, records };
 }
 
-/** Max RSS (MB) of the real CLI audit, in a child process (worker threads included). */
+/**
+ * Max RSS (MB) of the real CLI audit in a child process (worker threads included): the shipped
+ * binary under GNU time when there is one, else the CLI run in-process by a small child script.
+ */
 function cliAuditRss(dir: string, trustPath: string): { mb: number; ms: number; code: number; stderr: string } {
+  const args = ['audit', '--dir', dir, '--trust', trustPath];
+  const t0 = nowMs();
+  if (existsSync(GNU_TIME)) {
+    const r = spawnSync(GNU_TIME, ['-f', 'RSS_KB %M', process.execPath, BIN, ...args], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    const m = /RSS_KB (\d+)/.exec(r.stderr);
+    if (!m) throw new Error(`audit child failed: ${r.stderr}`);
+    return { mb: Number(m[1]) / 1024, ms: nowMs() - t0, code: r.status ?? -1, stderr: r.stderr };
+  }
   const script = `
     const { runCli } = await import(${JSON.stringify(CLI)});
     const { processIO } = await import(${JSON.stringify(IO)});
-    const code = await runCli(['audit', '--dir', ${JSON.stringify(dir)}, '--trust', ${JSON.stringify(trustPath)}], processIO());
+    const code = await runCli(${JSON.stringify(args)}, processIO());
     process.stderr.write('RSS_KB ' + process.resourceUsage().maxRSS + ' CODE ' + code + '\\n');`;
-  const t0 = nowMs();
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
   const ms = nowMs() - t0;
   const m = /RSS_KB (\d+) CODE (\d+)/.exec(r.stderr);
