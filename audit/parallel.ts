@@ -123,7 +123,7 @@ export async function auditLedgerParallel(opts: ParallelOptions): Promise<AuditR
 
     const tick = opts.onProgress && ((n: number) => {
       Atomics.store(counters, 0, n);
-      if ((n & 0xffff) === 0) opts.onProgress!(counters.reduce((a, b) => a + b, 0), run.total);
+      opts.onProgress!(counters.reduce((a, b) => a + b, 0), run.total);
     });
     const mine = runSegment(ctx, layers, sink, fd!, { start: cuts[0], end: cuts[1], firstPos: range.firstPos }, tick);
     checked = mine.lines;
