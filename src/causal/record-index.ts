@@ -96,12 +96,19 @@ const SIG_MARK = ',"sig":{"alg":"ed25519","key":"';
  * that decisions rely on get their id recomputed by verified.ts.
  */
 export function lineId(line: string, parsed: object): string {
+  return lineIdFast(line) ?? recordId(parsed);
+}
+
+// The sig member is exactly this long: 31 + 43 (key) + 11 + 86 (value) + 2.
+const SIG_MEMBER_CHARS = ',"sig":{"alg":"ed25519","key":"'.length + 43 + '","value":"'.length + 86 + '"}'.length;
+
+/** The fast path of lineId alone: null when the line does not have the expected sig shape. */
+export function lineIdFast(line: string): string | null {
   const at = line.indexOf(SIG_MARK);
-  if (at > 0) {
-    const m = SIG_RE.exec(line.slice(at, at + 160));
-    if (m) return 'sha256:' + createHash('sha256').update(line.slice(0, at) + line.slice(at + m[0].length)).digest('hex');
-  }
-  return recordId(parsed);
+  if (at <= 0) return null;
+  const m = SIG_RE.exec(line.slice(at, at + SIG_MEMBER_CHARS));
+  if (!m) return null;
+  return 'sha256:' + createHash('sha256').update(line.slice(0, at) + line.slice(at + m[0].length)).digest('hex');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import { openSync, readFileSync, readdirSync, rmSync, writeSync, closeSync, trun
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { recordId } from '../../src/canonical.js';
-import { DELTA_MAX_RECORDS, RecordIndex, consumeKey, idKey, identityKey, keysOf, lineId, opKey, revokeKey } from '../../src/causal/record-index.js';
+import { DELTA_MAX_RECORDS, RecordIndex, consumeKey, idKey, identityKey, keysOf, lineId, lineIdFast, opKey, revokeKey } from '../../src/causal/record-index.js';
 import { CausalView } from '../../src/causal/view.js';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft, LedgerRecord } from '../../src/record.js';
@@ -163,6 +163,8 @@ describe('lineId, the id computed from a canonical line without re-canonicalisin
       const text = line.trimEnd();
       const parsed = JSON.parse(text);
       expect(lineId(text, parsed)).toBe(recordId(parsed));
+      // ...and the fast path itself is taken for every record a writer of ours makes.
+      expect(lineIdFast(text), text.slice(0, 60)).toBe(recordId(parsed));
     }
     const odd = { agent: 'a', kind: 'x', sig: { alg: 'other' } };
     expect(lineId(JSON.stringify(odd), odd)).toBe(recordId(odd));
