@@ -46,6 +46,7 @@ export function createCli(io: CliIO): CAC {
 /** Parses argv (without node and script) and runs the verb; returns the exit code. */
 export async function runCli(argv: string[], io: CliIO): Promise<number> {
   let json = argv.includes('--json');
+  let verb: string | undefined;
   try {
     const cli = createCli(io);
     cli.parse(['node', 'ledger', ...argv], { run: false });
@@ -59,21 +60,38 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
       }
       throw new LedgerError('USAGE', `unknown command "${cli.args[0]}" (run \`ledger --help\` for the list)`);
     }
+    verb = cli.matchedCommand.name;
     const code = await cli.runMatchedCommand();
     return typeof code === 'number' ? code : 0;
   } catch (e) {
-    return reportError(e, io, json);
+    return reportError(e, io, json, verb);
   }
 }
 
-export function reportError(e: unknown, io: CliIO, json: boolean): number {
+/**
+ * What to do next, for an error that does not already say: a bad flag or payload points at the
+ * verb's help, where every flag is listed with its form and examples.
+ */
+function withNextStep(message: string, code: string, verb: string | undefined): string {
+  if (/`ledger [^`]*`|--help|run `|pass --|set LEDGER_/.test(message)) return message;
+  const fromStdin = message.startsWith('stdin');
+  if (code === 'USAGE' || code === 'INPUT_SCHEMA' || code === 'INPUT_CANONICAL' || (code === 'INPUT_JSON' && fromStdin)) {
+    return `${message} (see \`ledger ${verb ?? ''}${verb ? ' ' : ''}--help\`)`;
+  }
+  if (code === 'INPUT_TRUST' || code === 'INPUT_KEY' || code === 'INPUT_JSON') {
+    return `${message} (fix that file; \`ledger doctor\` checks the whole setup)`;
+  }
+  return message;
+}
+
+export function reportError(e: unknown, io: CliIO, json: boolean, verb?: string): number {
   let code: string;
   let message: string;
   let exit: number;
   if (e instanceof LedgerError) {
-    [code, message, exit] = [e.code, e.message, e.exitCode];
+    [code, message, exit] = [e.code, withNextStep(e.message.split('\n')[0], e.code, verb), e.exitCode];
   } else if ((e as Error)?.name === 'CACError') {
-    [code, message, exit] = ['USAGE', `${(e as Error).message} (see \`ledger --help\`)`, 2];
+    [code, message, exit] = ['USAGE', withNextStep((e as Error).message, 'USAGE', verb), 2];
   } else {
     [code, message, exit] = ['INTERNAL', `internal error: ${(e as Error)?.stack ?? String(e)}`, 1];
   }
