@@ -1,7 +1,14 @@
-// Signing a large batch on two cores. Ed25519 signatures are deterministic, so a worker thread
-// signing half the messages yields exactly the bytes the main thread would have. The batch path
-// is synchronous (it runs under the writer lock), so the main thread waits for the worker with
-// Atomics.wait on shared memory instead of an event-loop message.
+// Signing a large batch on two cores, overlapped with building it. Ed25519 signatures are
+// deterministic, so a worker thread yields exactly the bytes the main thread would have.
+//
+// The batch path is synchronous (it runs under the writer lock), so the threads share memory
+// instead of messages: the main thread builds record i (its id chains from record i-1, so this
+// part is sequential), writes its signing message into a shared buffer and publishes the count;
+// the worker, started first, signs messages as they are published, claiming each index from a
+// shared counter. When the main thread has built every record it claims indexes from the same
+// counter too, so the two finish together. Every signature has a done flag; whatever the worker
+// did not finish (it failed, stalled or never started) the main thread signs itself, so the
+// result never depends on the worker.
 import { createRequire } from 'node:module';
 import type { Worker as WorkerType } from 'node:worker_threads';
 
@@ -10,51 +17,95 @@ const lazyRequire = createRequire(import.meta.url);
 
 // Below this many messages a worker's start-up (tens of ms) costs more than it saves.
 export const PARALLEL_THRESHOLD = 4096;
+// How long the main thread waits for a worker that stopped making progress before it signs the
+// rest itself.
+const STALL_MS = 2_000;
+
+// Int32 slots of the control block.
+const PUBLISHED = 0; // messages written so far
+const CLAIMED = 1; // next index to sign (both threads claim from it)
 
 const WORKER_SOURCE = `
 const { workerData } = require('node:worker_threads');
 const { createPrivateKey, sign } = require('node:crypto');
-const { pkcs8, messages, out, done } = workerData;
+const { pkcs8, count, msgLen, msgs, sigs, control, done } = workerData;
 const key = createPrivateKey({ key: Buffer.from(pkcs8), format: 'der', type: 'pkcs8' });
-const sigs = new Uint8Array(out);
-for (let i = 0; i < messages.length; i++) sigs.set(sign(null, messages[i], key), i * 64);
-const flag = new Int32Array(done);
-Atomics.store(flag, 0, 1);
-Atomics.notify(flag, 0);
+const ctl = new Int32Array(control);
+const flags = new Int32Array(done);
+const m = new Uint8Array(msgs);
+const out = new Uint8Array(sigs);
+for (;;) {
+  const i = Atomics.add(ctl, ${CLAIMED}, 1);
+  if (i >= count) break;
+  while (Atomics.load(ctl, ${PUBLISHED}) <= i) Atomics.wait(ctl, ${PUBLISHED}, Atomics.load(ctl, ${PUBLISHED}), 50);
+  out.set(sign(null, m.subarray(i * msgLen, (i + 1) * msgLen), key), i * 64);
+  Atomics.store(flags, i, 1);
+}
 `;
 
 /**
- * Signs `messages`: the main thread signs the first part while one worker signs the rest. If the
- * worker fails or stalls, the main thread signs its part too: the result never depends on it.
+ * Calls `produce(i)` for i = 0..count-1 in order, on this thread, and returns the signature of
+ * each message it returned. All messages must have the same length (record signing messages do:
+ * a fixed prefix and a digest). With fewer than PARALLEL_THRESHOLD messages, signs inline.
  */
-export function signInParallel(messages: readonly Uint8Array[], pkcs8: Uint8Array, sign: (m: Uint8Array) => Uint8Array): Uint8Array[] {
-  if (messages.length < PARALLEL_THRESHOLD) return messages.map(sign);
-  // The worker starts late, so it takes a little less than half.
-  const split = Math.ceil(messages.length * 0.55);
-  const rest = messages.slice(split);
-  const out = new SharedArrayBuffer(rest.length * 64);
-  const done = new SharedArrayBuffer(4);
+export function signProduced(count: number, produce: (i: number) => Uint8Array, pkcs8: Uint8Array, sign: (m: Uint8Array) => Uint8Array): Uint8Array[] {
+  if (count < PARALLEL_THRESHOLD) {
+    const out: Uint8Array[] = [];
+    for (let i = 0; i < count; i++) out.push(sign(produce(i)));
+    return out;
+  }
+  const first = produce(0);
+  const msgLen = first.length;
+  const msgs = new Uint8Array(new SharedArrayBuffer(count * msgLen));
+  const sigs = new Uint8Array(new SharedArrayBuffer(count * 64));
+  const ctl = new Int32Array(new SharedArrayBuffer(8));
+  const flags = new Int32Array(new SharedArrayBuffer(count * 4));
   let worker: WorkerType | null = null;
   try {
     const { Worker } = lazyRequire('node:worker_threads') as typeof import('node:worker_threads');
-    worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { pkcs8, messages: rest, out, done } });
+    worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { pkcs8, count, msgLen, msgs: msgs.buffer, sigs: sigs.buffer, control: ctl.buffer, done: flags.buffer },
+    });
     worker.unref();
     worker.on('error', () => {
-      /* handled below: the flag never turns, and the main thread signs the rest itself */
+      /* the flags stay 0 and the main thread signs those itself */
     });
   } catch {
     worker = null;
   }
-  const first = messages.slice(0, split).map(sign);
-  const flag = new Int32Array(done);
-  if (worker) Atomics.wait(flag, 0, 0, 60_000);
-  let second: Uint8Array[];
-  if (Atomics.load(flag, 0) === 1) {
-    const sigs = new Uint8Array(out);
-    second = rest.map((_, i) => sigs.slice(i * 64, i * 64 + 64));
-  } else {
-    second = rest.map(sign);
+  const publish = (i: number, m: Uint8Array) => {
+    if (m.length !== msgLen) throw new RangeError(`message ${i} is ${m.length} bytes, expected ${msgLen}`);
+    msgs.set(m, i * msgLen);
+    Atomics.store(ctl, PUBLISHED, i + 1);
+    Atomics.notify(ctl, PUBLISHED);
+  };
+  publish(0, first);
+  for (let i = 1; i < count; i++) publish(i, produce(i));
+
+  const signHere = (i: number) => {
+    sigs.set(sign(msgs.subarray(i * msgLen, (i + 1) * msgLen)), i * 64);
+    Atomics.store(flags, i, 1);
+  };
+  for (;;) {
+    const i = Atomics.add(ctl, CLAIMED, 1);
+    if (i >= count) break;
+    signHere(i);
+  }
+  // Wait for what the worker claimed; sign whatever it leaves unfinished after a stall.
+  let lastProgress = Date.now();
+  for (let i = 0; i < count; i++) {
+    while (Atomics.load(flags, i) !== 1) {
+      if (Date.now() - lastProgress > STALL_MS) {
+        signHere(i); // same bytes as the worker's, should it still finish
+        break;
+      }
+      Atomics.wait(flags, i, 0, 10);
+    }
+    lastProgress = Date.now();
   }
   void worker?.terminate();
-  return [...first, ...second];
+  const out: Uint8Array[] = new Array(count);
+  for (let i = 0; i < count; i++) out[i] = sigs.slice(i * 64, i * 64 + 64);
+  return out;
 }

@@ -9,7 +9,7 @@
 // valid and mutated signatures, and that both sign the same bytes.
 import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { fromBase64url, toBase64url } from './canonical.js';
-import { signInParallel } from './sign-parallel.js';
+import { signProduced } from './sign-parallel.js';
 
 export type SigDomain = 'record' | 'head';
 
@@ -47,8 +47,11 @@ export interface Signer {
   /** base64url public key, as it appears in `sig.key` and the trust file. */
   readonly publicKey: string;
   sign(message: Uint8Array): Uint8Array;
-  /** Signs many messages; may use a second core for large batches. Same bytes as sign(). */
-  signMany?(messages: readonly Uint8Array[]): Uint8Array[];
+  /**
+   * Signs the messages `produce(0..count-1)` returns (produced in order, on this thread), and may
+   * sign on a second core while later ones are still being produced. Same bytes as sign().
+   */
+  signProduced?(count: number, produce: (i: number) => Uint8Array): Uint8Array[];
 }
 
 export function createSigner(seed: Uint8Array): Signer {
@@ -61,7 +64,7 @@ export function createSigner(seed: Uint8Array): Signer {
   return {
     publicKey,
     sign,
-    signMany: (messages) => signInParallel(messages, Buffer.concat([PKCS8_PREFIX, seed]), sign),
+    signProduced: (count, produce) => signProduced(count, produce, Buffer.concat([PKCS8_PREFIX, seed]), sign),
   };
 }
 

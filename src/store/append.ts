@@ -91,28 +91,33 @@ function laterTs(now: Date, prev: string): string {
 function placeDrafts(drafts: readonly Draft[], prev: { seq: number; id: string; ts: string; size: number }, now: Date, signer: Signer) {
   const staged: { unsigned: Omit<LedgerRecord, 'sig'>; id: string; lineWithSig: (sig: object) => string }[] = [];
   let { seq, id, ts } = prev;
-  for (const draft of drafts) {
+  const stage = (i: number): Uint8Array => {
     ts = laterTs(now, ts);
-    const unsigned = { ...draft, v: 1, seq: ++seq, prev_tail_hash: id, ts } as Omit<LedgerRecord, 'sig'>;
+    const unsigned = { ...drafts[i], v: 1, seq: ++seq, prev_tail_hash: id, ts } as Omit<LedgerRecord, 'sig'>;
     const { unsignedText, lineWithSig } = canonicalAroundSig(unsigned);
     id = digestOf(unsignedText); // SPEC 4: the id is over the record without "sig"
     staged.push({ unsigned, id, lineWithSig });
-  }
-  const messages = staged.map((s) => signingMessage('record', s.id));
-  const sigs = signer.signMany ? signer.signMany(messages) : messages.map((m) => signer.sign(m));
-  const out: { appended: Appended; line: Buffer }[] = [];
+    return signingMessage('record', id);
+  };
+  const sigs = signer.signProduced
+    ? signer.signProduced(drafts.length, stage)
+    : drafts.map((_, i) => signer.sign(stage(i)));
+  const appended: Appended[] = [];
+  const lines: string[] = [];
   let size = prev.size;
   staged.forEach((s, i) => {
     const sig: Sig = { alg: 'ed25519', key: signer.publicKey, value: toBase64url(sigs[i]) };
-    const line = Buffer.from(s.lineWithSig(sig));
-    if (line.length > MAX_LINE_BYTES) {
-      throw new LedgerError('INPUT_SCHEMA', `record ${i + 1} would be ${line.length} bytes; a record line is at most ${MAX_LINE_BYTES} (store large evidence by digest)`);
+    const line = s.lineWithSig(sig);
+    const bytes = Buffer.byteLength(line);
+    if (bytes > MAX_LINE_BYTES) {
+      throw new LedgerError('INPUT_SCHEMA', `record ${i + 1} would be ${bytes} bytes; a record line is at most ${MAX_LINE_BYTES} (store large evidence by digest)`);
     }
     const record = { ...s.unsigned, sig } as LedgerRecord;
-    out.push({ appended: { id: s.id, seq: record.seq, offset: size, record }, line });
-    size += line.length;
+    appended.push({ id: s.id, seq: record.seq, offset: size, record });
+    lines.push(line);
+    size += bytes;
   });
-  return out;
+  return { appended, data: Buffer.from(lines.join('')) };
 }
 
 /**
@@ -159,14 +164,14 @@ function appendLocked(
     const placed = placeDrafts(drafts, { seq: head.seq, id: head.tail, ts: head.ts, size: head.size }, now(), signer);
 
     const recovered = quarantineUnpublished(ops, paths, head);
-    const last = placed[placed.length - 1].appended;
-    const newSize = head.size + placed.reduce((n, p) => n + p.line.length, 0);
+    const last = placed.appended[placed.appended.length - 1];
+    const newSize = head.size + placed.data.length;
     const newHead = signHead(
       { v: 1, genesis: head.genesis, seq: last.seq, tail: last.id, size: newSize, ts: laterTs(now(), last.record.ts) },
       signer,
     );
-    writeLines(ops, paths, head.size, Buffer.concat(placed.map((p) => p.line)), current.bytes, () => writeHead(ops, paths, newHead));
-    return { records: placed.map((p) => p.appended), head: newHead, recovered: recovered.unpublished ? recovered : null };
+    writeLines(ops, paths, head.size, placed.data, current.bytes, () => writeHead(ops, paths, newHead));
+    return { records: placed.appended, head: newHead, recovered: recovered.unpublished ? recovered : null };
   }
 }
 
