@@ -7,12 +7,15 @@
 // against a simple model:
 //
 //   - every append that returned is there, in order, and nothing else was published except,
-//     after a failure, all of the failed command's records or none of them;
+//     after a failure, all of the failed command's records or none of them; only a power cut
+//     takes HEAD back, to an earlier HEAD, never below an append that returned;
 //   - the published bytes check clean (canonical lines, links, signatures, HEAD matches);
 //   - no read API (head, records, get, log) shows anything past HEAD;
-//   - every byte ever seen past HEAD is still there or in quarantine/, and after a recover it is
-//     in quarantine/ and records.jsonl ends at HEAD;
-//   - a command that did not crash leaves no descriptor open and, on success, no lock behind.
+//   - every byte ever seen past HEAD that reached the disk is still there or in quarantine/, and
+//     after a recover it is in quarantine/ and records.jsonl ends at HEAD;
+//   - a failure is a coded error (exit 2 or 3), and one that may have published says so;
+//   - a command that did not crash leaves no descriptor open, no temp file of its own and, unless
+//     an injected error stopped it, no lock.
 //
 // The real auditor (audit/) also runs, on a copy of the bytes, after every crash, power cut and
 // recover, and at the end of each run, which ends with a fault-free recover and append (no
