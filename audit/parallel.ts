@@ -4,6 +4,7 @@
 // (linkage: seq and prev_tail_hash) and its order in time (freshness) are checked here afterwards,
 // with the same pure rules the layers use. Verdicts are identical to the one-thread audit; the
 // property test in test/audit/parallel.test.ts holds the two to that.
+import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { LedgerError } from '../src/errors.js';
@@ -116,7 +117,9 @@ export async function auditLedgerParallel(opts: ParallelOptions): Promise<AuditR
     const counters = new Int32Array(progress);
     const url = opts.workerUrl ?? new URL('./worker.js', import.meta.url);
     // Loaded only here: an audit with a floor near HEAD never needs it.
-    const { Worker: WorkerClass } = await import('node:worker_threads');
+    // Loaded synchronously and only here: the CLI bundle runs under a launcher (src/launcher.cts)
+    // where a plain require is the cheaper, always-available way to reach a builtin.
+    const { Worker: WorkerClass } = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
     workers = cuts.slice(1, -1).map((start, i) =>
       startWorker(WorkerClass, url, { fd: fd!, start, end: cuts[i + 2], trust: ctx.trust, now: ctx.now, skewMs: ctx.skewMs, maxAgeMs: ctx.maxAgeMs, progress, index: i + 1 }),
     );

@@ -30,8 +30,8 @@ try {
 const script = new vm.Script((Module as unknown as { wrap(s: string): string }).wrap(source), {
   filename: bundle,
   cachedData: cached,
-  // The bundle loads worker_threads with import(); let it use the main loader.
-  importModuleDynamically: (vm as unknown as { constants: { USE_MAIN_CONTEXT_DEFAULT_LOADER: symbol } }).constants.USE_MAIN_CONTEXT_DEFAULT_LOADER as never,
+  // Should the bundle ever call import(), hand it to the launcher's own loader.
+  importModuleDynamically: ((specifier: string) => import(specifier)) as never,
 });
 if (cached === undefined || script.cachedDataRejected) {
   process.once('exit', () => {
