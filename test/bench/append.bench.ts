@@ -6,11 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { Ledger } from '../../src/ledger.js';
 import { createSigner } from '../../src/sign.js';
 import type { Draft } from '../../src/record.js';
-import { alternate, atLeast, atMost, median, nowMs, timeCommand, type BenchResult } from './bench-kit.js';
+import { alternate, atLeast, atMost, median, nowMs, timeCommand, type BenchResult, LEDGER_BIN } from './bench-kit.js';
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 
-const BIN = fileURLToPath(new URL('../../src/bin.js', import.meta.url));
+const BIN = LEDGER_BIN; // the shipped binary: what a user's shell runs
 // Benchmarks write where the project lives (the same disk CI uses), not tmpfs.
 const BASE = fileURLToPath(new URL('../../../test/.scratch/', import.meta.url));
 

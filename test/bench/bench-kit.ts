@@ -1,5 +1,9 @@
 // Small shared tools for benchmarks: timing, medians, and timing whole commands.
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The shipped `ledger` (the bundled CLI behind its launcher), as `npm run build` leaves it. */
+export const LEDGER_BIN = fileURLToPath(new URL('../../cli/ledger.cjs', import.meta.url));
 
 export interface BenchResult {
   name: string;

@@ -11,9 +11,9 @@ import { Ledger } from '../../src/ledger.js';
 import { digestSource } from '../../src/causal/evidence.js';
 import type { Draft } from '../../src/record.js';
 import { seedFrom, signerFor, streamLedger } from '../helpers/gen-ledger.js';
-import { alternate, atMost, nowMs, timeCommand, type BenchResult } from './bench-kit.js';
+import { alternate, atMost, nowMs, timeCommand, type BenchResult, LEDGER_BIN } from './bench-kit.js';
 
-const BIN = fileURLToPath(new URL('../../src/bin.js', import.meta.url));
+const BIN = LEDGER_BIN; // the shipped binary: what a user's shell runs
 // Benchmarks write where the project lives (the same disk CI uses), not tmpfs.
 const BASE = fileURLToPath(new URL('../../../test/.scratch/', import.meta.url));
 const COUNT = Number(process.env.GATE_BENCH_RECORDS ?? 1_000_000);

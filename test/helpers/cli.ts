@@ -1,5 +1,6 @@
 // Running the CLI in tests: in-process through runCli (fast, for tables of bad input) or as a
-// real `node dist/src/bin.js` process (for races, crashes and the exit code a shell sees).
+// real `ledger` process (for races, crashes and the exit code a shell sees): the shipped binary,
+// dist/cli/ledger.cjs, which `npm test` builds first (`npm run build`).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,7 @@ import { runCli } from '../../src/cli.js';
 import type { CliIO } from '../../src/commands/common.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const BIN = join(ROOT, 'dist/src/bin.js');
+export const BIN = join(ROOT, 'dist/cli/ledger.cjs');
 
 export interface Run { code: number; stdout: string; stderr: string }
 
@@ -29,7 +30,7 @@ export async function runLedger(args: string[], opts: { cwd: string; env?: Recor
   return { code, stdout, stderr };
 }
 
-/** Runs the built binary as a real process (run `npx tsc -p .` first; `npm test` does). */
+/** Runs the built binary as a real process (run `npm run build` first; `npm test` does). */
 export function spawnLedgerSync(args: string[], opts: { cwd: string; env?: Record<string, string>; stdin?: string }): Run {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     cwd: opts.cwd,
