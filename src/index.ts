@@ -20,3 +20,5 @@ export type { AppendResult, Appended, LockedView } from './store/append.js';
 export type { RecordAt } from './store/read.js';
 export type { RecoverReport } from './store/recover.js';
 export type { FileOps } from './store/fsops.js';
+export { auditLedger, formatReportText, type AuditReport, type AuditOptions } from '../audit/index.js';
+export { auditLedgerParallel } from '../audit/parallel.js';
