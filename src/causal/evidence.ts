@@ -41,20 +41,27 @@ function badEvidence(message: string, source: string): LedgerError {
   return new LedgerError('INPUT_EVIDENCE', message, { source });
 }
 
-function fileSha256Hex(path: string): string {
+/** SHA-256 of everything readable from an open file, read in 1 MiB chunks, and its length. */
+export function hashOpenFile(fd: number): { hex: string; bytes: number } {
   const hash = createHash('sha256');
+  const buf = Buffer.alloc(1 << 20);
+  let bytes = 0;
+  for (;;) {
+    const n = readSync(fd, buf, 0, buf.length, null);
+    if (n === 0) break;
+    hash.update(buf.subarray(0, n));
+    bytes += n;
+  }
+  return { hex: hash.digest('hex'), bytes };
+}
+
+function fileSha256Hex(path: string): string {
   const fd = openSync(path, 'r');
   try {
-    const buf = Buffer.alloc(1 << 20);
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      hash.update(buf.subarray(0, n));
-    }
+    return hashOpenFile(fd).hex;
   } finally {
     closeSync(fd);
   }
-  return hash.digest('hex');
 }
 
 /**

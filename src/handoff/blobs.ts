@@ -7,11 +7,12 @@
 // command can leave a blob that no record names; it is harmless (its name is its content) and is
 // never trusted: every read re-verifies the digest.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { DIGEST_RE } from '../canonical.js';
 import { fsyncDir, realFileOps, replaceFileAtomic } from '../store/fsops.js';
+import { hashOpenFile } from '../causal/evidence.js';
 
 export interface StoredBlob { digest: string; bytes: number; path: string }
 
@@ -53,22 +54,15 @@ export function putBlob(ledgerDir: string, data: Uint8Array): StoredBlob {
 export function adoptBlobFile(ledgerDir: string, scratch: string): StoredBlob {
   const dir = blobDir(ledgerDir);
   try {
-    const hash = createHash('sha256');
-    let bytes = 0;
     const fd = openSync(scratch, 'r');
+    let hex: string;
+    let bytes: number;
     try {
-      const buf = Buffer.alloc(1 << 20);
-      for (;;) {
-        const n = readSync(fd, buf, 0, buf.length, null);
-        if (n === 0) break;
-        hash.update(buf.subarray(0, n));
-        bytes += n;
-      }
+      ({ hex, bytes } = hashOpenFile(fd));
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    const hex = hash.digest('hex');
     const path = join(dir, hex);
     mkdirSync(dir, { recursive: true });
     if (existsSync(path)) unlinkSync(scratch);
