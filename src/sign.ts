@@ -39,7 +39,11 @@ function privateKeyObject(seed: Uint8Array): KeyObject {
 }
 
 export function publicKeyFromSeed(seed: Uint8Array): Uint8Array {
-  const der = createPublicKey(privateKeyObject(seed)).export({ format: 'der', type: 'spki' });
+  return publicKeyOf(privateKeyObject(seed));
+}
+
+function publicKeyOf(privateKey: KeyObject): Uint8Array {
+  const der = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
   return new Uint8Array(der.subarray(SPKI_PREFIX.length));
 }
 
@@ -59,7 +63,7 @@ export function createSigner(seed: Uint8Array): Signer {
     throw new TypeError(`"seed" expected Uint8Array of length 32, got length=${(seed as Uint8Array)?.length}`);
   }
   const key = privateKeyObject(seed);
-  const publicKey = toBase64url(publicKeyFromSeed(seed));
+  const publicKey = toBase64url(publicKeyOf(key));
   const sign = (m: Uint8Array) => new Uint8Array(nodeSign(null, m, key));
   return {
     publicKey,
