@@ -32,7 +32,8 @@ function fileSize(ops: FileOps, path: string): number {
  *
  * Order: 1. copy the bytes into quarantine/<name> and fsync it, 2. fsync quarantine/, 3. truncate
  * records.jsonl and fdatasync it. A crash between steps leaves the bytes in both places (a later
- * recovery finds the same quarantine name and only truncates); never in neither.
+ * recovery finds the same quarantine name, checks that it holds the same bytes, makes it and its
+ * entry durable, and truncates); never in neither.
  */
 export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: Head | null, dryRun = false): RecoverReport {
   const published = head ? head.size : 0;
@@ -65,8 +66,21 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
     fsyncDir(ops, paths.dir);
     if (!ops.exists(file)) {
       writeAndRename(ops, `${file}.${process.pid}.tmp`, file, bytes.subarray(0, got));
-      fsyncDir(ops, paths.quarantine);
+    } else {
+      // An earlier recovery left this file, perhaps one that failed or died right after its
+      // rename, before the directory fsync. It must hold exactly these bytes, and they and its
+      // entry must be durable, before a single byte is cut from records.jsonl.
+      if (!ops.readFile(file).equals(bytes.subarray(0, got))) {
+        throw new LedgerError('OP_CORRUPT', `refusing to recover: ${file} exists but holds other bytes than the ${got} past HEAD; move it aside and run \`ledger recover\` again`, { file });
+      }
+      const qfd = ops.open(file, 'r');
+      try {
+        ops.fsync(qfd);
+      } finally {
+        ops.close(qfd);
+      }
     }
+    fsyncDir(ops, paths.quarantine);
     ops.ftruncate(fd, published);
     ops.fdatasync(fd);
     return { published, unpublished, file, moved: true };
