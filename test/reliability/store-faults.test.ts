@@ -2,10 +2,11 @@
 // the real one and fails exactly one kind of call. They pin the behaviour the fuzz
 // (torn-writes.test.ts) found wrong, plus one found by reading the code (init over a HEAD that
 // cannot be stat'ed).
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../src/canonical.js';
 import { LedgerError } from '../../src/errors.js';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft } from '../../src/record.js';
@@ -226,6 +227,50 @@ describe('when a power cut brings back a lock from before the reboot, naming a p
     const before = snapshot(dir);
     const e = codeOf(() => Ledger.open({ dir, key: signer, waitMs: 50 }).append(draft(1)));
     expect(e.code).toBe('OP_LOCK_TIMEOUT');
+    expect(snapshot(dir)).toEqual(before);
+  });
+});
+
+describe('when an earlier recovery left its quarantine file behind (it died before the directory fsync)', () => {
+  const records = () => join(dir, 'records.jsonl');
+  const tail = Buffer.from('{"v":1,"seq":1,"torn');
+  const name = () => {
+    const published = readFileSync(records()).length;
+    return `at-${published}-${sha256Hex(tail).slice(0, 16)}.bin`;
+  };
+
+  it('makes the file and its entry durable before it cuts anything', () => {
+    const file = name();
+    writeFileSync(records(), tail, { flag: 'a' });
+    mkdirSync(join(dir, 'quarantine'));
+    writeFileSync(join(dir, 'quarantine', file), tail);
+    const synced: string[] = [];
+    const paths = new Map<number, string>();
+    const ops = withFaults({
+      open: (p, flags, mode) => {
+        const fd = realFileOps.open(p, flags, mode);
+        paths.set(fd, p);
+        return fd;
+      },
+      fsync: (fd) => {
+        synced.push(paths.get(fd)!);
+        realFileOps.fsync(fd);
+      },
+    });
+    const report = Ledger.open({ dir, ops }).recover();
+    expect(report.moved).toBe(true);
+    expect(synced).toEqual(expect.arrayContaining([join(dir, 'quarantine', file), join(dir, 'quarantine')]));
+    expect(readFileSync(join(dir, 'quarantine', file))).toEqual(tail);
+  });
+
+  it('refuses (exit 3) and cuts nothing when that file holds other bytes', () => {
+    const file = name();
+    writeFileSync(records(), tail, { flag: 'a' });
+    mkdirSync(join(dir, 'quarantine'));
+    writeFileSync(join(dir, 'quarantine', file), 'something else entirely');
+    const before = snapshot(dir);
+    const e = codeOf(() => Ledger.open({ dir }).recover());
+    expect(e.code).toBe('OP_CORRUPT');
     expect(snapshot(dir)).toEqual(before);
   });
 });
