@@ -339,6 +339,26 @@ export class RecordIndex {
     return join(paths.dir, 'index');
   }
 
+  /**
+   * The highest seq the segment files' names claim to cover, or -1: read from the directory
+   * listing alone, without opening or checking anything. Only a hint for when to bring the index
+   * up to date (never for what a decision relies on).
+   */
+  static namedThrough(paths: LedgerPaths): number {
+    let names: string[];
+    try {
+      names = readdirSync(RecordIndex.dirOf(paths));
+    } catch {
+      return -1;
+    }
+    let through = -1;
+    for (const name of names) {
+      const m = SEG_RE.exec(name);
+      if (m) through = Math.max(through, Number(m[2]));
+    }
+    return through;
+  }
+
   /** Opens (and brings up to date, when it may write) the index for `head`. */
   static open(paths: LedgerPaths, head: Head, opts: IndexOptions = {}): RecordIndex {
     let write = opts.write ?? true;

@@ -11,6 +11,7 @@
 // - `revoke` must name a handoff or finish in the ledger; revoking it again is idempotent the
 //   same way (same reason and agent: the existing revocation; anything else: refused).
 // - `consume` is written only by `ledger gate --consume-as`, never appended directly.
+import { DELTA_MAX_RECORDS, RecordIndex } from './record-index.js';
 import { canonicalJson } from '../canonical.js';
 import { LedgerError } from '../errors.js';
 import type { Ledger } from '../ledger.js';
@@ -140,8 +141,11 @@ export function appendCausal(ledger: Ledger, drafts: readonly Draft[]): CausalAp
   assertDrafts(drafts);
   if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'nothing to append');
   const paths = ledger.paths;
-  // Bring the index up to date first, so the critical section reads only what is new.
-  CausalView.open(paths, ledger.head(), { trust: null }).close();
+  // When the index is far behind (a first use, or many appends by other means), bring it up to
+  // date before taking the lock, so the critical section reads only what is new. When it is
+  // close (the usual case) that would scan its unindexed tail twice, once here and once below.
+  const head = ledger.head();
+  if (head.seq - RecordIndex.namedThrough(paths) > 2 * DELTA_MAX_RECORDS) CausalView.open(paths, head, { trust: null }).close();
   let decisions: Decision[] = [];
   const res = ledger.transact((locked) => {
     const view = CausalView.open(paths, locked.head, { trust: null });
