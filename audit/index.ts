@@ -127,6 +127,11 @@ export function beginAudit(opts: AuditOptions): AuditRun {
     if (headFd !== null) {
       try {
         headBytes = readAt(headFd, 0, MAX_HEAD_BYTES + 1);
+      } catch (e) {
+        // Policy: a HEAD that is not a readable file (a directory) has no bytes at all, so the
+        // schema layer reports it (exit 10) like any other HEAD that is not canonical JSON.
+        if ((e as NodeJS.ErrnoException).code !== 'EISDIR') throw ioError(e, 'read', join(dir, 'HEAD'));
+        headBytes = Buffer.alloc(0);
       } finally {
         closeSync(headFd);
       }

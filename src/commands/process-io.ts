@@ -1,3 +1,4 @@
+import { LedgerError } from '../errors.js';
 import type { CliIO } from './common.js';
 
 /** The real process's I/O for the CLI. */
@@ -12,7 +13,13 @@ export function processIO(): CliIO {
       if (process.stdin.isTTY) return '';
       const chunks: Buffer[] = [];
       for await (const c of process.stdin) chunks.push(c as Buffer);
-      return Buffer.concat(chunks).toString('utf8');
+      // Policy: stdin is refused, not repaired: an invalid UTF-8 byte would otherwise become
+      // U+FFFD inside a signed record.
+      try {
+        return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+      } catch {
+        throw new LedgerError('INPUT_JSON', 'stdin is not valid UTF-8; payloads must be UTF-8 JSON, one object per line');
+      }
     },
   };
 }

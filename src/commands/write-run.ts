@@ -23,22 +23,28 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
     throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${dir}; \`ledger init\` never overwrites one (use another --dir)`);
   }
   const name = one(opts, 'name');
+  if (name !== undefined && name.length > 128) throw new LedgerError('USAGE', `--name is ${name.length} chars; at most 128`);
+  const wait = waitMs(opts);
   const kp = keyPath(io, opts);
   const tp = trustPath(io, opts);
+  // Everything that can refuse is checked before anything is written, so a refused init leaves
+  // no key file behind: the existing key, the agent, and the trust file it would pin into.
+  const existing = existsSync(kp) ? readSecretKey(kp) : null;
+  const agent = agentName(io, opts, existing?.name ?? 'harness');
+  const { pinKeyInTrustFile } = await import('./trust-edit.js');
+  if (existsSync(tp)) (await import('../trustfile.js')).readTrust(tp);
   let created = false;
   let key: { name: string; seed: Uint8Array };
-  if (existsSync(kp)) key = readSecretKey(kp);
+  if (existing) key = existing;
   else {
     key = { name: 'harness', seed: new Uint8Array(randomBytes(32)) };
     writeSecretKey(kp, key.name, key.seed);
     created = true;
   }
   const signer = createSigner(key.seed);
-  const agent = agentName(io, opts, key.name);
   // The trust file is the harness's: pin a key we just created; warn about one we did not.
-  const { pinKeyInTrustFile } = await import('./trust-edit.js');
   const pinned = pinKeyInTrustFile(tp, key.name, signer.publicKey, created);
-  const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: waitMs(opts) });
+  const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: wait });
   const g = result.records[0];
   const lines = [`initialised ledger ${dir}`, `genesis ${g.id}`];
   if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp}`);

@@ -212,7 +212,7 @@ const CASES: Case[] = [
     },
   },
   { name: 'HEAD over 64 KiB', input: 'HEAD', verbs: LEDGER_VERBS, damage: (p) => writeFileSync(join(L(p), 'HEAD'), canonicalLine({ x: 'a'.repeat(70_000) })) },
-  { name: 'HEAD that is a directory', input: 'HEAD', verbs: LEDGER_VERBS, open: [{ verb: 'audit', why: 'audit/ reads HEAD without catching EISDIR: exit 1, "internal error"' }], damage: (p) => (rmSync(join(L(p), 'HEAD')), mkdirSync(join(L(p), 'HEAD'))) },
+  { name: 'HEAD that is a directory', input: 'HEAD', verbs: LEDGER_VERBS, damage: (p) => (rmSync(join(L(p), 'HEAD')), mkdirSync(join(L(p), 'HEAD'))) },
   { name: 'HEAD pointing past the end of records.jsonl, validly signed', input: 'HEAD', verbs: LEDGER_VERBS, pass: HEAD_ONLY,
     damage: (p) => writeHead(p, { ...readHead(p), size: (readHead(p).size as number) + 100 }) },
   {
@@ -398,11 +398,9 @@ describe('hostile input: each refused with a one-line error and a documented exi
 describe('invalid UTF-8 from outside the process', () => {
   beforeAll(() => assertBuilt());
 
-  // Known bug, left open (src/commands/process-io.ts is not the store's): Node decodes stdin with
-  // replacement, so an invalid byte becomes U+FFFD and the payload is appended as if it had been
-  // sent. The fix is a fatal TextDecoder in readStdin (INPUT_JSON, exit 2). it.fails keeps this
-  // visible: it starts failing, loudly, the day stdin is refused.
-  it.fails('refuses a batch payload with an invalid UTF-8 byte (exit 2) and changes nothing', () => {
+  // Node decodes stdin with replacement, so without a check an invalid byte would become U+FFFD
+  // and be signed into a record; readStdin decodes with a fatal TextDecoder (INPUT_JSON, exit 2).
+  it('refuses a batch payload with an invalid UTF-8 byte (exit 2) and changes nothing', () => {
     const p = copyProject();
     const before = tree(p);
     const stdin = Buffer.concat([Buffer.from('{"kind":"intent","logical_operation_id":"o","execution_id":"e","action":"caf'), Buffer.from([0xff]), Buffer.from('"}\n')]);
@@ -413,10 +411,9 @@ describe('invalid UTF-8 from outside the process', () => {
 });
 
 describe('init with a malformed trust file and no key file yet', () => {
-  // Known bug, left open (src/commands/write.ts): `init` writes the new secret key before it reads
-  // the trust file, so a refused init (exit 2) leaves keys/harness.key behind. it.fails flips
-  // when init reads the trust file first.
-  it.fails('refuses (exit 2) and leaves nothing behind, not even a key file', async () => {
+  // init reads the trust file (and checks the agent) before it writes a new secret key, so a
+  // refused init leaves no keys/harness.key behind.
+  it('refuses (exit 2) and leaves nothing behind, not even a key file', async () => {
     const p = join(root.dir, `init-${copies++}`);
     mkdirSync(join(p, 'keys'), { recursive: true });
     writeFileSync(join(p, 'keys/trust.json'), 'not json\n');
