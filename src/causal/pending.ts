@@ -2,8 +2,7 @@
 // item (`start`) and have no terminal outcome since: the ambiguous completions a crash leaves
 // behind (issue 4, item 6). Informational: it grants nothing, so it reads the records once,
 // streaming, and verifies (hash, signature, link) only the few entries it reports.
-import { LedgerError } from '../errors.js';
-import { forEachLine } from './record-index.js';
+import { readRecords } from '../store/read.js';
 import { RecordProblem, RecordReader } from './verified.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
@@ -33,16 +32,13 @@ interface Open { kind: 'start' | 'intent'; seq: number; offset: number; op: stri
  */
 export function findPending(paths: LedgerPaths, head: Head, now: number, filterOp?: string): PendingEntry[] {
   const open = new Map<string, Map<string, Open>>(); // op -> exec -> last start/intent
-  forEachLine(paths.records, 0, head.size, (line, offset) => {
-    let r: LedgerRecord & { logical_operation_id?: string; execution_id?: string; takeover?: { execution_id: string } };
-    try {
-      r = JSON.parse(line);
-    } catch {
-      throw new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} is not JSON; run \`ledger audit\``);
-    }
-    if (r === null || typeof r !== 'object') return;
+  // Policy: the same strict reader as every other reading verb (HEAD's tail is the last line,
+  // each line canonical, UTF-8 and at most 1 MiB), so pending refuses a ledger they refuse.
+  for (const at of readRecords(paths, head)) {
+    const r = at.record as LedgerRecord & { logical_operation_id?: string; execution_id?: string; takeover?: { execution_id: string } };
+    const offset = at.offset;
     const op = r.logical_operation_id;
-    if (typeof op !== 'string' || (filterOp !== undefined && op !== filterOp)) return;
+    if (typeof op !== 'string' || (filterOp !== undefined && op !== filterOp)) continue;
     if (r.kind === 'start' || r.kind === 'intent') {
       let execs = open.get(op);
       if (!execs) open.set(op, (execs = new Map()));
@@ -52,7 +48,7 @@ export function findPending(paths: LedgerPaths, head: Head, now: number, filterO
       // A terminal record settles every attempt of its operation that came before it.
       open.delete(op);
     }
-  });
+  }
   const reader = new RecordReader(paths, head, null);
   try {
     return [...open.values()].flatMap((m) => [...m.values()])

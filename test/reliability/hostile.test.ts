@@ -173,7 +173,6 @@ interface Case {
 // `ledger head` prints HEAD as read and signed; it does not read records.jsonl (README). Damage
 // to records.jsonl, or to how HEAD fits it, is for every other verb to refuse.
 const HEAD_ONLY: Verb[] = ['head'];
-const PENDING_OWN_READER = { verb: 'pending' as Verb, why: 'src/causal reads records.jsonl with its own line reader, which checks neither HEAD\'s tail nor line bytes' };
 
 const realTrust = (p: string) => JSON.parse(readFileSync(join(p, 'keys/trust.json'), 'utf8'));
 const trustCase = (name: string, text: string | Buffer | ((p: string) => string)): Case => ({
@@ -218,7 +217,6 @@ const CASES: Case[] = [
   {
     name: 'HEAD whose tail is another real record, validly signed', input: 'HEAD', verbs: LEDGER_VERBS,
     pass: HEAD_ONLY,
-    open: [PENDING_OWN_READER],
     damage: (p) => writeHead(p, { ...readHead(p), tail: recordId(JSON.parse(lines(p)[1])) }),
   },
   { name: 'HEAD with a signature that does not verify', input: 'HEAD', verbs: LEDGER_VERBS, damage: (p) => writeFileSync(join(L(p), 'HEAD'), canonicalLine({ ...readHead(p), ts: '2026-01-01T00:00:00.000Z' })) },
@@ -239,7 +237,6 @@ const CASES: Case[] = [
   {
     name: 'a last record with a wrong type (seq as a string), signed, published by a signed HEAD', input: 'records.jsonl', verbs: LEDGER_VERBS,
     pass: HEAD_ONLY,
-    open: [PENDING_OWN_READER],
     damage: (p) => {
       const t = resignedTail(p, (r) => ({ ...r, seq: String(r.seq) }));
       replaceTail(p, t.line, t.id, readHead(p).seq);
@@ -257,7 +254,6 @@ const CASES: Case[] = [
   {
     name: 'a last record over 1 MiB, signed, published by a signed HEAD', input: 'records.jsonl', verbs: LEDGER_VERBS,
     pass: HEAD_ONLY,
-    open: [PENDING_OWN_READER],
     damage: (p) => {
       const t = resignedTail(p, (r) => ({ ...r, state: 's'.repeat(1024 * 1024 + 10) }));
       replaceTail(p, t.line, t.id, readHead(p).seq);
@@ -268,7 +264,6 @@ const CASES: Case[] = [
     // A lossy decoder reads the signed record back; SPEC 4 says the bytes are not a record.
     name: 'a last record with invalid UTF-8 that a lossy decoder would read as a signed record', input: 'records.jsonl', verbs: LEDGER_VERBS,
     pass: HEAD_ONLY,
-    open: [PENDING_OWN_READER],
     damage: (p) => {
       const t = resignedTail(p, (r) => ({ ...r, state: 'caf\uFFFD' }));
       const at = t.line.indexOf(Buffer.from('caf\uFFFD')) + 3;
