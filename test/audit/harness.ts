@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { auditLedger, type AuditReport } from '../../audit/index.js';
 import type { Trust } from '../../src/keys.js';
-import { serializeLedger, type BuiltLedger, type LedgerFiles } from '../helpers/gen-ledger.js';
+import { headForLines, serializeLedger, signerFor, type BuiltLedger, type LedgerFiles } from '../helpers/gen-ledger.js';
 
 /** After every default-generated ledger (they start 2026-11-29T12:00:00Z, one record a second). */
 export const NOW = Date.parse('2026-11-29T13:00:00.000Z');
@@ -49,4 +49,18 @@ export function audit(led: BuiltLedger | LedgerFiles, extra: Extra & { trust?: T
 /** The verdict in one comparable object. */
 export function verdict(r: AuditReport) {
   return { layer: r.failed_layer, seq: r.failure?.seq ?? null, code: r.findings[0]?.code ?? null };
+}
+
+/**
+ * Edits a built ledger's lines and re-signs HEAD over them with the harness key: the tampered
+ * variants the layer tests feed to the audit.
+ */
+export function lineEditor(led: BuiltLedger): (change: (lines: string[]) => void) => LedgerFiles {
+  const harness = signerFor('harness');
+  const files = serializeLedger(led);
+  return (change) => {
+    const lines = [...led.lines];
+    change(lines);
+    return { ...files, records: Buffer.from(lines.join('')), head: Buffer.from(headForLines(lines, harness).line) };
+  };
 }

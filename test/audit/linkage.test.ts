@@ -5,16 +5,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { auditLedger } from '../../audit/index.js';
 import { buildLedger, editLine, headForLines, parseLine, payloadFor, resignHead, serializeLedger, signerFor, type Json } from '../helpers/gen-ledger.js';
-import { NOW, audit, verdict, writeLedger } from './harness.js';
+import { NOW, audit, verdict, writeLedger, lineEditor } from './harness.js';
 
 const led = buildLedger({ count: 8 });
 const harness = signerFor('harness');
 const files = serializeLedger(led);
-function withLines(change: (lines: string[]) => void) {
-  const lines = [...led.lines];
-  change(lines);
-  return { ...files, records: Buffer.from(lines.join('')), head: Buffer.from(headForLines(lines, harness).line) };
-}
+const withLines = lineEditor(led);
 const headWith = (change: Json) => Buffer.from(resignHead({ ...parseLine(led.headLine), ...change }, harness).line);
 
 describe('linkage: the chain', () => {

@@ -3,16 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { canonicalLine, headDigest, recordId, toBase64url } from '../../src/canonical.js';
 import { makeSig } from '../../src/sign.js';
 import { buildLedger, editLine, headForLines, parseLine, resignHead, serializeLedger, signerFor, withSig } from '../helpers/gen-ledger.js';
-import { audit, verdict } from './harness.js';
+import { audit, verdict, lineEditor } from './harness.js';
 
 const led = buildLedger({ count: 8 });
 const harness = signerFor('harness');
 const files = serializeLedger(led);
-function withLines(change: (lines: string[]) => void) {
-  const lines = [...led.lines];
-  change(lines);
-  return { ...files, records: Buffer.from(lines.join('')), head: Buffer.from(headForLines(lines, harness).line) };
-}
+const withLines = lineEditor(led);
 const sigOf = (line: string) => parseLine(line).sig as { key: string; value: string };
 const L = 2n ** 252n + 27742317777372353535851937790883648493n;
 
