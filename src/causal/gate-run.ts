@@ -9,7 +9,7 @@ import { Ledger } from '../ledger.js';
 import type { Draft, Head } from '../record.js';
 import type { LockedView } from '../store/append.js';
 import { ledgerPaths } from '../store/paths.js';
-import { evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate.js';
+import { emptyFindings, evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate.js';
 import { CausalView } from './view.js';
 
 // The gate verb loads everything it needs through this one module (one dynamic import).
@@ -83,12 +83,7 @@ function heldOnCorrupt(o: GateRunOptions, op: string, err: LedgerError): GateRun
     op,
     handoff: null,
     head: { seq: -1, tail: '' },
-    evidence: [],
-    conflicts: [],
-    revoked_by: [],
-    reopened_by: [],
-    dependencies: [],
-    consumed_by: [],
+    ...emptyFindings(),
     chain: { ok: false, reason: chainReason, ...extra },
   };
 }

@@ -103,6 +103,11 @@ interface Shared {
   memo: Map<string, DependencyResult>;
 }
 
+/** The per-term lists of a gate result, before any term has added to them. */
+export function emptyFindings(): Pick<GateResult, 'evidence' | 'conflicts' | 'revoked_by' | 'reopened_by' | 'dependencies' | 'consumed_by'> {
+  return { evidence: [], conflicts: [], revoked_by: [], reopened_by: [], dependencies: [], consumed_by: [] };
+}
+
 /** Evaluates the gate for `op` on the view's HEAD. Never throws for what it finds. */
 export function evaluateGate(view: CausalView, chain: ChainVerdict, op: string, o: GateOptions): GateResult {
   const shared: Shared = { view, chain, now: o.now, evidence: o.evidence, allowOpaque: o.allowOpaque ?? false, memo: new Map() };
@@ -131,12 +136,7 @@ function evaluateOp(s: Shared, op: string, o: Pick<GateOptions, 'accept' | 'requ
     op,
     handoff: latest ? ref(latest) : null,
     head: { seq: view.head.seq, tail: view.head.tail },
-    evidence: [],
-    conflicts: [],
-    revoked_by: [],
-    reopened_by: [],
-    dependencies: [],
-    consumed_by: [],
+    ...emptyFindings(),
   };
 
   // 1. handoff valid: the chain audits clean, the handoff exists, verifies, and is not revoked.
