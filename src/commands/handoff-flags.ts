@@ -2,7 +2,8 @@
 // Each parser refuses a malformed value with a one-line USAGE error naming the flag.
 import { LedgerError } from '../errors.js';
 import { digestSource, type EvidenceContext } from '../causal/evidence.js';
-import { NAME_RE, ID_RE, OUTCOMES, type Dependency, type Evidence, type Invariant, type Outcome } from '../record.js';
+import { NAME_RE, ID_RE, OUTCOMES, type Dependency, type Evidence, type HandoffPayload, type Invariant, type Outcome } from '../record.js';
+import { many, one, type Opts } from './common.js';
 import { DIGEST_RE } from '../canonical.js';
 
 export function parseOutcome(text: string, flagName = 'outcome'): Outcome {
@@ -74,4 +75,23 @@ export function parseDependsOn(values: string[]): Dependency[] {
 export function parseSupersedes(values: string[]): string[] {
   for (const v of values) if (!DIGEST_RE.test(v)) throw new LedgerError('USAGE', `--supersedes expects a record id ("sha256:" + 64 hex), got "${v}"`);
   return values;
+}
+
+/**
+ * The handoff fields that `append handoff` and `finish` read alike: --invariant, --depends-on,
+ * --supersedes and --note (the operation, execution, outcome and evidence each verb reads its own way).
+ */
+export function parseHandoffTail(opts: Opts): Pick<HandoffPayload, 'invariants' | 'depends_on' | 'supersedes' | 'note'> {
+  const tail: Pick<HandoffPayload, 'invariants' | 'depends_on' | 'supersedes' | 'note'> = {
+    invariants: parseInvariants(many(opts, 'invariant')),
+    depends_on: parseDependsOn(many(opts, 'dependsOn', 'depends-on')),
+  };
+  const sup = many(opts, 'supersedes');
+  if (sup.length) tail.supersedes = parseSupersedes(sup);
+  const note = one(opts, 'note');
+  if (note !== undefined) {
+    if (note.length > 4096) throw new LedgerError('USAGE', `--note is ${note.length} chars; at most 4096`);
+    tail.note = note;
+  }
+  return tail;
 }

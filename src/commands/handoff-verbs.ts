@@ -22,7 +22,7 @@ import { gitFacts } from '../handoff/git.js';
 import {
   agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
 } from './common.js';
-import { parseDependsOn, parseEvidence, parseInvariants, parseOutcome, parseSupersedes } from './handoff-flags.js';
+import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.js';
 
 /** `render --check` exit code when a view is missing, stale or hand-edited (README). */
 export const VIEWS_DIFFER_EXIT = 30;
@@ -164,18 +164,7 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
   const evidence: Record<string, Evidence> = parseEvidence(many(opts, 'evidence'), { root, ledgerDir: dir, cwd: io.cwd });
   let finishFields: Pick<FinishPayload, 'outcome' | 'invariants' | 'depends_on' | 'supersedes' | 'note'> | null = null;
   if (kind === 'finish') {
-    finishFields = {
-      outcome: parseOutcome(one(opts, 'outcome') ?? 'success'),
-      invariants: parseInvariants(many(opts, 'invariant')),
-      depends_on: parseDependsOn(many(opts, 'dependsOn', 'depends-on')),
-    };
-    const sup = many(opts, 'supersedes');
-    if (sup.length) finishFields.supersedes = parseSupersedes(sup);
-    const note = one(opts, 'note');
-    if (note !== undefined) {
-      if (note.length > 4096) throw new LedgerError('USAGE', `--note is ${note.length} chars; at most 4096`);
-      finishFields.note = note;
-    }
+    finishFields = { outcome: parseOutcome(one(opts, 'outcome') ?? 'success'), ...parseHandoffTail(opts) };
   }
   const vdir = viewsDir(io, opts, dir);
   const wait = waitMs(opts);

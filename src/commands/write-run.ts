@@ -14,7 +14,7 @@ import {
   agentName, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
   type CliIO, type Opts,
 } from './common.js';
-import { parseDependsOn, parseEvidence, parseId, parseInvariants, parseOutcome, parseSupersedes } from './handoff-flags.js';
+import { parseEvidence, parseHandoffTail, parseId, parseOutcome } from './handoff-flags.js';
 
 
 export async function runInit(io: CliIO, opts: Opts): Promise<number> {
@@ -73,16 +73,8 @@ function handoffFromFlags(io: CliIO, opts: Opts, dir: string): HandoffPayload {
     execution_id: parseId(required(opts, 'exec', 'the execution_id of this attempt'), 'exec'),
     outcome: parseOutcome(required(opts, 'outcome', 'success, failure, timeout, ambiguous or cancelled')),
     evidence: parseEvidence(many(opts, 'evidence'), { root: dirname(dir), ledgerDir: dir, cwd: io.cwd }),
-    invariants: parseInvariants(many(opts, 'invariant')),
-    depends_on: parseDependsOn(many(opts, 'dependsOn', 'depends-on')),
+    ...parseHandoffTail(opts),
   };
-  const sup = many(opts, 'supersedes');
-  if (sup.length) payload.supersedes = parseSupersedes(sup);
-  const note = one(opts, 'note');
-  if (note !== undefined) {
-    if (note.length > 4096) throw new LedgerError('USAGE', `--note is ${note.length} chars; at most 4096`);
-    payload.note = note;
-  }
   return payload;
 }
 
