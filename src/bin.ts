@@ -1,7 +1,4 @@
 #!/usr/bin/env node
-import { runCli } from './cli.js';
-import { processIO } from './commands/process-io.js';
+import { main } from './cli-main.js';
 
-runCli(process.argv.slice(2), processIO()).then((code) => {
-  process.exitCode = code;
-});
+main();

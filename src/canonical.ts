@@ -1,6 +1,6 @@
 // The only place values become bytes (RFC 8785 JCS via `canonicalize`) and bytes become ids
 // (SHA-256). Pure: no I/O. SPEC 2 and SPEC 4.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { LedgerError } from './errors.js';
 
@@ -71,8 +71,10 @@ function assertPlainJson(v: unknown, path: string, open: Set<object> = new Set()
   throw new LedgerError('INPUT_CANONICAL', `${path}: ${typeof v} is not JSON`, { path });
 }
 
+// The one-shot crypto.hash (Node >= 20.12) is about twice as fast as createHash for short input:
+// no Hash object per call, which matters for an id per record.
 export function sha256Hex(bytes: Uint8Array | string): string {
-  return createHash('sha256').update(bytes).digest('hex');
+  return hash('sha256', bytes, 'hex');
 }
 
 /** `"sha256:" + 64 lowercase hex` of the bytes (SPEC 2). */

@@ -24,12 +24,12 @@
 //   buckets:  (bucketCount + 1) x u32, the first entry of each bucket
 //   entries:  entryCount x { u32 h1, u32 h2, u32 first posting, u32 posting count }
 //   postings: postingCount x { u32 seq - fromSeq, f64 offset }
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   closeSync, fsyncSync, mkdirSync, openSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { recordId } from '../canonical.js';
+import { digestOf, recordId } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
@@ -44,9 +44,12 @@ export const consumeKey = (handoff: string) => `c\0${handoff}`;
 /** Retry identity (retry.ts): one operation's one execution's records of one kind. */
 export const identityKey = (kind: string, op: string, exec: string) => `x\0${kind}\0${op}\0${exec}`;
 
-/** The keys under which a record is found. Checkpoints are found only by id: nothing here needs them by op. */
-export function keysOf(record: LedgerRecord, id: string): string[] {
-  const keys = [idKey(id)];
+/**
+ * The keys under which a record is found. Checkpoints are found only by id: nothing here needs
+ * them by op. With `id` null, all but the id key (see RecordIndex's unhashed tail).
+ */
+export function keysOf(record: LedgerRecord, id: string | null): string[] {
+  const keys = id === null ? [] : [idKey(id)];
   const r = record as LedgerRecord & Record<string, unknown>;
   switch (record.kind) {
     case 'start':
@@ -108,7 +111,7 @@ export function lineIdFast(line: string): string | null {
   if (at <= 0) return null;
   const m = SIG_RE.exec(line.slice(at, at + SIG_MEMBER_CHARS));
   if (!m) return null;
-  return 'sha256:' + createHash('sha256').update(line.slice(0, at) + line.slice(at + m[0].length)).digest('hex');
+  return digestOf(line.slice(0, at) + line.slice(at + m[0].length));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,10 +167,19 @@ interface Rows {
   endOffset: number;
   lastOffset: number;
   lastId: string;
+  /** Without ids: the lines themselves, for the id keys when first asked (else empty). */
+  lines: TailLine[];
 }
 
-function scanRows(paths: LedgerPaths, fromSeq: number, fromOffset: number, endOffset: number): Rows {
-  const rows: Rows = { h1: [], h2: [], seq: [], offset: [], fromSeq, toSeq: fromSeq - 1, fromOffset, endOffset, lastOffset: -1, lastId: '' };
+interface TailLine { line: string; seq: number; offset: number }
+
+/**
+ * The rows of a byte range. With `ids` false (the in-memory tail) no record id is computed and no
+ * id key is made: hashing every line is most of the scan's cost, and most callers (a retry check
+ * of a new append) never look a record up by id. The lines are kept instead.
+ */
+function scanRows(paths: LedgerPaths, fromSeq: number, fromOffset: number, endOffset: number, ids = true): Rows {
+  const rows: Rows = { h1: [], h2: [], seq: [], offset: [], fromSeq, toSeq: fromSeq - 1, fromOffset, endOffset, lastOffset: -1, lastId: '', lines: [] };
   let expect = fromSeq;
   forEachLine(paths.records, fromOffset, endOffset, (line, offset) => {
     let rec: LedgerRecord;
@@ -179,7 +191,8 @@ function scanRows(paths: LedgerPaths, fromSeq: number, fromOffset: number, endOf
     if (rec === null || typeof rec !== 'object' || rec.seq !== expect || typeof rec.kind !== 'string') {
       throw new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} is not record seq ${expect}; run \`ledger audit\``);
     }
-    const id = lineId(line, rec);
+    const id = ids ? lineId(line, rec) : null;
+    if (!ids) rows.lines.push({ line, seq: expect, offset });
     for (const key of keysOf(rec, id)) {
       const [a, b] = hash64(key);
       rows.h1.push(a);
@@ -189,7 +202,7 @@ function scanRows(paths: LedgerPaths, fromSeq: number, fromOffset: number, endOf
     }
     rows.toSeq = expect;
     rows.lastOffset = offset;
-    rows.lastId = id;
+    rows.lastId = id ?? '';
     expect++;
   });
   return rows;
@@ -333,6 +346,8 @@ export class RecordIndex {
     readonly head: Head,
     private readonly segments: Segment[],
     private readonly tail: Map<string, Posting[]>,
+    /** Tail lines whose id keys are not in `tail` yet (hashed on the first lookup by id). */
+    private unhashed: TailLine[],
   ) {}
 
   static dirOf(paths: LedgerPaths): string {
@@ -401,26 +416,33 @@ export class RecordIndex {
       fromOffset = covered ? covered.endOffset : 0;
     }
     const tail = new Map<string, Posting[]>();
+    let unhashed: TailLine[] = [];
     if (fromOffset < head.size) {
-      const rows = scanRows(paths, fromSeq, fromOffset, head.size);
-      for (let i = 0; i < rows.seq.length; i++) {
-        const k = `${rows.h1[i]}:${rows.h2[i]}`;
-        let list = tail.get(k);
-        if (!list) tail.set(k, (list = []));
-        list.push({ seq: rows.seq[i], offset: rows.offset[i] });
-      }
+      const rows = scanRows(paths, fromSeq, fromOffset, head.size, false);
+      for (let i = 0; i < rows.seq.length; i++) addTail(tail, rows.h1[i], rows.h2[i], { seq: rows.seq[i], offset: rows.offset[i] });
+      unhashed = rows.lines;
     }
-    return new RecordIndex(head, chain, tail);
+    return new RecordIndex(head, chain, tail, unhashed);
   }
 
   /** Where the records filed under `key` are, in seq order. Callers verify each record. */
   lookup(key: string): Posting[] {
+    if (this.unhashed.length && key.startsWith(idKey(''))) this.hashTail();
     const [h1, h2] = hash64(key);
     const out: Posting[] = [];
     for (const s of this.segments) s.lookup(h1, h2, out);
     const t = this.tail.get(`${h1}:${h2}`);
     if (t) out.push(...t);
     return out;
+  }
+
+  /** Files the tail's records under their id keys too (in seq order, as lookups expect). */
+  private hashTail(): void {
+    for (const { line, seq, offset } of this.unhashed) {
+      const [h1, h2] = hash64(idKey(lineId(line, JSON.parse(line) as object)));
+      addTail(this.tail, h1, h2, { seq, offset });
+    }
+    this.unhashed = [];
   }
 
   /** How many records are indexed in segments, and how many are scanned each open (for tests). */
@@ -439,6 +461,13 @@ export class RecordIndex {
     }
     this.segments.length = 0;
   }
+}
+
+function addTail(tail: Map<string, Posting[]>, h1: number, h2: number, p: Posting): void {
+  const k = `${h1}:${h2}`;
+  let list = tail.get(k);
+  if (!list) tail.set(k, (list = []));
+  list.push(p);
 }
 
 class SegmentVanished extends Error {}

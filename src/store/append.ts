@@ -21,7 +21,7 @@ import { fsError, fsyncDir, realFileOps, writeAll, type FileOps } from './fsops.
 import { readHead, readHeadWithBytes, signHead, writeHead } from './head.js';
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
-import { readTailLine } from './read.js';
+import { readTailLine, rememberTail } from './read.js';
 import { quarantineUnpublished, type RecoverReport } from './recover.js';
 
 export interface StoreOptions {
@@ -171,6 +171,7 @@ function appendLocked(
       signer,
     );
     writeLines(ops, paths, head.size, placed.data, current.bytes, () => writeHead(ops, paths, newHead));
+    rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
     return { records: placed.appended, head: newHead, recovered: recovered.unpublished ? recovered : null };
   }
 }

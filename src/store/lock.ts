@@ -158,8 +158,17 @@ export function acquireLock(ops: FileOps, path: string, waitMs: number): HeldLoc
   }
 }
 
+// A nonce names one acquisition. Random per process (pids are reused) and counted within it, so a
+// writer appending in a loop does not draw from the system's random source for every lock.
+let noncePrefix: string | null = null;
+let nonceCount = 0;
+function nextNonce(): string {
+  noncePrefix ??= randomBytes(8).toString('hex');
+  return `${noncePrefix}-${(nonceCount++).toString(36)}`;
+}
+
 function waitForLock(ops: FileOps, path: string, waitMs: number): HeldLock {
-  const info: LockInfo = { pid: process.pid, host: HOST, nonce: randomBytes(8).toString('hex'), since: new Date().toISOString(), ...(BOOT ? { boot: BOOT } : {}) };
+  const info: LockInfo = { pid: process.pid, host: HOST, nonce: nextNonce(), since: new Date().toISOString(), ...(BOOT ? { boot: BOOT } : {}) };
   const deadline = Date.now() + waitMs;
   let delay = 2;
   for (;;) {

@@ -49,8 +49,20 @@ export function parseRecordLine(line: string, where: string): LedgerRecord {
   return value as LedgerRecord;
 }
 
-// The last tail line this process parsed, by its exact bytes (see parseHead's cache).
-let lastTail: { line: Buffer; at: RecordAt } | null = null;
+// The last tail line this process parsed or wrote, by its exact bytes and offset (see parseHead's
+// cache): identical bytes parse identically, so a writer appending in a loop re-reads its own
+// last line without parsing, canonicalising and hashing it again.
+// Only the bytes and what was derived from them are kept: a hit parses the same bytes afresh, so
+// a caller that changes a record object it was given cannot change what the cache returns.
+let lastTail: { line: Buffer; seq: number; offset: number; id: string } | null = null;
+
+/** Remembers the line this process just published as the tail (`line` without its newline). */
+export function rememberTail(line: Buffer, at: { seq: number; offset: number; id: string }): void {
+  lastTail = { line, seq: at.seq, offset: at.offset, id: at.id };
+}
+
+// Most record lines are well under this; a longer one is read in further, larger chunks.
+const FIRST_TAIL_CHUNK = 4096;
 
 /**
  * The last record line, the one ending at `head.size`, read backwards in chunks. The writer uses
@@ -61,24 +73,26 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): Reco
   try {
     const chunks: Buffer[] = [];
     let start = head.size - 1; // skip the final newline
-    for (;;) {
-      const from = Math.max(0, start - 65536);
-      const buf = Buffer.alloc(start - from);
+    for (let chunk = FIRST_TAIL_CHUNK; ; chunk = 65536) {
+      const from = Math.max(0, start - chunk);
+      const buf = Buffer.allocUnsafe(start - from);
       const n = ops.read(fd, buf, from);
       if (n !== buf.length) throw new LedgerError('OP_CORRUPT', `${paths.records} is shorter than HEAD's size ${head.size}; run \`ledger audit\``);
       chunks.unshift(buf);
       const nl = buf.lastIndexOf(0x0a);
       if (nl >= 0 || from === 0) {
-        const all = Buffer.concat(chunks);
+        const all = chunks.length === 1 ? buf : Buffer.concat(chunks);
         const lineStart = nl >= 0 ? from + nl + 1 : 0;
         const lineBytes = all.subarray(lineStart - from);
-        if (lastTail && lastTail.at.offset === lineStart && lastTail.line.equals(lineBytes)) return { ...lastTail.at };
+        if (lastTail && lastTail.offset === lineStart && lastTail.line.equals(lineBytes)) {
+          return { seq: lastTail.seq, offset: lineStart, id: lastTail.id, record: JSON.parse(lineBytes.toString('utf8')) as LedgerRecord };
+        }
         const problem = lineBytesProblem(lineBytes);
         if (problem) throw new LedgerError('OP_CORRUPT', `the last record of ${paths.records} ${problem}; run \`ledger audit\``);
         const record = parseRecordLine(lineBytes.toString('utf8'), `the last record of ${paths.records}`);
         const at = { seq: record.seq, offset: lineStart, id: recordId(record), record };
-        lastTail = { line: Buffer.from(lineBytes), at };
-        return { ...at };
+        rememberTail(Buffer.from(lineBytes), at);
+        return at;
       }
       start = from;
       if (head.size - start > 1024 * 1024 + 1) throw new LedgerError('OP_CORRUPT', `the last line of ${paths.records} is over 1 MiB`);

@@ -1,0 +1,74 @@
+// Loads the bundled CLI (dist/cli/bundle.cjs) through a V8 code cache kept beside it
+// (bundle.cache). Shared by the `ledger` launcher and by the build step that primes the cache.
+//
+// Why: `ledger append` and `ledger gate` must cost little more than starting node at all
+// (issues 2-4). Without a cache every start parses the ~300 KB bundle, and every function a verb
+// runs is compiled on its first call. A cache made after the verbs have run holds their bytecode.
+//
+// Policy: the cache lives only beside the bundle, never in a shared temporary directory, where
+// another user could plant one: whoever can write it can already rewrite the bundle itself. V8
+// rejects a cache made for other source bytes or another V8, and a missing, stale or unwritable
+// cache only costs time.
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import Module from 'node:module';
+import { join } from 'node:path';
+import vm from 'node:vm';
+
+/** What the bundle exports (src/cli-main.ts). */
+export interface CliBundle {
+  main(): void;
+  runCli(argv: string[], io: unknown): Promise<number>;
+}
+
+export interface LoadedBundle {
+  cli: CliBundle;
+  script: vm.Script;
+  /** Whether a cache was there and V8 took it. */
+  cacheAccepted: boolean;
+}
+
+export function loadBundle(dir: string, parent: NodeModule, useCache = true): LoadedBundle {
+  const bundle = join(dir, 'bundle.cjs');
+  // The bundle starts with its own #! line (so it can also run directly); inside the module
+  // wrapper that line would be a syntax error, so it becomes a comment of the same length.
+  const raw = readFileSync(bundle, 'utf8');
+  const source = raw.startsWith('#!') ? '//' + raw.slice(2) : raw;
+  let cached: Buffer | undefined;
+  if (useCache) {
+    try {
+      cached = readFileSync(join(dir, 'bundle.cache'));
+    } catch {
+      cached = undefined;
+    }
+  }
+  const script = new vm.Script((Module as unknown as { wrap(s: string): string }).wrap(source), {
+    filename: bundle,
+    cachedData: cached,
+    // Should the bundle ever call import(), hand it to the launcher's own loader.
+    importModuleDynamically: ((specifier: string) => import(specifier)) as never,
+  });
+  const mod = new Module(bundle, parent) as Module & { filename: string; paths: string[]; exports: CliBundle };
+  mod.filename = bundle;
+  mod.paths = (Module as unknown as { _nodeModulePaths(d: string): string[] })._nodeModulePaths(dir);
+  const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown, filename: string, dirname: string) => void;
+  run.call(mod.exports, mod.exports, Module.createRequire(bundle), mod, bundle, dir);
+  return { cli: mod.exports, script, cacheAccepted: cached !== undefined && !script.cachedDataRejected };
+}
+
+/** Writes the cache for `script` beside the bundle, atomically; returns false if it could not. */
+export function writeCache(dir: string, script: vm.Script): boolean {
+  const file = join(dir, 'bundle.cache');
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, script.createCachedData());
+    renameSync(tmp, file);
+    return true;
+  } catch {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* not writable: run without a cache */
+    }
+    return false;
+  }
+}
