@@ -1,11 +1,23 @@
 import { LedgerError } from '../errors.js';
 import type { CliIO } from './common.js';
 
+export interface ProcessIO extends CliIO {
+  /** True when nothing written to stdout or stderr is still waiting to be flushed. */
+  drained(): boolean;
+}
+
 /** The real process's I/O for the CLI. */
-export function processIO(): CliIO {
+export function processIO(): ProcessIO {
+  let wroteErr = false;
   return {
     stdout: (t) => process.stdout.write(t),
-    stderr: (t) => process.stderr.write(t),
+    stderr: (t) => {
+      wroteErr = true;
+      process.stderr.write(t);
+    },
+    // stdout is asked directly (cac prints --help and --version there itself); stderr only when
+    // written, since asking creates its stream.
+    drained: () => process.stdout.writableLength === 0 && (!wroteErr || process.stderr.writableLength === 0),
     env: process.env,
     cwd: process.cwd(),
     // A getter: touching process.stderr creates its stream, and for a pipe that loads the whole
