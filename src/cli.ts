@@ -14,16 +14,28 @@ import { registerDoctor } from './commands/doctor.js';
 
 export const VERSION = '0.1.0';
 
-export function createCli(io: CliIO): CAC {
+// Which register function defines which verbs, so that a start registers only the named verb's
+// group (registering all of them costs every command most of a millisecond). A test holds this
+// table to what the register functions really define.
+export const VERB_GROUPS: readonly [(cli: CAC, io: CliIO) => void, readonly string[]][] = [
+  [registerWriteCommands, ['init', 'keygen', 'append', 'recover']],
+  [registerReadCommands, ['show', 'log', 'head']],
+  [registerHandoffCommands, ['start', 'checkpoint', 'finish', 'resume', 'render']],
+  [registerAudit, ['audit']],
+  [registerCausalCommands, ['gate', 'revoke', 'pending']],
+  [registerDoctor, ['doctor']],
+];
+
+/**
+ * The command line. With `verb`, only the group that defines it is registered (an unknown verb
+ * registers them all, for the usual error); without, every verb, for the full help.
+ */
+export function createCli(io: CliIO, verb?: string): CAC {
   const cli = cac('ledger');
   cli.option('--dir <dir>', 'Ledger directory (default: $LEDGER_DIR, else .ledger)', { type: [String] });
   cli.option('--json', 'Print one JSON object on stdout');
-  registerWriteCommands(cli, io);
-  registerReadCommands(cli, io);
-  registerHandoffCommands(cli, io);
-  registerAudit(cli, io);
-  registerCausalCommands(cli, io);
-  registerDoctor(cli, io);
+  const group = verb === undefined ? undefined : VERB_GROUPS.find(([, verbs]) => verbs.includes(verb));
+  for (const [register] of group ? [group] : VERB_GROUPS) register(cli, io);
   cli.example('ledger init --name my-project                    # a ledger in .ledger/, a key in keys/');
   cli.example('ledger append handoff --agent codex --op migrate_schema_17 --exec execution_002 --outcome success --evidence schema=db/schema.sql --invariant tests=ok');
   cli.example('ledger audit && ledger gate migrate_schema_17 --require-invariant tests && ./deploy.sh');
@@ -48,7 +60,8 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   let json = argv.includes('--json');
   let verb: string | undefined;
   try {
-    const cli = createCli(io);
+    const first = argv[0];
+    const cli = createCli(io, first !== undefined && !first.startsWith('-') ? first : undefined);
     onlyTheNamedVerb(cli, argv);
     cli.parse(['node', 'ledger', ...argv], { run: false });
     restoreRawValues(cli, argv);
