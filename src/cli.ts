@@ -63,13 +63,13 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     const first = argv[0];
     const cli = createCli(io, first !== undefined && !first.startsWith('-') ? first : undefined);
     onlyTheNamedVerb(cli, argv);
-    cli.parse(['node', 'ledger', ...argv], { run: false });
+    printingThrough(io, () => cli.parse(['node', 'ledger', ...argv], { run: false }));
     restoreRawValues(cli, argv);
     json = cli.options.json === true;
     if (cli.options.help || cli.options.version) return 0;
     if (!cli.matchedCommand) {
       if (cli.args.length === 0) {
-        cli.outputHelp();
+        printingThrough(io, () => cli.outputHelp());
         return 0;
       }
       throw new LedgerError('USAGE', `unknown command "${cli.args[0]}" (run \`ledger --help\` for the list)`);
@@ -79,6 +79,21 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     return typeof code === 'number' ? code : 0;
   } catch (e) {
     return reportError(e, io, json, verb);
+  }
+}
+
+/**
+ * cac prints --help and --version with console.info; for the duration of `f` (synchronous) that
+ * output goes to `io.stdout` like all other output, so an in-process caller captures it and the
+ * process knows whether anything it printed is still unflushed (see cli-main.ts).
+ */
+function printingThrough<T>(io: CliIO, f: () => T): T {
+  const info = console.info;
+  console.info = (...parts: unknown[]) => io.stdout(parts.join(' ') + '\n');
+  try {
+    return f();
+  } finally {
+    console.info = info;
   }
 }
 

@@ -29,22 +29,34 @@ export function signingMessage(domain: SigDomain, digest: string): Uint8Array {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Keys for node:crypto. Raw 32-byte seeds and public keys are wrapped in their fixed DER prefix.
+// Keys for node:crypto, built from raw bytes as JWK. Importing DER instead goes through OpenSSL's
+// decoder framework, whose first use costs a process about 0.5 ms for each of the private and the
+// public key: a measurable share of a `ledger append` that must cost little more than `node`.
+// The DER form stays for the signing worker (sign-parallel.ts) and as the fallback below.
 
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
-const SPKI_PREFIX = Buffer.from('302a300506032b6570032100', 'hex');
 
 function privateKeyObject(seed: Uint8Array): KeyObject {
-  return createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  try {
+    // Node builds an OKP private key from "d" alone (OpenSSL derives the public half from it) but
+    // requires an "x" string; the empty one is never read. The public key used anywhere is the one
+    // exported from this object below, so nothing here can name a key it does not hold.
+    return createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: toBase64url(seed), x: '' }, format: 'jwk' });
+  } catch {
+    // A Node that checks "x" against "d": the slower, equivalent DER import.
+    return createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  }
 }
 
 export function publicKeyFromSeed(seed: Uint8Array): Uint8Array {
-  return publicKeyOf(privateKeyObject(seed));
+  return fromBase64url(publicKeyOf(privateKeyObject(seed)), 32)!;
 }
 
-function publicKeyOf(privateKey: KeyObject): Uint8Array {
-  const der = createPublicKey(privateKey).export({ format: 'der', type: 'spki' });
-  return new Uint8Array(der.subarray(SPKI_PREFIX.length));
+/** The base64url public key of a private key object, as OpenSSL derives it. */
+function publicKeyOf(privateKey: KeyObject): string {
+  const x = privateKey.export({ format: 'jwk' }).x;
+  if (typeof x !== 'string' || fromBase64url(x, 32) === null) throw new Error('node:crypto exported no Ed25519 public key');
+  return x;
 }
 
 export interface Signer {
@@ -63,7 +75,7 @@ export function createSigner(seed: Uint8Array): Signer {
     throw new TypeError(`"seed" expected Uint8Array of length 32, got length=${(seed as Uint8Array)?.length}`);
   }
   const key = privateKeyObject(seed);
-  const publicKey = toBase64url(publicKeyOf(key));
+  const publicKey = publicKeyOf(key);
   const sign = (m: Uint8Array) => new Uint8Array(nodeSign(null, m, key));
   return {
     publicKey,
@@ -143,7 +155,7 @@ function publicKeyObject(key: string): KeyObject | null {
   obj = null;
   if (raw && isStrictPointEncoding(raw)) {
     try {
-      obj = createPublicKey({ key: Buffer.concat([SPKI_PREFIX, raw]), format: 'der', type: 'spki' });
+      obj = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key }, format: 'jwk' });
     } catch {
       obj = null; // not a point on the curve
     }

@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { LedgerError } from '../errors.js';
 import type { CliIO } from './common.js';
 
@@ -6,18 +7,42 @@ export interface ProcessIO extends CliIO {
   drained(): boolean;
 }
 
+/**
+ * Writes to fd 1 or 2 directly, while the kernel takes the bytes at once (a terminal, a file, a
+ * pipe with room). Creating process.stdout/stderr for a pipe loads the whole net module (about
+ * 1.5 ms of every start), and a one-line answer needs none of it. Once a write cannot complete
+ * (a full non-blocking pipe) or fails, the rest and everything after it goes through the stream,
+ * in order, which queues, waits and reports errors as Node always does.
+ */
+export function fdWriter(fd: number, stream: () => Pick<NodeJS.WriteStream, 'write' | 'writableLength'>, write: typeof writeSync = writeSync) {
+  let viaStream = false;
+  return {
+    write(text: string): void {
+      if (viaStream) {
+        stream().write(text);
+        return;
+      }
+      const bytes = Buffer.from(text, 'utf8');
+      let done = 0;
+      try {
+        while (done < bytes.length) done += write(fd, bytes, done, bytes.length - done);
+      } catch {
+        viaStream = true;
+        stream().write(bytes.subarray(done));
+      }
+    },
+    drained: () => !viaStream || stream().writableLength === 0,
+  };
+}
+
 /** The real process's I/O for the CLI. */
 export function processIO(): ProcessIO {
-  let wroteErr = false;
+  const out = fdWriter(1, () => process.stdout);
+  const err = fdWriter(2, () => process.stderr);
   return {
-    stdout: (t) => process.stdout.write(t),
-    stderr: (t) => {
-      wroteErr = true;
-      process.stderr.write(t);
-    },
-    // stdout is asked directly (cac prints --help and --version there itself); stderr only when
-    // written, since asking creates its stream.
-    drained: () => process.stdout.writableLength === 0 && (!wroteErr || process.stderr.writableLength === 0),
+    stdout: (t) => out.write(t),
+    stderr: (t) => err.write(t),
+    drained: () => out.drained() && err.drained(),
     env: process.env,
     cwd: process.cwd(),
     // A getter: touching process.stderr creates its stream, and for a pipe that loads the whole

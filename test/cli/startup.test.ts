@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { cac } from 'cac';
 import { VERB_GROUPS, createCli } from '../../src/cli.js';
 import type { CliIO } from '../../src/commands/common.js';
+import { fdWriter } from '../../src/commands/process-io.js';
 import { BIN, ROOT, initProject, runLedger } from '../helpers/cli.js';
 
 const io: CliIO = { stdout: () => {}, stderr: () => {}, env: {}, cwd: ROOT, isTTY: false, readStdin: async () => '' };
@@ -61,5 +62,32 @@ describe('the shipped binary', () => {
     } finally {
       p.cleanup();
     }
+  });
+});
+
+describe('fdWriter (stdout and stderr without their streams)', () => {
+  it('writes straight to the fd, then hands the rest, in order, to the stream once a write cannot complete', () => {
+    const written: string[] = [];
+    const streamed: string[] = [];
+    let queued = 0;
+    let calls = 0;
+    const fakeWrite = ((_fd: number, b: Buffer, off: number, len: number) => {
+      calls++;
+      if (calls === 3) throw Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' });
+      const n = Math.min(len, 4); // short writes, as a pipe with little room gives
+      written.push(b.subarray(off, off + n).toString());
+      return n;
+    }) as unknown as typeof import('node:fs').writeSync;
+    const stream = { write: (t: string | Uint8Array) => { streamed.push(Buffer.from(t).toString()); queued += Buffer.byteLength(t); return false; }, get writableLength() { return queued; } };
+    const w = fdWriter(1, () => stream, fakeWrite);
+    expect(w.drained()).toBe(true);
+    w.write('abcdefghij');
+    w.write('KLM');
+    expect(written.join('')).toBe('abcdefgh');
+    expect(streamed).toEqual(['ij', 'KLM']); // nothing lost, nothing reordered, no more direct writes
+    expect(calls).toBe(3);
+    expect(w.drained()).toBe(false); // the stream still holds bytes: the process must not exit yet
+    queued = 0;
+    expect(w.drained()).toBe(true);
   });
 });
