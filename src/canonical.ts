@@ -18,10 +18,108 @@ export function utf8(s: string): Uint8Array {
  * exactly what the caller built, so each of those throws here (SPEC 2: safe integers only).
  */
 export function canonicalJson(value: unknown): string {
+  if (value !== null && typeof value === 'object') {
+    try {
+      return fastCanonical(value, 0);
+    } catch (e) {
+      if (e !== NOT_FAST) throw e;
+    }
+  }
+  return canonicalJsonReference(value);
+}
+
+/**
+ * The reference encoding, and the one that names every refusal: the strict checks, then the
+ * `canonicalize` package (SPEC 2). The fast writer below must agree with it byte for byte on
+ * every value it accepts (test/canonical.test.ts holds the property test); on anything else it
+ * hands the value here.
+ */
+export function canonicalJsonReference(value: unknown): string {
   assertPlainJson(value, '$');
   const text = canonicalize(value);
   if (text === undefined) throw new LedgerError('INPUT_CANONICAL', 'value has no JSON form');
   return text;
+}
+
+// Thrown by the fast writer when a value is outside what it handles; never escapes this module.
+const NOT_FAST: unique symbol = Symbol('not fast');
+// Records nest a few levels; anything deeper (or a value that contains itself) goes to the
+// reference, which has the cycle check and the error message.
+const FAST_MAX_DEPTH = 32;
+// String.prototype.isWellFormed (ES2024, in Node >= 20) is the lone-surrogate test as one call.
+const isWellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed();
+// What JSON.stringify escapes in a well-formed string ('"', '\\', controls), and any surrogate.
+// A string with none of these is its own JSON text between quotes.
+const NEEDS_STRINGIFY = /["\\\u0000-\u001f\uD800-\uDFFF]/u;
+
+/** JSON.stringify of a string, as `canonicalize` writes it; NOT_FAST for a lone surrogate. */
+function fastString(s: string): string {
+  if (!NEEDS_STRINGIFY.test(s)) return '"' + s + '"';
+  if (!isWellFormed(s)) throw NOT_FAST;
+  return JSON.stringify(s);
+}
+
+/**
+ * JCS of plain JSON data in one pass, about four times faster than checking and then encoding:
+ * the same JSON.stringify for strings and safe integers that `canonicalize` uses, members sorted
+ * by UTF-16 code units with the same Array.prototype.sort, and each value read once. It accepts
+ * only what the reference accepts without a question (null, booleans, safe integers, well-formed
+ * strings, arrays without holes, plain objects without toJSON) and throws NOT_FAST for anything
+ * else, so every refusal and every odd case is decided by the reference path.
+ */
+function fastCanonical(v: unknown, depth: number): string {
+  switch (typeof v) {
+    case 'string':
+      return fastString(v);
+    case 'number':
+      if (!Number.isSafeInteger(v)) throw NOT_FAST;
+      return JSON.stringify(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object': {
+      if (v === null) return 'null';
+      if (depth > FAST_MAX_DEPTH) throw NOT_FAST;
+      if (Array.isArray(v)) {
+        // canonicalize would call an array's toJSON; the reference decides what that means.
+        if (typeof (v as { toJSON?: unknown }).toJSON === 'function') throw NOT_FAST;
+        let out = '[';
+        for (let i = 0; i < v.length; i++) {
+          if (!(i in v)) throw NOT_FAST;
+          out += (i === 0 ? '' : ',') + fastCanonical(v[i], depth + 1);
+        }
+        return out + ']';
+      }
+      return '{' + fastMembers(v, depth, null) + '}';
+    }
+    default:
+      throw NOT_FAST;
+  }
+}
+
+/**
+ * The members of a plain object, canonical and comma-joined, without the braces. With `split`
+ * set, the members whose key sorts before it go to split.before and the rest to the result,
+ * and a member named `split` itself is NOT_FAST (canonicalAroundSig's "sig").
+ */
+function fastMembers(v: object, depth: number, split: { key: string; before: string } | null): string {
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) throw NOT_FAST;
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') throw NOT_FAST;
+  const keys = Object.keys(v).sort();
+  let out = '';
+  let first = true;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    const member = fastString(k) + ':' + fastCanonical((v as Record<string, unknown>)[k], depth + 1);
+    if (split !== null && k <= split.key) {
+      if (k === split.key) throw NOT_FAST;
+      split.before += (split.before === '' ? '' : ',') + member;
+      continue;
+    }
+    out += (first ? '' : ',') + member;
+    first = false;
+  }
+  return out;
 }
 
 // With the u flag, a surrogate code unit matches only when it is not half of a pair.
@@ -105,24 +203,40 @@ export function headDigest(head: object): string {
  * same record with a `sig` member added, from one canonicalisation instead of two. JCS orders
  * members by UTF-16 code units (RFC 8785 3.2.3), so the members sort into those before "sig" and
  * those after it; each member's text does not depend on its neighbours. A property test holds
- * this equal to canonicalLine({ ...unsigned, sig }).
+ * this equal to canonicalLine({ ...unsigned, sig }). The members come from the fast writer; any
+ * value it hands back (and every refusal) goes through the reference encoding instead.
  */
 export function canonicalAroundSig(unsigned: object): { unsignedText: string; lineWithSig: (sig: object) => string } {
-  assertPlainJson(unsigned, '$');
-  const before: Record<string, unknown> = {};
-  const after: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(unsigned)) {
-    if (k === 'sig') throw new LedgerError('INPUT_CANONICAL', '$.sig: an unsigned record has no sig');
-    if (k < 'sig') before[k] = v;
-    else after[k] = v;
+  let a: string;
+  let b: string;
+  try {
+    if (unsigned === null || typeof unsigned !== 'object' || Array.isArray(unsigned)) throw NOT_FAST;
+    const split = { key: 'sig', before: '' };
+    b = fastMembers(unsigned, 0, split);
+    a = split.before;
+  } catch (e) {
+    if (e !== NOT_FAST) throw e;
+    ({ a, b } = membersAroundSigReference(unsigned));
   }
-  const a = (canonicalize(before) as string).slice(1, -1);
-  const b = (canonicalize(after) as string).slice(1, -1);
   const join = (...parts: string[]) => '{' + parts.filter((x) => x !== '').join(',') + '}';
   return {
     unsignedText: join(a, b),
     lineWithSig: (sig) => join(a, '"sig":' + canonicalJson(sig), b) + '\n',
   };
+}
+
+/** canonicalAroundSig's members by the reference encoding, which also names every refusal. */
+function membersAroundSigReference(unsigned: object): { a: string; b: string } {
+  assertPlainJson(unsigned, '$');
+  // Without a prototype, a member named "__proto__" is a member here too, not a prototype.
+  const before: Record<string, unknown> = Object.create(null);
+  const after: Record<string, unknown> = Object.create(null);
+  for (const [k, v] of Object.entries(unsigned)) {
+    if (k === 'sig') throw new LedgerError('INPUT_CANONICAL', '$.sig: an unsigned record has no sig');
+    if (k < 'sig') before[k] = v;
+    else after[k] = v;
+  }
+  return { a: (canonicalize(before) as string).slice(1, -1), b: (canonicalize(after) as string).slice(1, -1) };
 }
 
 /** SPEC 4: the exact bytes of a record line (and of HEAD, SPEC 5). */

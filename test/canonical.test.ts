@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  canonicalJson, canonicalLine, digestOf, findDuplicateKey, fromBase64url, headDigest, parseJsonStrict, recordId, toBase64url, withoutSig,
+  canonicalAroundSig, canonicalJson, canonicalJsonReference, canonicalLine, digestOf, findDuplicateKey, fromBase64url, headDigest, parseJsonStrict, recordId, toBase64url, withoutSig,
 } from '../src/canonical.js';
 import { verifyReference } from '../src/ed25519-reference.js';
 import { LedgerError } from '../src/errors.js';
@@ -172,6 +172,74 @@ describe('canonicalJson refuses what it cannot encode exactly', () => {
       }),
       { numRuns: runs(300, 30_000) },
     );
+  });
+});
+
+describe('the fast canonical writer equals the reference (checks + the canonicalize package)', () => {
+  // Strings from code units, so lone and paired surrogates, controls, quotes and backslashes all
+  // occur often; keys from a small set plus the same strings, so objects share and sort keys.
+  const unit = fc.oneof(
+    fc.integer({ min: 0x20, max: 0x7e }),
+    fc.constantFrom(0x00, 0x1f, 0x22, 0x5c, 0x7f, 0x2028, 0xfeff),
+    fc.integer({ min: 0xd7fe, max: 0xe001 }),
+    fc.integer({ min: 0, max: 0xffff }),
+  );
+  const str = fc.array(unit, { maxLength: 8 }).map((u) => String.fromCharCode(...u));
+  const key = fc.oneof(fc.constantFrom('a', 'b', 'B', 'sig', 'si', 'sih', '10', '9', '__proto__', 'toJSON', ''), str);
+  class Thing {
+    a = 1;
+  }
+  const odd = fc.constantFrom<unknown>(
+    undefined, NaN, Infinity, 1.5, 2 ** 53, -0, 10n, Symbol('s'), () => 1, new Date(0), new Map(), new Thing(),
+    { toJSON: () => 1 }, Object.assign([1], { toJSON: () => 'x' }), [1, , 3], Object.create(null),
+  );
+  const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+    node: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null), fc.boolean(), fc.maxSafeInteger(), str, odd,
+      fc.array(tie('node'), { maxLength: 4 }),
+      fc.dictionary(key, tie('node'), { maxKeys: 5 }),
+      fc.dictionary(key, tie('node'), { maxKeys: 3 }).map((o) => Object.assign(Object.create(null), o)),
+    ),
+  })).node;
+  const outcome = (f: () => string) => {
+    try {
+      return { text: f() };
+    } catch (e) {
+      return { error: `${(e as LedgerError).code} ${(e as Error).message}` };
+    }
+  };
+
+  it('gives the same text, or the same refusal, for any value', () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        expect(outcome(() => canonicalJson(v))).toEqual(outcome(() => canonicalJsonReference(v)));
+      }),
+      { numRuns: runs(2000, 100_000) },
+    );
+  });
+
+  it('canonicalAroundSig refuses exactly what the reference refuses, with the same error', () => {
+    fc.assert(
+      fc.property(fc.dictionary(key, value, { maxKeys: 6 }), (unsigned) => {
+        const ref = outcome(() => canonicalJsonReference(unsigned));
+        const got = outcome(() => canonicalAroundSig(unsigned).unsignedText);
+        if ('error' in ref) expect(got).toEqual(ref);
+        else if (Object.hasOwn(unsigned, 'sig')) expect(got.error).toMatch(/no sig/);
+        else expect(got).toEqual(ref);
+      }),
+      { numRuns: runs(1000, 50_000) },
+    );
+  });
+
+  it('hands deep values and values that contain themselves to the reference', () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 200; i++) deep = i % 2 ? [deep] : { k: deep };
+    expect(canonicalJson(deep)).toBe(canonicalJsonReference(deep));
+    const loop: Record<string, unknown> = {};
+    loop.self = { again: loop };
+    expect(outcome(() => canonicalJson(loop))).toEqual(outcome(() => canonicalJsonReference(loop)));
+    expect(outcome(() => canonicalJson(loop)).error).toMatch(/contains itself/);
   });
 });
 

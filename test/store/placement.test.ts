@@ -55,6 +55,16 @@ describe('canonicalAroundSig', () => {
     }
   });
 
+  it('keeps a member named "__proto__" as a member, on the reference path too', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 40; i++) deep = { d: deep }; // deeper than the fast writer goes
+    for (const unsigned of [JSON.parse('{"__proto__":[1],"z":2}'), { ...JSON.parse('{"__proto__":{"a":1}}'), deep }]) {
+      const sig = { alg: 'ed25519', key: 'k', value: 'v' };
+      expect(canonicalAroundSig(unsigned).lineWithSig(sig)).toBe(canonicalLine({ ...unsigned, sig }));
+      expect(canonicalAroundSig(unsigned).unsignedText).toContain('"__proto__":');
+    }
+  });
+
   it('refuses an unsigned record that already has a sig', () => {
     expect(() => canonicalAroundSig({ sig: 1 })).toThrow(/no sig/);
   });
