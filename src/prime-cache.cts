@@ -3,8 +3,8 @@
 // in-process, on a throwaway ledger in a temporary directory. Without this, the first call of
 // every function `ledger append` or `ledger gate` uses is compiled at each start.
 //
-// Run: node dist/cli/prime-cache.cjs (the build does). Exits 1 if a verb fails: the build then
-// fails, rather than shipping a cache that silently misses the code a verb runs.
+// Run: node dist/cli/prime-cache.cjs (the build does). Exits 1 if a verb fails (a bug: the build
+// then fails rather than ship a cache that silently misses the code a verb runs).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,15 @@ import { loadBundle, writeCache } from './bundle-loader.cjs';
 
 async function prime(): Promise<void> {
   const { cli, script } = loadBundle(__dirname, module, false);
-  const work = mkdtempSync(join(tmpdir(), 'ledger-prime-'));
+  let work: string;
+  try {
+    work = mkdtempSync(join(tmpdir(), 'ledger-prime-'));
+  } catch (e) {
+    // Policy: an install on a machine without a writable temporary directory still succeeds;
+    // the launcher then writes a cache at the first run instead (slower starts until then).
+    process.stderr.write(`prime-cache: no code cache made (${(e as Error).message}); the first \`ledger\` run writes one\n`);
+    return;
+  }
   try {
     const env: Record<string, string> = {
       LEDGER_DIR: join(work, '.ledger'),
