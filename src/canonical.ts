@@ -218,10 +218,20 @@ export function canonicalAroundSig(unsigned: object): { unsignedText: string; li
     if (e !== NOT_FAST) throw e;
     ({ a, b } = membersAroundSigReference(unsigned));
   }
-  const join = (...parts: string[]) => '{' + parts.filter((x) => x !== '').join(',') + '}';
+  // Only the unsigned text and where "sig" goes in it are kept (a batch holds one per record
+  // until its signature exists), not the member strings it was built from.
+  const unsignedText = '{' + a + (a !== '' && b !== '' ? ',' : '') + b + '}';
+  const at = a === '' ? 1 : 1 + a.length;
+  const sep = a === '' ? (b === '' ? '' : ',') : null;
   return {
-    unsignedText: join(a, b),
-    lineWithSig: (sig) => join(a, '"sig":' + canonicalJson(sig), b) + '\n',
+    unsignedText,
+    lineWithSig: (sig) => {
+      const member = '"sig":' + canonicalJson(sig);
+      // After the members before "sig" (and a comma), or first, before a comma and the rest.
+      return sep === null
+        ? unsignedText.slice(0, at) + ',' + member + unsignedText.slice(at) + '\n'
+        : '{' + member + sep + unsignedText.slice(1) + '\n';
+    },
   };
 }
 
@@ -289,29 +299,43 @@ export function parseJsonStrict(text: string, what: string): unknown {
 /** Scans valid JSON text and returns the first key that repeats within one object, or null. */
 export function findDuplicateKey(text: string): string | null {
   // A stack of key sets, one per open container (null for arrays). Only called on text that
-  // JSON.parse accepted, so the scanner can stay small.
+  // JSON.parse accepted, so the scanner can stay small. It reads char codes (batch input is
+  // scanned line by line, tens of thousands of times) and decodes a key with JSON.parse only
+  // when it has an escape; without one, the text between the quotes is the key.
   const stack: (Set<string> | null)[] = [];
+  const n = text.length;
   let i = 0;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '"') {
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
       let j = i + 1;
-      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      const raw = text.slice(i, j + 1);
+      let escaped = false;
+      for (; j < n; j++) {
+        const d = text.charCodeAt(j);
+        if (d === 0x22) break;
+        if (d === 0x5c) {
+          escaped = true;
+          j++;
+        }
+      }
+      const start = i;
       i = j + 1;
       let k = i;
-      while (k < text.length && (text[k] === ' ' || text[k] === '\n' || text[k] === '\r' || text[k] === '\t')) k++;
-      const top = stack[stack.length - 1];
-      if (text[k] === ':' && top) {
-        const key = JSON.parse(raw) as string;
+      for (; k < n; k++) {
+        const w = text.charCodeAt(k);
+        if (w !== 0x20 && w !== 0x0a && w !== 0x0d && w !== 0x09) break;
+      }
+      const top = stack.length ? stack[stack.length - 1] : null;
+      if (top && text.charCodeAt(k) === 0x3a) {
+        const key = escaped ? (JSON.parse(text.slice(start, j + 1)) as string) : text.slice(start + 1, j);
         if (top.has(key)) return key;
         top.add(key);
       }
       continue;
     }
-    if (c === '{') stack.push(new Set());
-    else if (c === '[') stack.push(null);
-    else if (c === '}' || c === ']') stack.pop();
+    if (c === 0x7b) stack.push(new Set());
+    else if (c === 0x5b) stack.push(null);
+    else if (c === 0x7d || c === 0x5d) stack.pop();
     i++;
   }
   return null;

@@ -116,3 +116,14 @@ export class Ledger {
     return recoverLedger(this.opts, opts.dryRun ?? false);
   }
 }
+
+/**
+ * Ledger.transact for the causal layer, whose `decide` returns some of `checked`: drafts it
+ * validated with assertDrafts just before, in the same synchronous call. Those are not validated
+ * a second time; any other draft `decide` returns still is. Internal: src/index.ts does not
+ * export it, and the package exports nothing else, so no caller outside this code can claim
+ * that drafts were checked.
+ */
+export function transactChecked(ledger: Ledger, decide: (view: LockedView) => readonly Draft[], checked: readonly Draft[]): AppendResult {
+  return transact(ledger['opts'], ledger.signer(), decide, checked);
+}

@@ -105,7 +105,9 @@ export function signProduced(count: number, produce: (i: number) => Uint8Array, 
     lastProgress = Date.now();
   }
   void worker?.terminate();
+  // Views into the one shared buffer: a batch keeps every signature until its lines are
+  // written, and one small ArrayBuffer each is tens of thousands of objects for the GC.
   const out: Uint8Array[] = new Array(count);
-  for (let i = 0; i < count; i++) out[i] = sigs.slice(i * 64, i * 64 + 64);
+  for (let i = 0; i < count; i++) out[i] = sigs.subarray(i * 64, i * 64 + 64);
   return out;
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger, LedgerError, createSigner, type Draft } from '../src/index.js';
+import { transactChecked } from '../src/ledger.js';
 import { scratch } from './helpers/cli.js';
 
 const handoff = (exec: string, outcome = 'success'): Draft =>
@@ -66,5 +67,34 @@ describe('the library API', () => {
       expect((e as LedgerError).data.problems).toEqual(expect.arrayContaining([expect.stringMatching(/\$\.outcome/), expect.stringMatching(/\$\.extra: unknown field/)]));
     }
     expect(ledger.head().seq).toBe(0);
+  });
+
+  it('transactChecked skips the second schema check only for the very drafts it was given as checked', () => {
+    s = scratch();
+    const dir = join(s.dir, '.ledger');
+    const { ledger } = Ledger.init({ dir, key: new Uint8Array(randomBytes(32)), agent: 'lib' });
+    const good = [handoff('e1'), handoff('e2')];
+    const bad = { ...handoff('e3'), outcome: 'done' } as unknown as Draft;
+    // A draft decide returns that is not among the checked ones is validated as ever.
+    expect(() => transactChecked(ledger, () => [good[0], bad], good)).toThrow(expect.objectContaining({ code: 'INPUT_SCHEMA' }));
+    // An equal copy is not the checked object either.
+    expect(() => transactChecked(ledger, () => [{ ...bad }], [bad])).toThrow(expect.objectContaining({ code: 'INPUT_SCHEMA' }));
+    expect(ledger.head().seq).toBe(0);
+    const res = transactChecked(ledger, () => [good[1]], good);
+    expect(res.records.map((r) => r.record)).toMatchObject([{ execution_id: 'e2', seq: 1 }]);
+  });
+
+  it('gives every record of one batch the same ts, never earlier than the record before', () => {
+    s = scratch();
+    const dir = join(s.dir, '.ledger');
+    let clock = Date.parse('2030-01-01T00:00:00.000Z');
+    const { ledger } = Ledger.init({ dir, key: new Uint8Array(randomBytes(32)), agent: 'lib', now: () => new Date(clock) });
+    clock -= 60_000; // the clock steps back: records keep the genesis time
+    const back = ledger.append([handoff('e1'), handoff('e2'), handoff('e3')]);
+    expect(back.records.map((r) => r.record.ts)).toEqual(Array(3).fill('2030-01-01T00:00:00.000Z'));
+    clock += 120_000;
+    const on = ledger.append([handoff('e4'), handoff('e5')]);
+    expect(on.records.map((r) => r.record.ts)).toEqual(Array(2).fill('2030-01-01T00:01:00.000Z'));
+    expect(ledger.head().ts >= on.records[1].record.ts).toBe(true);
   });
 });

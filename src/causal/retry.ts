@@ -14,7 +14,7 @@
 import { DELTA_MAX_RECORDS, RecordIndex } from './record-index.js';
 import { canonicalJson } from '../canonical.js';
 import { LedgerError } from '../errors.js';
-import type { Ledger } from '../ledger.js';
+import { transactChecked, type Ledger } from '../ledger.js';
 import type { Draft, LedgerRecord } from '../record.js';
 import { assertDrafts } from '../store/append.js';
 import { isTerminal, CausalView } from './view.js';
@@ -147,7 +147,7 @@ export function appendCausal(ledger: Ledger, drafts: readonly Draft[]): CausalAp
   const head = ledger.head();
   if (head.seq - RecordIndex.namedThrough(paths) > 2 * DELTA_MAX_RECORDS) CausalView.open(paths, head, { trust: null }).close();
   let decisions: Decision[] = [];
-  const res = ledger.transact((locked) => {
+  const res = transactChecked(ledger, (locked) => {
     const view = CausalView.open(paths, locked.head, { trust: null });
     try {
       decisions = decide(view, drafts);
@@ -155,7 +155,7 @@ export function appendCausal(ledger: Ledger, drafts: readonly Draft[]): CausalAp
       view.close();
     }
     return drafts.filter((_, i) => decisions[i].kind === 'append');
-  });
+  }, drafts);
   const out: CausalAppended[] = [];
   let next = 0;
   decisions.forEach((d) => {

@@ -113,7 +113,9 @@ export function parseBatch(text: string, defaultAgent: string | undefined): Draf
     if (v.kind === 'genesis') throw new LedgerError('INPUT_SCHEMA', `stdin line ${i + 1}: a genesis record is written only by \`ledger init\``);
     const agent = v.agent ?? defaultAgent;
     if (agent === undefined) throw new LedgerError('USAGE', `stdin line ${i + 1}: no "agent" in the payload and no --agent or LEDGER_AGENT`);
-    drafts.push({ ...v, agent } as Draft);
+    // The object was parsed just now and is ours: fill in the agent rather than copy it.
+    v.agent = agent;
+    drafts.push(v as Draft);
   });
   if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'append --batch read no payloads from stdin');
   return drafts;

@@ -87,42 +87,64 @@ function laterTs(now: Date, prev: string): string {
  * Places drafts after `prev` in the chain and signs them; pure apart from the clock. Ids chain
  * sequentially (each links the previous id) but signatures do not feed the chain, so all the
  * signatures of a batch are made together, on two cores when the batch is large.
+ *
+ * A batch holds every record until the last signature exists, so what it keeps per record is
+ * small: the record object itself (it gains its `sig`, no copy), its unsigned canonical text
+ * and the function that puts the sig member into it; the lines are written straight into one
+ * buffer, never joined into one string first.
  */
 function placeDrafts(drafts: readonly Draft[], prev: { seq: number; id: string; ts: string; size: number }, now: Date, signer: Signer) {
-  const staged: { unsigned: Omit<LedgerRecord, 'sig'>; id: string; lineWithSig: (sig: object) => string }[] = [];
-  let { seq, id, ts } = prev;
+  const count = drafts.length;
+  const records: LedgerRecord[] = new Array(count);
+  const ids: string[] = new Array(count);
+  const lineWithSig: ((sig: object) => string)[] = new Array(count);
+  // Every record of one append carries the same time: max(now, the previous record's ts) once
+  // is what taking it again for each record (never earlier than the one before) gives too.
+  const ts = laterTs(now, prev.ts);
+  let { seq, id } = prev;
   const stage = (i: number): Uint8Array => {
-    ts = laterTs(now, ts);
     const unsigned = { ...drafts[i], v: 1, seq: ++seq, prev_tail_hash: id, ts } as Omit<LedgerRecord, 'sig'>;
-    const { unsignedText, lineWithSig } = canonicalAroundSig(unsigned);
-    id = digestOf(unsignedText); // SPEC 4: the id is over the record without "sig"
-    staged.push({ unsigned, id, lineWithSig });
+    const placed = canonicalAroundSig(unsigned);
+    id = digestOf(placed.unsignedText); // SPEC 4: the id is over the record without "sig"
+    records[i] = unsigned as LedgerRecord;
+    ids[i] = id;
+    lineWithSig[i] = placed.lineWithSig;
     return signingMessage('record', id);
   };
   const sigs = signer.signProduced
-    ? signer.signProduced(drafts.length, stage)
+    ? signer.signProduced(count, stage)
     : drafts.map((_, i) => signer.sign(stage(i)));
-  const appended: Appended[] = [];
-  const lines: string[] = [];
-  let size = prev.size;
-  staged.forEach((s, i) => {
+  const lines: string[] = new Array(count);
+  const lengths: number[] = new Array(count);
+  let total = 0;
+  for (let i = 0; i < count; i++) {
     const sig: Sig = { alg: 'ed25519', key: signer.publicKey, value: toBase64url(sigs[i]) };
-    const line = s.lineWithSig(sig);
+    const line = lineWithSig[i](sig);
     const bytes = Buffer.byteLength(line);
     if (bytes > MAX_LINE_BYTES) {
       throw new LedgerError('INPUT_SCHEMA', `record ${i + 1} would be ${bytes} bytes; a record line is at most ${MAX_LINE_BYTES} (store large evidence by digest)`);
     }
-    const record = { ...s.unsigned, sig } as LedgerRecord;
-    appended.push({ id: s.id, seq: record.seq, offset: size, record });
-    lines.push(line);
-    size += bytes;
-  });
-  return { appended, data: Buffer.from(lines.join('')) };
+    (records[i] as { sig: Sig }).sig = sig;
+    lines[i] = line;
+    lengths[i] = bytes;
+    total += bytes;
+  }
+  const data = Buffer.allocUnsafe(total);
+  const appended: Appended[] = new Array(count);
+  let at = 0;
+  for (let i = 0; i < count; i++) {
+    if (data.write(lines[i], at) !== lengths[i]) throw new Error('record line was not written whole'); // cannot happen: sized above
+    appended[i] = { id: ids[i], seq: records[i].seq, offset: prev.size + at, record: records[i] };
+    at += lengths[i];
+  }
+  return { appended, data };
 }
 
 /**
  * Runs `decide` under the writer lock on the current HEAD and appends what it returns, in the
  * same critical section. `decide` may throw to refuse; then nothing is written at all.
+ * `checkedDrafts`: drafts the caller validated with assertDrafts just before, in this same
+ * synchronous call; what `decide` returns is validated again unless every draft is one of them.
  */
 export function transact(
   opts: StoreOptions,
@@ -140,6 +162,14 @@ export function transact(
   } finally {
     lock.release();
   }
+}
+
+/** Whether every draft is one of `checked` (by identity: the very objects that were checked). */
+function allChecked(drafts: readonly Draft[], checked: readonly Draft[] | undefined): boolean {
+  if (checked === undefined) return false;
+  if (drafts === checked) return true;
+  const set = new Set<Draft>(checked);
+  return drafts.every((d) => set.has(d));
 }
 
 function appendLocked(
@@ -160,7 +190,7 @@ function appendLocked(
     }
     const drafts = decide({ paths, head, tail: { id: tail.id, record: tail.record } });
     if (drafts.length === 0) return { records: [], head, recovered: null };
-    if (drafts !== checkedDrafts) assertDrafts(drafts);
+    if (!allChecked(drafts, checkedDrafts)) assertDrafts(drafts);
     const placed = placeDrafts(drafts, { seq: head.seq, id: head.tail, ts: head.ts, size: head.size }, now(), signer);
 
     const recovered = quarantineUnpublished(ops, paths, head);
