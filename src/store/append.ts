@@ -202,7 +202,7 @@ function appendLocked(
     );
     writeLines(ops, paths, head.size, placed.data, current.bytes, () => writeHead(ops, paths, newHead));
     rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
-    return { records: placed.appended, head: newHead, recovered: recovered.unpublished ? recovered : null };
+    return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
   }
 }
 
@@ -330,7 +330,7 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
     const head = signHead({ v: 1, genesis: id, seq: 0, tail: id, size: line.length, ts }, signer);
     publishing = true;
     writeHead(ops, paths, head);
-    return { records: [{ id, seq: 0, offset: 0, record }], head, recovered: recovered.unpublished ? recovered : null };
+    return { records: [{ id, seq: 0, offset: 0, record }], head: head.head, recovered: recovered.unpublished ? recovered : null };
   } catch (e) {
     if (e instanceof LedgerError) throw e;
     // HEAD was absent under the lock, so a HEAD now is ours: the rename happened and a later step

@@ -1,9 +1,9 @@
 // Reading and writing HEAD (SPEC 5). The writer re-checks what it reads (canonical bytes,
 // schema, signature) before building on it: it must never extend a forged pointer.
-import { canonicalLine, headDigest } from '../canonical.js';
+import { canonicalAroundSig, digestOf, headDigest } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { headProblems, type Head } from '../record.js';
-import { makeSig, verifySig, type Signer } from '../sign.js';
+import { makeSig, verifySig, type Sig, type Signer } from '../sign.js';
 import { replaceFileAtomic, type FileOps } from './fsops.js';
 import type { LedgerPaths } from './paths.js';
 import { isCanonical } from './read.js';
@@ -12,9 +12,18 @@ import { isCanonical } from './read.js';
 // identically, so a writer appending in a loop checks each new HEAD once, not on every append.
 let verified: { bytes: Buffer; head: Head } | null = null;
 
+/**
+ * A copy of a HEAD that shares nothing with it, so neither the cache nor a caller can change the
+ * other's. Cheaper than structuredClone: a HEAD that passed headProblems (or one we built) has
+ * exactly the schema's members, all primitives but `sig`, whose three members are strings.
+ */
+function copyHead(h: Head): Head {
+  return { v: h.v, genesis: h.genesis, seq: h.seq, tail: h.tail, size: h.size, ts: h.ts, sig: { alg: h.sig.alg, key: h.sig.key, value: h.sig.value } };
+}
+
 /** Parses HEAD's bytes strictly. Attacker-controlled input. */
 export function parseHead(bytes: Buffer, path: string): Head {
-  if (verified && verified.bytes.equals(bytes)) return structuredClone(verified.head);
+  if (verified && verified.bytes.equals(bytes)) return copyHead(verified.head);
   const text = bytes.toString('utf8');
   let value: unknown;
   try {
@@ -29,7 +38,7 @@ export function parseHead(bytes: Buffer, path: string): Head {
   if (!verifySig('head', headDigest(head), head.sig)) {
     throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify; run \`ledger audit\``, { path });
   }
-  verified = { bytes: Buffer.from(bytes), head: structuredClone(head) };
+  verified = { bytes: Buffer.from(bytes), head: copyHead(head) };
   return head;
 }
 
@@ -50,13 +59,22 @@ export function readHeadWithBytes(ops: FileOps, paths: LedgerPaths): { head: Hea
   return { head: parseHead(bytes, paths.head), bytes };
 }
 
-export function signHead(unsigned: Omit<Head, 'sig'>, signer: Signer): Head {
-  return { ...unsigned, sig: makeSig('head', headDigest(unsigned), signer) };
+/** A HEAD signed, with its exact line (one canonicalisation for the digest and the bytes). */
+export interface SignedHead {
+  head: Head;
+  bytes: Buffer;
+}
+
+export function signHead(unsigned: Omit<Head, 'sig'>, signer: Signer): SignedHead {
+  const fields: Omit<Head, 'sig'> = { v: unsigned.v, genesis: unsigned.genesis, seq: unsigned.seq, tail: unsigned.tail, size: unsigned.size, ts: unsigned.ts };
+  const placed = canonicalAroundSig(fields);
+  // SPEC 5: the digest is over HEAD without "sig", computed like a record id (headDigest).
+  const sig: Sig = makeSig('head', digestOf(placed.unsignedText), signer);
+  return { head: { ...fields, sig }, bytes: Buffer.from(placed.lineWithSig(sig)) };
 }
 
 /** Publishes HEAD with the durable replace recipe (temp, fsync, rename, fsync directory). */
-export function writeHead(ops: FileOps, paths: LedgerPaths, head: Head): void {
-  const bytes = Buffer.from(canonicalLine(head));
-  replaceFileAtomic(ops, paths.dir, 'HEAD', bytes);
-  verified = { bytes, head: structuredClone(head) };
+export function writeHead(ops: FileOps, paths: LedgerPaths, signed: SignedHead): void {
+  replaceFileAtomic(ops, paths.dir, 'HEAD', signed.bytes);
+  verified = { bytes: signed.bytes, head: copyHead(signed.head) };
 }

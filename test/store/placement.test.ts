@@ -4,8 +4,10 @@
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalAroundSig, canonicalJson, canonicalLine } from '../../src/canonical.js';
-import { createSigner, signingMessage } from '../../src/sign.js';
+import { canonicalAroundSig, canonicalJson, canonicalLine, headDigest } from '../../src/canonical.js';
+import { headProblems } from '../../src/record.js';
+import { createSigner, signingMessage, verifySig } from '../../src/sign.js';
+import { parseHead, signHead } from '../../src/store/head.js';
 import { PARALLEL_THRESHOLD } from '../../src/sign-parallel.js';
 import { runs } from '../helpers/runs.js';
 
@@ -67,6 +69,37 @@ describe('canonicalAroundSig', () => {
 
   it('refuses an unsigned record that already has a sig', () => {
     expect(() => canonicalAroundSig({ sig: 1 })).toThrow(/no sig/);
+  });
+});
+
+describe('signHead (one canonicalisation for the digest and the line)', () => {
+  const signer = createSigner(new Uint8Array(randomBytes(32)));
+  const digest = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => 'sha256:' + Buffer.from(b).toString('hex'));
+  const time = fc.integer({ min: 0, max: 4_102_444_800_000 }).map((t) => new Date(t).toISOString());
+  const unsignedHead = fc.record({ v: fc.constant(1 as const), genesis: digest, seq: fc.maxSafeNat(), tail: digest, size: fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), ts: time });
+
+  it('signs headDigest and writes exactly canonicalLine of the signed HEAD, which parses back to it', () => {
+    fc.assert(
+      fc.property(unsignedHead, (u) => {
+        const { head, bytes } = signHead(u, signer);
+        expect(head).toEqual({ ...u, sig: head.sig });
+        expect(bytes.toString('utf8')).toBe(canonicalLine(head));
+        expect(headProblems(head)).toEqual([]);
+        expect(verifySig('head', headDigest(head), head.sig)).toBe(true);
+        expect(parseHead(bytes, 'HEAD')).toEqual(head);
+      }),
+      { numRuns: runs(100, 5_000) },
+    );
+  });
+
+  it('parseHead hands out copies: changing one changes neither the cache nor the next', () => {
+    const { bytes } = signHead({ v: 1, genesis: `sha256:${'a'.repeat(64)}`, seq: 3, tail: `sha256:${'b'.repeat(64)}`, size: 99, ts: '2030-01-01T00:00:00.000Z' }, signer);
+    const first = parseHead(bytes, 'HEAD');
+    first.seq = 7;
+    first.sig.value = 'x';
+    const again = parseHead(bytes, 'HEAD');
+    expect(again.seq).toBe(3);
+    expect(verifySig('head', headDigest(again), again.sig)).toBe(true);
   });
 });
 
