@@ -86,6 +86,11 @@ function errnoError(errno: number): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: fdatasync failed on the sync thread`), { code, errno, syscall: 'fdatasync' });
 }
 
+/** Whether requests go to the helper thread now (for tests). */
+export function syncThreadReady(): boolean {
+  return !broken && ctl !== null && worker !== null && Atomics.load(ctl, READY) === 1;
+}
+
 /**
  * Starts fdatasync(fd) and returns the function that waits for it: it returns once the data is
  * durable and throws the fdatasync's error otherwise. Call the waiter exactly once, before fd is

@@ -9,7 +9,7 @@ import { LedgerError } from '../../src/errors.js';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft } from '../../src/record.js';
 import { backgroundDataSync, realFileOps, type FileOps } from '../../src/store/fsops.js';
-import { startDataSync } from '../../src/store/sync-worker.js';
+import { startDataSync, syncThreadReady } from '../../src/store/sync-worker.js';
 import { fixedSigner } from '../helpers/fixed-keys.js';
 import { scratch } from '../helpers/cli.js';
 
@@ -30,13 +30,11 @@ afterEach(() => s.cleanup());
 async function helperRunning(): Promise<void> {
   const fd = openSync(join(dir, 'records.jsonl'), 'r');
   try {
-    for (let i = 0; i < 200; i++) {
-      const t = Date.now();
+    for (let i = 0; i < 500 && !syncThreadReady(); i++) {
       startDataSync(fd)();
-      // Inline syncs finish inside startDataSync; once the thread is up, the call returns at once.
-      if (i > 2 && Date.now() - t < 1) break;
       await new Promise((r) => setTimeout(r, 10));
     }
+    expect(syncThreadReady()).toBe(true);
   } finally {
     closeSync(fd);
   }
