@@ -13,7 +13,7 @@
 // failed append leaves records.jsonl and HEAD as they were.
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
-import { canonicalAroundSig, canonicalLine, digestOf, recordId, toBase64url } from '../canonical.js';
+import { canonicalAroundSig, canonicalLine, digestOf, ed25519SigJson, recordId, toBase64url } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { makeSig, signingMessage, type Sig, type Signer } from '../sign.js';
@@ -97,7 +97,7 @@ function placeDrafts(drafts: readonly Draft[], prev: { seq: number; id: string; 
   const count = drafts.length;
   const records: LedgerRecord[] = new Array(count);
   const ids: string[] = new Array(count);
-  const lineWithSig: ((sig: object) => string)[] = new Array(count);
+  const lineWithSig: ((sigJson: string) => string)[] = new Array(count);
   // Every record of one append carries the same time: max(now, the previous record's ts) once
   // is what taking it again for each record (never earlier than the one before) gives too.
   const ts = laterTs(now, prev.ts);
@@ -108,7 +108,7 @@ function placeDrafts(drafts: readonly Draft[], prev: { seq: number; id: string; 
     id = digestOf(placed.unsignedText); // SPEC 4: the id is over the record without "sig"
     records[i] = unsigned as LedgerRecord;
     ids[i] = id;
-    lineWithSig[i] = placed.lineWithSig;
+    lineWithSig[i] = placed.lineWithSigJson;
     return signingMessage('record', id);
   };
   const sigs = signer.signProduced
@@ -117,9 +117,10 @@ function placeDrafts(drafts: readonly Draft[], prev: { seq: number; id: string; 
   const lines: string[] = new Array(count);
   const lengths: number[] = new Array(count);
   let total = 0;
+  const sigJson = ed25519SigJson(signer.publicKey);
   for (let i = 0; i < count; i++) {
     const sig: Sig = { alg: 'ed25519', key: signer.publicKey, value: toBase64url(sigs[i]) };
-    const line = lineWithSig[i](sig);
+    const line = lineWithSig[i](sigJson(sig.value));
     const bytes = Buffer.byteLength(line);
     if (bytes > MAX_LINE_BYTES) {
       throw new LedgerError('INPUT_SCHEMA', `record ${i + 1} would be ${bytes} bytes; a record line is at most ${MAX_LINE_BYTES} (store large evidence by digest)`);
