@@ -17,7 +17,7 @@ import { canonicalAroundSig, canonicalLine, digestOf, ed25519SigJson, recordId, 
 import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { makeSig, signingMessage, type Sig, type Signer } from '../sign.js';
-import { backgroundDataSync, fsError, fsyncDir, realFileOps, writeAll, type FileOps } from './fsops.js';
+import { fsError, fsyncDir, realFileOps, writeAll, type FileOps } from './fsops.js';
 import { readHead, readHeadWithBytes, signHead, writeHead } from './head.js';
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
@@ -197,16 +197,13 @@ function appendLocked(
     const recovered = quarantineUnpublished(ops, paths, head);
     const last = placed.appended[placed.appended.length - 1];
     const newSize = head.size + placed.data.length;
-    let newHead: Head | null = null;
-    // HEAD is signed and its temp file written while the records' data sync may still run on
-    // the sync thread; writeHead renames it into place only after `synced` has returned.
-    writeLines(ops, paths, head.size, placed.data, current.bytes, (synced) => {
-      const signed = signHead({ v: 1, genesis: head.genesis, seq: last.seq, tail: last.id, size: newSize, ts: laterTs(now(), last.record.ts) }, signer);
-      writeHead(ops, paths, signed, synced);
-      newHead = signed.head;
-    });
+    const newHead = signHead(
+      { v: 1, genesis: head.genesis, seq: last.seq, tail: last.id, size: newSize, ts: laterTs(now(), last.record.ts) },
+      signer,
+    );
+    writeLines(ops, paths, head.size, placed.data, current.bytes, () => writeHead(ops, paths, newHead));
     rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
-    return { records: placed.appended, head: newHead!, recovered: recovered.unpublished ? recovered : null };
+    return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
   }
 }
 
@@ -232,13 +229,8 @@ function reachedHead(e: unknown, what: string, replaced: true | 'unknown'): Ledg
 /**
  * Steps 6-7: writes `data` at `at`, syncs, then calls `publish` (the HEAD replace). If anything
  * fails before `publish` has renamed HEAD into place, the bytes past `at` are cut back off.
- *
- * With the real disk, the data sync runs on a second thread (sync-worker.ts) while `publish`
- * prepares HEAD's temp file; `publish` must call `synced` after that and before its rename, and
- * `synced` returns only once the lines are durable (it throws if they are not). The order SPEC 5
- * asks for (records synced, then HEAD renamed, then the directory synced) is the same either way.
  */
-function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, headBefore: Buffer, publish: (synced: () => void) => void): void {
+function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, headBefore: Buffer, publish: () => void): void {
   let fd: number;
   try {
     fd = ops.open(paths.records, 'r+');
@@ -246,22 +238,11 @@ function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, 
     throw ioError(e, 'open', paths.records);
   }
   let headReplaced: boolean | 'unknown' = false;
-  let waitForSync: (() => void) | null = null;
   try {
     writeAll(ops, fd, data, at);
-    const background = backgroundDataSync(ops);
-    if (background) waitForSync = background(fd);
-    else ops.fdatasync(fd);
-    let synced = false;
+    ops.fdatasync(fd);
     try {
-      publish(() => {
-        const wait = waitForSync;
-        waitForSync = null;
-        wait?.();
-        synced = true;
-      });
-      // Fail closed: a publish that never waited for the sync must not count as published.
-      if (!synced) throw new Error('HEAD was published without waiting for the records to be synced');
+      publish();
       headReplaced = true;
     } catch (e) {
       // The rename may have happened even though a later step (directory fsync) failed.
@@ -269,15 +250,6 @@ function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, 
       throw e;
     }
   } catch (e) {
-    // A sync still running on the other thread finishes before the lines are cut (or the fd is
-    // closed); its outcome no longer matters, the append is failing already.
-    try {
-      const wait = waitForSync as (() => void) | null;
-      waitForSync = null;
-      wait?.();
-    } catch {
-      /* already failing */
-    }
     if (headReplaced === false) {
       try {
         ops.ftruncate(fd, at);

@@ -4,7 +4,6 @@
 // model can also lie about what is on disk after a simulated crash.
 import * as fs from 'node:fs';
 import { LedgerError, ioError } from '../errors.js';
-import { startDataSync } from './sync-worker.js';
 
 export interface FileOps {
   open(path: string, flags: string, mode?: number): number;
@@ -26,12 +25,6 @@ export interface FileOps {
   rmdir(path: string): void;
   /** Last modification time, ms since the epoch (the age of a lock its holder never wrote). */
   mtimeMs(path: string): number;
-  /**
-   * Optional: starts fdatasync(fd), perhaps on another thread, and returns the function that
-   * waits for it (and throws its error). The store uses it only while `fdatasync` is the real
-   * one: a seam that replaces fdatasync (a fault model) always has it called on this thread.
-   */
-  fdatasyncStart?(fd: number): () => void;
 }
 
 export const realFileOps: FileOps = {
@@ -53,13 +46,7 @@ export const realFileOps: FileOps = {
   mkdirExclusive: (p) => fs.mkdirSync(p),
   rmdir: (p) => fs.rmdirSync(p),
   mtimeMs: (p) => fs.statSync(p).mtimeMs,
-  fdatasyncStart: startDataSync,
 };
-
-/** `ops.fdatasyncStart` when it may stand in for `ops.fdatasync` (see FileOps), else null. */
-export function backgroundDataSync(ops: FileOps): ((fd: number) => () => void) | null {
-  return ops.fdatasyncStart !== undefined && ops.fdatasync === realFileOps.fdatasync ? ops.fdatasyncStart : null;
-}
 
 /**
  * A file-system error (one with an errno code) as a coded OP_IO/OP_PERMISSION LedgerError, so no
@@ -86,19 +73,17 @@ export function writeAll(ops: FileOps, fd: number, data: Uint8Array, position: n
  * 2. fsync it, 3. rename it over the target, 4. fsync the directory. A reader sees the old file
  * or the new one, never a mix, and after step 4 the new one survives a power cut.
  */
-export function replaceFileAtomic(ops: FileOps, dir: string, name: string, data: Uint8Array, mode = 0o644, beforeRename?: () => void): void {
-  writeAndRename(ops, `${dir}/.${name}.${process.pid}.tmp`, `${dir}/${name}`, data, mode, beforeRename);
+export function replaceFileAtomic(ops: FileOps, dir: string, name: string, data: Uint8Array, mode = 0o644): void {
+  writeAndRename(ops, `${dir}/.${name}.${process.pid}.tmp`, `${dir}/${name}`, data, mode);
   fsyncDir(ops, dir);
 }
 
 /**
  * Steps 1-3 of the recipe: writes `data` to `tmp`, fsyncs it, renames it to `target`. When a
  * step before the rename fails (a full disk), the temp file is removed, best effort: a refused
- * write leaves nothing of its own behind. `beforeRename` runs after the temp file is durable
- * and before the rename; if it throws, there is no rename (the append waits there for its
- * records' data sync).
+ * write leaves nothing of its own behind.
  */
-export function writeAndRename(ops: FileOps, tmp: string, target: string, data: Uint8Array, mode = 0o644, beforeRename?: () => void): void {
+export function writeAndRename(ops: FileOps, tmp: string, target: string, data: Uint8Array, mode = 0o644): void {
   let renamed = false;
   try {
     const fd = ops.open(tmp, 'w', mode);
@@ -108,7 +93,6 @@ export function writeAndRename(ops: FileOps, tmp: string, target: string, data: 
     } finally {
       ops.close(fd);
     }
-    beforeRename?.();
     ops.rename(tmp, target);
     renamed = true;
   } finally {

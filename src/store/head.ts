@@ -73,11 +73,8 @@ export function signHead(unsigned: Omit<Head, 'sig'>, signer: Signer): SignedHea
   return { head: { ...fields, sig }, bytes: Buffer.from(placed.lineWithSig(sig)) };
 }
 
-/**
- * Publishes HEAD with the durable replace recipe (temp, fsync, rename, fsync directory);
- * `beforeRename` as in writeAndRename.
- */
-export function writeHead(ops: FileOps, paths: LedgerPaths, signed: SignedHead, beforeRename?: () => void): void {
-  replaceFileAtomic(ops, paths.dir, 'HEAD', signed.bytes, 0o644, beforeRename);
+/** Publishes HEAD with the durable replace recipe (temp, fsync, rename, fsync directory). */
+export function writeHead(ops: FileOps, paths: LedgerPaths, signed: SignedHead): void {
+  replaceFileAtomic(ops, paths.dir, 'HEAD', signed.bytes);
   verified = { bytes: signed.bytes, head: copyHead(signed.head) };
 }
