@@ -84,6 +84,22 @@ describe('verifyFast agrees with verifyReference', () => {
     );
   });
 
+  it('with a signer of that key made first (its private key object then verifies): the same verdicts', () => {
+    fc.assert(
+      fc.property(seedArb, msgArb, fc.nat(), (seed, msg, bit) => {
+        const key = publicKeyReference(seed);
+        expect(createSigner(seed).publicKey).toBe(toBase64url(key)); // registers its key object
+        const sig = signReference(msg, seed);
+        expectBoth(sig, msg, key, true, 'valid, own key');
+        expectBoth(flipBit(sig, bit % 512), msg, key, false, 'sig bit, own key');
+        const sPlusL = le32((leToBigint(sig.subarray(32)) + L) % 2n ** 256n);
+        expectBoth(Uint8Array.from([...sig.subarray(0, 32), ...sPlusL]), msg, key, false, 'S + L, own key');
+        for (const p of SMALL_ORDER_POINTS.slice(0, 2)) expectBoth(Uint8Array.from([...p.toBytes(), ...sig.subarray(32)]), msg, key, false, 'small-order R, own key');
+      }),
+      { numRuns: runs(100, 10_000) },
+    );
+  });
+
   it('when S is replaced by S + L (same point, non-canonical scalar): both refuse', () => {
     fc.assert(
       fc.property(seedArb, msgArb, (seed, msg) => {

@@ -144,6 +144,9 @@ export function appendCausal(ledger: Ledger, drafts: readonly Draft[]): CausalAp
   // When the index is far behind (a first use, or many appends by other means), bring it up to
   // date before taking the lock, so the critical section reads only what is new. When it is
   // close (the usual case) that would scan its unindexed tail twice, once here and once below.
+  // The key first: HEAD is verified next, and a HEAD this key signed (the usual case) is then
+  // checked with the key object already made for signing (see createSigner).
+  ledger.signer();
   const head = ledger.head();
   if (head.seq - RecordIndex.namedThrough(paths) > 2 * DELTA_MAX_RECORDS) CausalView.open(paths, head, { trust: null }).close();
   let decisions: Decision[] = [];
