@@ -2,14 +2,14 @@
 // change what the CLI does: only the named verb's group is registered, the shipped code cache is
 // made by the build and accepted by V8, and a command exits at once only with nothing unflushed.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cac } from 'cac';
 import { VERB_GROUPS, createCli } from '../../src/cli.js';
 import type { CliIO } from '../../src/commands/common.js';
 import { fdWriter } from '../../src/commands/process-io.js';
-import { BIN, ROOT, initProject, runLedger } from '../helpers/cli.js';
+import { BIN, ROOT, initProject, runLedger, scratch } from '../helpers/cli.js';
 
 const io: CliIO = { stdout: () => {}, stderr: () => {}, env: {}, cwd: ROOT, isTTY: false, readStdin: async () => '' };
 const names = (cli: ReturnType<typeof cac>) => cli.commands.map((c) => c.name).sort();
@@ -45,6 +45,30 @@ describe('the shipped binary', () => {
     expect(r.stdout).toMatch(/^ledger\/\d+\.\d+\.\d+ /);
     expect(statSync(cache).mtimeMs).toBe(before.mtime);
     expect(readFileSync(cache).equals(before.bytes)).toBe(true);
+  });
+
+  it('runs with a damaged or missing cache, and writes a good one at exit', () => {
+    // A copy of dist/cli, so the shipped cache is not touched; yaml resolves from the project.
+    const s = scratch('ledger-cache-');
+    try {
+      const dir = join(s.dir, 'cli');
+      cpSync(join(ROOT, 'dist/cli'), dir, { recursive: true });
+      symlinkSync(join(ROOT, 'node_modules'), join(s.dir, 'node_modules'));
+      const cache = join(dir, 'bundle.cache');
+      for (const damage of [() => writeFileSync(cache, 'not a V8 code cache'), () => rmSync(cache)]) {
+        damage();
+        const r = spawnSync(process.execPath, [join(dir, 'ledger.cjs'), '--version'], { encoding: 'utf8' });
+        expect(r.status).toBe(0);
+        expect(r.stdout).toMatch(/^ledger\/\d+\.\d+\.\d+ /);
+        // The fresh cache is accepted by the next run, which leaves it as it is.
+        const written = readFileSync(cache);
+        expect(written.length).toBeGreaterThan(1000);
+        expect(spawnSync(process.execPath, [join(dir, 'ledger.cjs'), '--version']).status).toBe(0);
+        expect(readFileSync(cache).equals(written)).toBe(true);
+      }
+    } finally {
+      s.cleanup();
+    }
   });
 
   it('delivers all of a large output to a slow reader before it exits', async () => {
