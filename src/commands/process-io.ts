@@ -25,7 +25,11 @@ export function fdWriter(fd: number, stream: () => Pick<NodeJS.WriteStream, 'wri
       const bytes = Buffer.from(text, 'utf8');
       let done = 0;
       try {
-        while (done < bytes.length) done += write(fd, bytes, done, bytes.length - done);
+        while (done < bytes.length) {
+          const n = write(fd, bytes, done, bytes.length - done);
+          if (n <= 0) throw new Error('no progress'); // never loop on a write that takes nothing
+          done += n;
+        }
       } catch {
         viaStream = true;
         stream().write(bytes.subarray(done));

@@ -114,4 +114,12 @@ describe('fdWriter (stdout and stderr without their streams)', () => {
     queued = 0;
     expect(w.drained()).toBe(true);
   });
+
+  it('hands the text to the stream when a write takes nothing, instead of looping', () => {
+    const streamed: string[] = [];
+    const stream = { write: (t: string | Uint8Array) => { streamed.push(Buffer.from(t).toString()); return true; }, writableLength: 0 };
+    const w = fdWriter(1, () => stream, (() => 0) as unknown as typeof import('node:fs').writeSync);
+    w.write('abc');
+    expect(streamed).toEqual(['abc']);
+  });
 });
