@@ -25,13 +25,8 @@ export interface EvidenceReport {
   unverifiable: { name: string; source: string }[];
 }
 
-export interface ResumeReport {
-  slug: string;
-  status: 'open' | 'finished';
-  owner: string;
-  execution_id: string;
-  summary: string;
-  started_at: string;
+/** The work item's own fields as they are, then what `resume` adds (the JSON of `ledger resume`). */
+export interface ResumeReport extends Pick<WorkItem, 'slug' | 'status' | 'owner' | 'execution_id' | 'summary' | 'started_at'> {
   lease: { until: string | null; live: boolean };
   outcome: string | null;
   latest: Record<string, unknown> | null;
