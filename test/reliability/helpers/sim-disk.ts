@@ -60,10 +60,15 @@ export class SimDisk {
   }
 
   private lookup(path: string): Node | null {
+    return this.walk(path, 'entries');
+  }
+
+  /** The node at `path` through the live directory entries, or through the durable ones. */
+  private walk(path: string, view: 'entries' | 'durable'): Node | null {
     let n: Node = this.root;
     for (const name of parts(path)) {
       if (n.kind !== 'dir') return null;
-      const next = n.entries.get(name);
+      const next = n[view].get(name);
       if (!next) return null;
       n = next;
     }
@@ -222,14 +227,8 @@ export class SimDisk {
 
   /** What a full power cut would leave at `path`: the durable bytes under durable entries. */
   readDurable(path: string): Buffer | null {
-    let n: Node = this.root;
-    for (const name of parts(path)) {
-      if (n.kind !== 'dir') return null;
-      const next = n.durable.get(name);
-      if (!next) return null;
-      n = next;
-    }
-    return n.kind === 'file' ? Buffer.from(n.durable) : null;
+    const n = this.walk(path, 'durable');
+    return n?.kind === 'file' ? Buffer.from(n.durable) : null;
   }
 
   /** Names a full power cut would leave in a directory. */
