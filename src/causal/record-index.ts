@@ -98,8 +98,8 @@ const SIG_MARK = ',"sig":{"alg":"ed25519","key":"';
  * the full computation when the line does not have that shape. Only the index uses this; records
  * that decisions rely on get their id recomputed by verified.ts.
  */
-export function lineId(line: string, parsed: object): string {
-  return lineIdFast(line) ?? recordId(parsed);
+export function lineId(line: string, parsed?: object): string {
+  return lineIdFast(line) ?? recordId(parsed ?? (JSON.parse(line) as object));
 }
 
 // The sig member is exactly this long: 31 + 43 (key) + 11 + 86 (value) + 2.
@@ -439,7 +439,7 @@ export class RecordIndex {
   /** Files the tail's records under their id keys too (in seq order, as lookups expect). */
   private hashTail(): void {
     for (const { line, seq, offset } of this.unhashed) {
-      const [h1, h2] = hash64(idKey(lineId(line, JSON.parse(line) as object)));
+      const [h1, h2] = hash64(idKey(lineId(line)));
       addTail(this.tail, h1, h2, { seq, offset });
     }
     this.unhashed = [];
