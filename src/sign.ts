@@ -76,7 +76,7 @@ export function createSigner(seed: Uint8Array): Signer {
   }
   const key = privateKeyObject(seed);
   const publicKey = publicKeyOf(key);
-  rememberSigningKey(publicKey, key);
+  publicKeyObject(publicKey, key); // its own key object verifies what it signed
   const sign = (m: Uint8Array) => new Uint8Array(nodeSign(null, m, key));
   return {
     publicKey,
@@ -150,26 +150,20 @@ export function isCanonicalS(sig: Uint8Array): boolean {
 const verifiedKeys = new Map<string, KeyObject | null>();
 
 /**
- * A signer's own key object also verifies: node:crypto verifies with the public half of a private
- * key, the one OpenSSL derived from the seed and `publicKey` was exported from. A writer checking
- * the HEAD it signed itself then skips building a second key object (about 0.4 ms, the first
- * time in a process). The public key still passes the same strict byte checks as any other.
+ * The key object that verifies for `key`, made once per key; null when the key is not strict.
+ * `own`: a signer's own private key object, which serves as well, since node:crypto verifies with
+ * the public half of a private key, the one OpenSSL derived from the seed and `key` was exported
+ * from. A writer checking the HEAD it signed itself then skips building a second key object
+ * (about 0.4 ms, the first time in a process). The key still passes the same byte checks.
  */
-function rememberSigningKey(publicKey: string, key: KeyObject): void {
-  const raw = fromBase64url(publicKey, 32);
-  if (!raw || !isStrictPointEncoding(raw) || verifiedKeys.has(publicKey)) return;
-  if (verifiedKeys.size > 1024) verifiedKeys.clear();
-  verifiedKeys.set(publicKey, key);
-}
-
-function publicKeyObject(key: string): KeyObject | null {
+function publicKeyObject(key: string, own?: KeyObject): KeyObject | null {
   let obj = verifiedKeys.get(key);
   if (obj !== undefined) return obj;
   const raw = fromBase64url(key, 32);
   obj = null;
   if (raw && isStrictPointEncoding(raw)) {
     try {
-      obj = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key }, format: 'jwk' });
+      obj = own ?? createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key }, format: 'jwk' });
     } catch {
       obj = null; // not a point on the curve
     }
