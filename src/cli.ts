@@ -60,9 +60,9 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   let json = argv.includes('--json');
   let verb: string | undefined;
   try {
-    const first = argv[0];
-    const cli = createCli(io, first !== undefined && !first.startsWith('-') ? first : undefined);
-    onlyTheNamedVerb(cli, argv);
+    const named = argv[0] !== undefined && !argv[0].startsWith('-') ? argv[0] : undefined;
+    const cli = createCli(io, named);
+    if (named !== undefined) onlyTheNamedVerb(cli, named);
     printingThrough(io, () => cli.parse(['node', 'ledger', ...argv], { run: false }));
     restoreRawValues(cli, argv);
     json = cli.options.json === true;
@@ -101,13 +101,10 @@ function printingThrough<T>(io: CliIO, f: () => T): T {
  * cac's parse runs its option parser once per registered command to find the one that matches,
  * which costs every start about 1.5 ms. When the first argument names a verb, that verb is the
  * only one that can match (cac matches on the first positional, and no global option comes
- * before it), so the others are dropped first. Anything else (no verb, an option first, an
- * unknown word) keeps them all, for the full help or the usual error.
+ * before it), so the others are dropped first. An unknown word keeps them all, for the usual error.
  */
-function onlyTheNamedVerb(cli: CAC, argv: string[]): void {
-  const first = argv[0];
-  if (first === undefined || first.startsWith('-')) return;
-  const named = cli.commands.filter((c) => c.isMatched(first));
+function onlyTheNamedVerb(cli: CAC, verb: string): void {
+  const named = cli.commands.filter((c) => c.isMatched(verb));
   if (named.length === 1) cli.commands = named;
 }
 
