@@ -29,10 +29,8 @@ export interface LoadedBundle {
 
 export function loadBundle(dir: string, parent: NodeModule, useCache = true): LoadedBundle {
   const bundle = join(dir, 'bundle.cjs');
-  // The bundle starts with its own #! line (so it can also run directly); inside the module
-  // wrapper that line would be a syntax error, so it becomes a comment of the same length.
-  const raw = readFileSync(bundle, 'utf8');
-  const source = raw.startsWith('#!') ? '//' + raw.slice(2) : raw;
+  // Its entry (src/cli-main.ts) has no #! line: the bundle is only ever loaded from here.
+  const source = readFileSync(bundle, 'utf8');
   let cached: Buffer | undefined;
   if (useCache) {
     try {

@@ -34,7 +34,7 @@ async function prime(): Promise<void> {
     const io = { stdout: () => {}, stderr: (t: string) => void (said += t), env, cwd: work, isTTY: false, readStdin: async () => batch };
     const floor = join(work, 'floor.json');
     const runs: [string[], number][] = [
-            [['init', '--name', 'prime'], 0],
+      [['init', '--name', 'prime'], 0],
       [['append', 'handoff', '--op', 'op_a', '--exec', 'e1', '--outcome', 'success', '--evidence', 'schema=schema.sql', '--invariant', 'tests=ok:1 passed'], 0],
       [['append', 'handoff', '--op', 'op_a', '--exec', 'e1', '--outcome', 'success', '--evidence', 'schema=schema.sql', '--invariant', 'tests=ok:1 passed'], 0],
       [['append', 'intent', '--op', 'op_b', '--exec', 'e1', '--action', 'deploy'], 0],
