@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { createHash } from 'node:crypto';
 import { closeSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { DIGEST_RE, digestOf } from '../canonical.js';
+import { DIGEST_RE, digestOf, sha256Hex } from '../canonical.js';
 import { LedgerError } from '../errors.js';
 import type { Evidence } from '../record.js';
 
@@ -82,7 +82,7 @@ export function dirDigest(dir: string, skip: readonly string[] = []): string {
       const childRel = rel ? `${rel}/${name}` : name;
       if (name === '.git' || skipAbs.has(childAbs)) continue;
       const st = lstatSync(childAbs);
-      if (st.isSymbolicLink()) entries.push(`l ${createHash('sha256').update(readlinkSync(childAbs)).digest('hex')} ${childRel}\n`);
+      if (st.isSymbolicLink()) entries.push(`l ${sha256Hex(readlinkSync(childAbs))} ${childRel}\n`);
       else if (st.isFile()) entries.push(`f ${fileSha256Hex(childAbs)} ${childRel}\n`);
       else if (st.isDirectory()) walk(childAbs, childRel);
       else throw badEvidence(`dir evidence ${childAbs} is neither a file, a directory nor a symlink`, childAbs);

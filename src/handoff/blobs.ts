@@ -6,11 +6,11 @@
 // rule, one level down), so a published record never names a missing blob. A refused or crashed
 // command can leave a blob that no record names; it is harmless (its name is its content) and is
 // never trusted: every read re-verifies the digest.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
-import { DIGEST_RE } from '../canonical.js';
+import { DIGEST_RE, digestOf, sha256Hex } from '../canonical.js';
 import { fsyncDir, realFileOps, replaceFileAtomic } from '../store/fsops.js';
 import { hashOpenFile } from '../causal/evidence.js';
 
@@ -38,7 +38,7 @@ export function blobScratchPath(ledgerDir: string): string {
 
 /** Stores bytes under their digest (temp file, fsync, rename, fsync of the directory). */
 export function putBlob(ledgerDir: string, data: Uint8Array): StoredBlob {
-  const hex = createHash('sha256').update(data).digest('hex');
+  const hex = sha256Hex(data);
   const dir = blobDir(ledgerDir);
   const path = join(dir, hex);
   try {
@@ -85,7 +85,7 @@ export function readBlob(ledgerDir: string, digest: string): Buffer {
   } catch (e) {
     throw ioError(e, 'read blob', path);
   }
-  const got = 'sha256:' + createHash('sha256').update(data).digest('hex');
+  const got = digestOf(data);
   if (got !== digest) throw new LedgerError('OP_CORRUPT', `blob ${path}: expected ${digest}, computed ${got}; the blob store was altered`, { path, expected: digest, computed: got });
   return data;
 }
