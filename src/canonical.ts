@@ -167,6 +167,28 @@ function membersAroundSig(unsigned: object): { a: string; b: string } {
   return { a: (canonicalize(before) as string).slice(1, -1), b: (canonicalize(after) as string).slice(1, -1) };
 }
 
+/**
+ * For a value parsed from `line`: its id (SPEC 4; HEAD's digest is computed alike, SPEC 5) when
+ * `line` is exactly its canonical line, else null, also for a value with no canonical form. One
+ * canonicalisation serves the check and the id: the members around "sig" are encoded once, as
+ * canonicalAroundSig does for a writer.
+ */
+export function canonicalLineId(value: object, line: string): string | null {
+  try {
+    if (Array.isArray(value)) {
+      return canonicalLine(value) === line ? recordId(value) : null; // no record, but the same answer as ever
+    }
+    if (!Object.hasOwn(value, 'sig')) {
+      const text = canonicalJson(value);
+      return text + '\n' === line ? digestOf(text) : null;
+    }
+    const placed = canonicalAroundSig(withoutSig(value));
+    return placed.lineWithSig((value as { sig: object }).sig) === line ? digestOf(placed.unsignedText) : null;
+  } catch {
+    return null; // a fraction, 1e30 or a lone surrogate: stored bytes no writer of ours made
+  }
+}
+
 /** SPEC 4: the exact bytes of a record line (and of HEAD, SPEC 5). */
 export function canonicalLine(value: unknown): string {
   return canonicalJson(value) + '\n';

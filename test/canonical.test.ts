@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  canonicalAroundSig, canonicalJson, canonicalLine, ed25519SigJson, digestOf, findDuplicateKey, fromBase64url, headDigest, parseJsonStrict, recordId, toBase64url, withoutSig,
+  canonicalAroundSig, canonicalJson, canonicalLine, canonicalLineId, ed25519SigJson, digestOf, findDuplicateKey, fromBase64url, headDigest, parseJsonStrict, recordId, toBase64url, withoutSig,
 } from '../src/canonical.js';
 import { verifyReference } from '../src/ed25519-reference.js';
 import { LedgerError } from '../src/errors.js';
@@ -218,6 +218,35 @@ describe('canonicalAroundSig agrees with canonicalJson on any value', () => {
         if ('error' in ref) expect(got).toEqual(ref);
         else if (Object.hasOwn(unsigned, 'sig')) expect(got.error).toMatch(/no sig/);
         else expect(got).toEqual(ref);
+      }),
+      { numRuns: runs(1000, 50_000) },
+    );
+  });
+
+  it('canonicalLineId is the id exactly when the line is the canonical line, for any value and line', () => {
+    const reference = (v: object, line: string) => {
+      try {
+        return canonicalLine(v) === line ? recordId(v) : null;
+      } catch {
+        return null;
+      }
+    };
+    const withSig = fc.record({ alg: fc.constant('ed25519'), key: str, value: str });
+    const obj = fc.oneof(
+      fc.dictionary(key, value, { maxKeys: 6 }),
+      fc.tuple(fc.dictionary(key, value, { maxKeys: 6 }), withSig).map(([o, sig]) => ({ ...o, sig })),
+      fc.array(value, { maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(obj, fc.nat(), fc.boolean(), (v, at, damage) => {
+        let line: string;
+        try {
+          line = canonicalLine(v);
+        } catch {
+          line = '{"kind":"x"}\n'; // a value with no canonical form: no line can be its own
+        }
+        if (damage && line.length > 1) line = line.slice(0, at % (line.length - 1)) + ' ' + line.slice(at % (line.length - 1));
+        expect(canonicalLineId(v as object, line)).toBe(reference(v as object, line));
       }),
       { numRuns: runs(1000, 50_000) },
     );

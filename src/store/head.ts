@@ -1,12 +1,11 @@
 // Reading and writing HEAD (SPEC 5). The writer re-checks what it reads (canonical bytes,
 // schema, signature) before building on it: it must never extend a forged pointer.
-import { canonicalAroundSig, digestOf, headDigest } from '../canonical.js';
+import { canonicalAroundSig, canonicalLineId, digestOf } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { headProblems, type Head } from '../record.js';
 import { makeSig, verifySig, type Sig, type Signer } from '../sign.js';
 import { replaceFileAtomic, type FileOps } from './fsops.js';
 import type { LedgerPaths } from './paths.js';
-import { isCanonical } from './read.js';
 
 // The last HEAD this process verified or wrote, by its exact bytes. Identical bytes verify
 // identically, so a writer appending in a loop checks each new HEAD once, not on every append.
@@ -33,9 +32,11 @@ export function parseHead(bytes: Buffer, path: string): Head {
   }
   const problems = headProblems(value);
   if (problems.length) throw new LedgerError('OP_CORRUPT', `${path} is malformed (${problems[0]}); run \`ledger audit\``, { path, problems });
-  if (!isCanonical(value, text)) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON; run \`ledger audit\``, { path });
+  // SPEC 5: HEAD's digest is computed like a record id, so the canonical check yields it too.
+  const digest = canonicalLineId(value as Head, text);
+  if (digest === null) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON; run \`ledger audit\``, { path });
   const head = value as Head;
-  if (!verifySig('head', headDigest(head), head.sig)) {
+  if (!verifySig('head', digest, head.sig)) {
     throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify; run \`ledger audit\``, { path });
   }
   verified = { bytes: Buffer.from(bytes), head: copyHead(head) };

@@ -1,7 +1,7 @@
 // Reading published records: only the bytes HEAD covers are ever shown (SPEC 5: bytes past
 // `size` are not part of the ledger).
 import { isUtf8 } from 'node:buffer';
-import { canonicalLine, recordId } from '../canonical.js';
+import { canonicalLineId } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES, type Head, type LedgerRecord } from '../record.js';
 import { realFileOps, type FileOps } from './fsops.js';
@@ -15,15 +15,6 @@ export interface RecordAt {
   record: LedgerRecord;
 }
 
-/** Whether `text` is the canonical line of `value`; a value with no canonical form is not. */
-export function isCanonical(value: unknown, text: string): boolean {
-  try {
-    return canonicalLine(value) === text;
-  } catch {
-    return false; // a fraction, 1e30 or a lone surrogate: stored bytes no writer of ours made
-  }
-}
-
 /**
  * Why a stored line (without its newline) cannot be a record before it is even parsed, or null.
  * SPEC 4 compares bytes: a line that is not UTF-8 would decode with replacement characters into
@@ -35,18 +26,17 @@ function lineBytesProblem(bytes: Uint8Array): string | null {
   return null;
 }
 
-/** Parses one stored line (without its newline); the line must be canonical (SPEC 4). */
-export function parseRecordLine(line: string, where: string): LedgerRecord {
+/** Parses one stored line (without its newline), which must be canonical (SPEC 4), and its id. */
+export function parseRecordLine(line: string, where: string): { record: LedgerRecord; id: string } {
   let value: unknown;
   try {
     value = JSON.parse(line);
   } catch {
     throw new LedgerError('OP_CORRUPT', `${where} is not JSON; run \`ledger audit\``);
   }
-  if (value === null || typeof value !== 'object' || !isCanonical(value, line + '\n')) {
-    throw new LedgerError('OP_CORRUPT', `${where} is not a canonical record line; run \`ledger audit\``);
-  }
-  return value as LedgerRecord;
+  const id = value !== null && typeof value === 'object' ? canonicalLineId(value, line + '\n') : null;
+  if (id === null) throw new LedgerError('OP_CORRUPT', `${where} is not a canonical record line; run \`ledger audit\``);
+  return { record: value as LedgerRecord, id };
 }
 
 // The last tail line this process parsed or wrote, by its exact bytes and offset (see parseHead's
@@ -89,8 +79,8 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): Reco
         }
         const problem = lineBytesProblem(lineBytes);
         if (problem) throw new LedgerError('OP_CORRUPT', `the last record of ${paths.records} ${problem}; run \`ledger audit\``);
-        const record = parseRecordLine(lineBytes.toString('utf8'), `the last record of ${paths.records}`);
-        const at = { seq: record.seq, offset: lineStart, id: recordId(record), record };
+        const { record, id } = parseRecordLine(lineBytes.toString('utf8'), `the last record of ${paths.records}`);
+        const at = { seq: record.seq, offset: lineStart, id, record };
         rememberTail(Buffer.from(lineBytes), at);
         return at;
       }
@@ -140,9 +130,9 @@ export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fro
         const problem = lineBytesProblem(data.subarray(i, nl));
         if (problem) throw new LedgerError('OP_CORRUPT', `${paths.records} line at byte ${lineStart} ${problem}; run \`ledger audit\``);
         const line = data.toString('utf8', i, nl);
-        const record = parseRecordLine(line, `${paths.records} line at byte ${lineStart}`);
+        const { record, id } = parseRecordLine(line, `${paths.records} line at byte ${lineStart}`);
         if (record.seq !== seq) throw new LedgerError('OP_CORRUPT', `${paths.records} line at byte ${lineStart} has seq ${String(record.seq)}, expected ${seq}; run \`ledger audit\``);
-        yield { seq, offset: lineStart, id: recordId(record), record };
+        yield { seq, offset: lineStart, id, record };
         lineStart += nl + 1 - i;
         i = nl + 1;
         seq++;
