@@ -17,8 +17,8 @@ import { canonicalAroundSig, canonicalLine, digestOf, ed25519SigJson, recordId, 
 import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { makeSig, signingMessage, type Sig, type Signer } from '../sign.js';
-import { fsError, fsyncDir, realFileOps, writeAll, type FileOps } from './fsops.js';
-import { readHead, readHeadWithBytes, signHead, writeHead } from './head.js';
+import { fdatasyncWhile, fsError, fsyncDir, realFileOps, removeTemp, writeAll, type FileOps } from './fsops.js';
+import { publishHead, readHead, readHeadWithBytes, signHead, stageHead, writeHead, type SignedHead } from './head.js';
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { readTailLine, rememberTail } from './read.js';
@@ -197,11 +197,15 @@ function appendLocked(
     const recovered = quarantineUnpublished(ops, paths, head);
     const last = placed.appended[placed.appended.length - 1];
     const newSize = head.size + placed.data.length;
-    const newHead = signHead(
-      { v: 1, genesis: head.genesis, seq: last.seq, tail: last.id, size: newSize, ts: laterTs(now(), last.record.ts) },
-      signer,
-    );
-    writeLines(ops, paths, head.size, placed.data, current.bytes, () => writeHead(ops, paths, newHead));
+    const unsignedHead = { v: 1 as const, genesis: head.genesis, seq: last.seq, tail: last.id, size: newSize, ts: laterTs(now(), last.record.ts) };
+    const signed: { head?: SignedHead } = {};
+    writeLines(ops, paths, head.size, placed.data, current.bytes, {
+      // HEAD is signed and staged while the records flush (fdatasyncWhile); it is renamed into
+      // place only after that flush returned.
+      stage: () => stageHead(ops, paths, (signed.head = signHead(unsignedHead, signer))),
+      publish: (tmp) => publishHead(ops, paths, signed.head as SignedHead, tmp),
+    });
+    const newHead = signed.head as SignedHead;
     rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
     return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
   }
@@ -227,10 +231,21 @@ function reachedHead(e: unknown, what: string, replaced: true | 'unknown'): Ledg
 }
 
 /**
- * Steps 6-7: writes `data` at `at`, syncs, then calls `publish` (the HEAD replace). If anything
- * fails before `publish` has renamed HEAD into place, the bytes past `at` are cut back off.
+ * Steps 6-7: writes `data` at `at` and fdatasyncs it, while HEAD's temp file is staged (written
+ * and fsynced, see fdatasyncWhile), then calls `head.publish` (rename, directory fsync) only once
+ * the records flush has returned. Policy: staging overlaps the flush because a temp file is no
+ * one's HEAD, so the order that matters (lines durable before HEAD names them) is unchanged. If
+ * anything fails before HEAD has been renamed into place, the bytes past `at` are cut back off
+ * and the temp file is removed.
  */
-function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, headBefore: Buffer, publish: () => void): void {
+function writeLines(
+  ops: FileOps,
+  paths: LedgerPaths,
+  at: number,
+  data: Buffer,
+  headBefore: Buffer,
+  head: { stage(): string; publish(tmp: string): void },
+): void {
   let fd: number;
   try {
     fd = ops.open(paths.records, 'r+');
@@ -240,9 +255,17 @@ function writeLines(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, 
   let headReplaced: boolean | 'unknown' = false;
   try {
     writeAll(ops, fd, data, at);
-    ops.fdatasync(fd);
+    const staged: { tmp?: string } = {};
     try {
-      publish();
+      fdatasyncWhile(ops, fd, () => {
+        staged.tmp = head.stage();
+      });
+    } catch (e) {
+      if (staged.tmp !== undefined) removeTemp(ops, staged.tmp);
+      throw e;
+    }
+    try {
+      head.publish(staged.tmp as string);
       headReplaced = true;
     } catch (e) {
       // The rename may have happened even though a later step (directory fsync) failed.

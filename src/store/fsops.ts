@@ -4,6 +4,7 @@
 // model can also lie about what is on disk after a simulated crash.
 import * as fs from 'node:fs';
 import { LedgerError, ioError } from '../errors.js';
+import { fdatasyncOnHelper } from './sync-thread.js';
 
 export interface FileOps {
   open(path: string, flags: string, mode?: number): number;
@@ -74,8 +75,13 @@ export function writeAll(ops: FileOps, fd: number, data: Uint8Array, position: n
  * or the new one, never a mix, and after step 4 the new one survives a power cut.
  */
 export function replaceFileAtomic(ops: FileOps, dir: string, name: string, data: Uint8Array, mode = 0o644): void {
-  writeAndRename(ops, `${dir}/.${name}.${process.pid}.tmp`, `${dir}/${name}`, data, mode);
+  writeAndRename(ops, tempBeside(dir, name), `${dir}/${name}`, data, mode);
   fsyncDir(ops, dir);
+}
+
+/** The temp file the recipe writes for `dir/name` (hidden, and per process). */
+export function tempBeside(dir: string, name: string): string {
+  return `${dir}/.${name}.${process.pid}.tmp`;
 }
 
 /**
@@ -84,7 +90,12 @@ export function replaceFileAtomic(ops: FileOps, dir: string, name: string, data:
  * write leaves nothing of its own behind.
  */
 export function writeAndRename(ops: FileOps, tmp: string, target: string, data: Uint8Array, mode = 0o644): void {
-  let renamed = false;
+  writeSyncedTemp(ops, tmp, data, mode);
+  renameTemp(ops, tmp, target);
+}
+
+/** Steps 1-2: writes `data` to `tmp` and fsyncs it; on failure the temp file is removed. */
+export function writeSyncedTemp(ops: FileOps, tmp: string, data: Uint8Array, mode = 0o644): void {
   try {
     const fd = ops.open(tmp, 'w', mode);
     try {
@@ -93,17 +104,51 @@ export function writeAndRename(ops: FileOps, tmp: string, target: string, data: 
     } finally {
       ops.close(fd);
     }
-    ops.rename(tmp, target);
-    renamed = true;
-  } finally {
-    if (!renamed) {
-      try {
-        ops.unlink(tmp);
-      } catch {
-        /* never created, or the disk refuses even this: a temp file is never read */
-      }
-    }
+  } catch (e) {
+    removeTemp(ops, tmp);
+    throw e;
   }
+}
+
+/** Step 3: renames `tmp` over `target`; when the rename fails, the temp file is removed. */
+export function renameTemp(ops: FileOps, tmp: string, target: string): void {
+  try {
+    ops.rename(tmp, target);
+  } catch (e) {
+    removeTemp(ops, tmp);
+    throw e;
+  }
+}
+
+export function removeTemp(ops: FileOps, tmp: string): void {
+  try {
+    ops.unlink(tmp);
+  } catch {
+    /* never created, or the disk refuses even this: a temp file is never read */
+  }
+}
+
+// The FileOps whose fdatasync may run on the helper thread: the real disk's. A FileOps spread
+// from realFileOps with a fault swapped in is not one of them, so its faults are never bypassed.
+const overlapping = new WeakSet<FileOps>([realFileOps]);
+
+/**
+ * Lets `ops` (one that reaches the real disk: its fd's are real) overlap its flushes like
+ * realFileOps. For tests of the overlapped path's failures.
+ */
+export function letFlushesOverlap(ops: FileOps): void {
+  overlapping.add(ops);
+}
+
+/**
+ * fdatasync(fd) and `meanwhile()`, both finished when this returns. On the real disk the flush
+ * may run on a helper thread while `meanwhile` runs (sync-thread.ts); any other FileOps (a fault
+ * model) gets them in sequence, flush first, so what it sees is the protocol's plain order.
+ */
+export function fdatasyncWhile(ops: FileOps, fd: number, meanwhile: () => void): void {
+  if (overlapping.has(ops) && fdatasyncOnHelper(fd, meanwhile)) return;
+  ops.fdatasync(fd);
+  meanwhile();
 }
 
 export function fsyncDir(ops: FileOps, dir: string): void {
