@@ -65,6 +65,9 @@ export function signProduced(count: number, produce: (i: number) => Uint8Array, 
     const { Worker } = lazyRequire('node:worker_threads') as typeof import('node:worker_threads');
     worker = new Worker(WORKER_SOURCE, {
       eval: true,
+      // None of the host's flags: under `node --input-type=module -e` the CommonJS source above
+      // would not start, and the main thread would quietly sign the whole batch alone.
+      execArgv: [],
       workerData: { pkcs8, count, msgLen, msgs: msgs.buffer, sigs: sigs.buffer, control: ctl.buffer, done: flags.buffer },
     });
     worker.unref();

@@ -2,13 +2,16 @@
 // canonicalisation around "sig" equals canonicalLine of the signed record, and signatures made
 // on two cores equal those made one by one.
 import fc from 'fast-check';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canonicalAroundSig, canonicalJson, canonicalLine, headDigest } from '../../src/canonical.js';
 import { headProblems } from '../../src/record.js';
 import { createSigner, signingMessage, verifySig } from '../../src/sign.js';
 import { parseHead, signHead } from '../../src/store/head.js';
 import { PARALLEL_THRESHOLD } from '../../src/sign-parallel.js';
+import { ROOT } from '../helpers/cli.js';
 import { runs } from '../helpers/runs.js';
 
 const safeJson = fc.letrec((tie) => ({
@@ -110,6 +113,29 @@ describe('when a batch is large enough to sign on two cores', () => {
     const parallel = signer.signProduced!(messages.length, (i) => messages[i]);
     expect(parallel).toHaveLength(messages.length);
     messages.forEach((m, i) => expect(Buffer.from(parallel[i]).equals(Buffer.from(signer.sign(m))), `message ${i}`).toBe(true));
+  });
+
+  it('has its worker take part also in a host run as `node --input-type=module -e` (whose flag a worker must not inherit)', () => {
+    // The main thread's own signing function counts what it signed: fewer than all means the
+    // worker signed the rest. (Before the worker was started without the host's flags, it failed
+    // to start there and the main thread signed everything, correctly but alone.)
+    const script = `
+      import { generateKeyPairSync, sign, verify } from 'node:crypto';
+      const { signProduced } = await import(${JSON.stringify(join(ROOT, 'dist/src/sign-parallel.js'))});
+      const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+      const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' });
+      const count = 20000;
+      const msgs = Array.from({ length: count }, (_, i) => Buffer.from(String(100000 + i)));
+      let mine = 0;
+      const sigs = signProduced(count, (i) => msgs[i], pkcs8, (m) => (mine++, sign(null, m, privateKey)));
+      const bad = sigs.filter((s, i) => !verify(null, msgs[i], publicKey, s)).length;
+      console.log(JSON.stringify({ mine, count, bad }));
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { mine: number; count: number; bad: number };
+    expect(out.bad).toBe(0);
+    expect(out.mine).toBeLessThan(out.count);
   });
 });
 
