@@ -22,3 +22,4 @@ export type { RecoverReport } from './store/recover.js';
 export type { FileOps } from './store/fsops.js';
 export { auditLedger, formatReportText, type AuditReport, type AuditOptions } from '../audit/index.js';
 export { auditLedgerParallel } from '../audit/parallel.js';
+export { useSyncThread } from './store/sync-thread.js';

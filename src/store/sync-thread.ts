@@ -117,7 +117,10 @@ function syncError(h: Helper): Error {
 export function fdatasyncOnHelper(fd: number, meanwhile: () => void): boolean {
   const h = readyHelper();
   if (h === null) return false;
-  const req = ++h.req;
+  // Request numbers stay positive int32s (they live in an Int32Array); they wrap after 2^31 - 2.
+  const prev = h.req;
+  const req = prev >= 0x7ffffffe ? 1 : prev + 1;
+  h.req = req;
   Atomics.store(h.cell, FD, fd);
   Atomics.store(h.cell, REQ, req);
   Atomics.notify(h.cell, REQ);
@@ -137,7 +140,7 @@ export function fdatasyncOnHelper(fd: number, meanwhile: () => void): boolean {
       if (failure) throw failure.e;
       return true;
     }
-    Atomics.wait(h.cell, DONE, req - 1, left);
+    Atomics.wait(h.cell, DONE, prev, left);
   }
   if (Atomics.load(h.cell, RESULT) !== 0) throw syncError(h);
   if (failure) throw failure.e;
