@@ -26,6 +26,12 @@ export interface FileOps {
   rmdir(path: string): void;
   /** Last modification time, ms since the epoch (the age of a lock its holder never wrote). */
   mtimeMs(path: string): number;
+  /**
+   * A model of an overlapped flush, for a simulated disk: fdatasync(fd) and `meanwhile()` in
+   * whatever order the model picks, both done on return, the flush's error first. The real disk
+   * has none (its overlap is the helper thread's); without one, the two run in sequence.
+   */
+  fdatasyncWhile?(fd: number, meanwhile: () => void): void;
 }
 
 export const realFileOps: FileOps = {
@@ -142,10 +148,12 @@ export function letFlushesOverlap(ops: FileOps): void {
 
 /**
  * fdatasync(fd) and `meanwhile()`, both finished when this returns. On the real disk the flush
- * may run on a helper thread while `meanwhile` runs (sync-thread.ts); any other FileOps (a fault
- * model) gets them in sequence, flush first, so what it sees is the protocol's plain order.
+ * may run on a helper thread while `meanwhile` runs (sync-thread.ts); a FileOps with its own
+ * fdatasyncWhile (a simulated disk's model of that) decides itself; any other gets them in
+ * sequence, flush first.
  */
 export function fdatasyncWhile(ops: FileOps, fd: number, meanwhile: () => void): void {
+  if (ops.fdatasyncWhile) return ops.fdatasyncWhile(fd, meanwhile);
   if (overlapping.has(ops) && fdatasyncOnHelper(fd, meanwhile)) return;
   ops.fdatasync(fd);
   meanwhile();

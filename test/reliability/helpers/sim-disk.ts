@@ -350,10 +350,29 @@ export class FaultyOps {
   private tornOnce = false;
   readonly ops: FileOps;
 
-  constructor(readonly disk: SimDisk) {
+  /**
+   * `overlap`: model the real disk's overlapped records flush (store/sync-thread.ts) at its far
+   * end, where HEAD's temp file is written and fsynced before the records flush even starts; a
+   * crash in between leaves a durable temp HEAD beside lines that are not. Without it, the flush
+   * comes first, as when no helper thread runs.
+   */
+  constructor(readonly disk: SimDisk, overlap = false) {
     const wrap = <K extends OpName>(name: K) =>
       ((...args: unknown[]) => this.call(name, args)) as unknown as FileOps[K];
     this.ops = Object.fromEntries((Object.keys(disk.ops) as OpName[]).map((k) => [k, wrap(k)])) as unknown as FileOps;
+    if (overlap) {
+      this.ops.fdatasyncWhile = (fd, meanwhile) => {
+        let failure: { e: unknown } | null = null;
+        try {
+          meanwhile();
+        } catch (e) {
+          if (e instanceof Crash) throw e; // the process, helper thread and all, is gone
+          failure = { e };
+        }
+        this.ops.fdatasync(fd);
+        if (failure) throw failure.e;
+      };
+    }
   }
 
   /** Arms a plan for the next command. */
