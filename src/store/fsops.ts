@@ -27,9 +27,10 @@ export interface FileOps {
   /** Last modification time, ms since the epoch (the age of a lock its holder never wrote). */
   mtimeMs(path: string): number;
   /**
-   * A model of an overlapped flush, for a simulated disk: fdatasync(fd) and `meanwhile()` in
-   * whatever order the model picks, both done on return, the flush's error first. The real disk
-   * has none (its overlap is the helper thread's); without one, the two run in sequence.
+   * How this FileOps overlaps a flush with other work (a simulated disk's model of it, or a
+   * test's): fdatasync(fd) and `meanwhile()` in whatever order it picks, both done on return, the
+   * flush's error first. realFileOps has none (its overlap is the helper thread's, reached by
+   * identity); without one, the two run in sequence.
    */
   fdatasyncWhile?(fd: number, meanwhile: () => void): void;
 }
@@ -134,27 +135,16 @@ export function removeTemp(ops: FileOps, tmp: string): void {
   }
 }
 
-// The FileOps whose fdatasync may run on the helper thread: the real disk's. A FileOps spread
-// from realFileOps with a fault swapped in is not one of them, so its faults are never bypassed.
-const overlapping = new WeakSet<FileOps>([realFileOps]);
-
-/**
- * Lets `ops` (one that reaches the real disk: its fd's are real) overlap its flushes like
- * realFileOps. For tests of the overlapped path's failures.
- */
-export function letFlushesOverlap(ops: FileOps): void {
-  overlapping.add(ops);
-}
-
 /**
  * fdatasync(fd) and `meanwhile()`, both finished when this returns. On the real disk the flush
  * may run on a helper thread while `meanwhile` runs (sync-thread.ts); a FileOps with its own
- * fdatasyncWhile (a simulated disk's model of that) decides itself; any other gets them in
- * sequence, flush first.
+ * fdatasyncWhile decides itself; any other gets them in sequence, flush first. Only realFileOps
+ * itself reaches the helper: a FileOps spread from it with a fault swapped in does not, so its
+ * faults are never bypassed.
  */
 export function fdatasyncWhile(ops: FileOps, fd: number, meanwhile: () => void): void {
   if (ops.fdatasyncWhile) return ops.fdatasyncWhile(fd, meanwhile);
-  if (overlapping.has(ops) && fdatasyncOnHelper(fd, meanwhile)) return;
+  if (ops === realFileOps && fdatasyncOnHelper(fd, meanwhile)) return;
   ops.fdatasync(fd);
   meanwhile();
 }

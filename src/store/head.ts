@@ -92,4 +92,3 @@ export function publishHead(ops: FileOps, paths: LedgerPaths, signed: SignedHead
   fsyncDir(ops, paths.dir);
   verified = { bytes: signed.bytes, head: copyHead(signed.head) };
 }
-

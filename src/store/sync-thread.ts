@@ -1,6 +1,7 @@
 // A second thread that runs one fdatasync while this thread goes on, so that the durable append's
-// two flushes (the records line, and the HEAD temp file) are in flight together instead of one
-// after the other. On ext4 and its kind the second often joins the first's journal commit.
+// records flush is in flight while HEAD is signed and its temp file written and fsynced, instead
+// of before them. (On ext4 the temp file's fsync still waits for the records flush's journal
+// commit; what overlaps is HEAD's signing and the gaps between the calls: README, Speed.)
 //
 // The append stays synchronous: this thread posts the file descriptor through shared memory,
 // does its own work, then blocks (Atomics.wait) until the helper says the flush returned.

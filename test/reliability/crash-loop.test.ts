@@ -22,7 +22,7 @@ const SEED = process.env.SOAK === '1' ? Date.now() % 2 ** 31 : 20261130;
 // The looping writer. It prints each id only after append() returned, with a synchronous write,
 // and says once that its flush helper is up (so the test knows the overlapped path ran).
 const LOOPER = `
-import { writeSync, openSync } from 'node:fs';
+import { closeSync, writeSync, openSync } from 'node:fs';
 const { Ledger } = await import(process.env.LIB + '/ledger.js');
 const { fdatasyncOnHelper } = await import(process.env.LIB + '/store/sync-thread.js');
 const ledger = Ledger.open({ dir: process.env.DIR, key: process.env.KEY, waitMs: 60000 });
@@ -33,6 +33,7 @@ for (let i = 0; ; i++) {
   if (!helperSaid && i % 10 === 9) {
     const fd = openSync(process.env.DIR + '/records.jsonl', 'r');
     if (fdatasyncOnHelper(fd, () => {})) { writeSync(1, 'helper-up\\n'); helperSaid = true; }
+    closeSync(fd);
   }
 }
 `;
