@@ -2,7 +2,7 @@
 // orchestrator read from disk (HEAD's bytes, the floor and the line at its offset), and what
 // earlier layers established (the parsed HEAD, each line's record and id).
 import type { Head, LedgerRecord, TrustFloor } from '../src/record.js';
-import type { Trust } from '../src/keys.js';
+import type { Trust } from '../src/keys/trust.js';
 import type { FindingCollector, LayerName } from './findings.js';
 import type { RawLine, ReadEnd } from './lines.js';
 import { placeFloor, type FloorPlacement } from './floor.js';

@@ -13,7 +13,7 @@
 import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LedgerError, ioError } from '../src/errors.js';
-import type { Trust } from '../src/keys.js';
+import type { Trust } from '../src/keys/trust.js';
 import type { Head, TrustFloor } from '../src/record.js';
 import { placementOf, type AuditContext, type Layer, type LayerFactory } from './context.js';
 import { FindingCollector } from './findings.js';

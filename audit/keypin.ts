@@ -1,13 +1,13 @@
 // Layer 4, key-pin (SPEC 8, exit 13; SPEC 7): each key is pinned in the trust file, valid from
 // its `valid_from_seq`, not revoked at that seq, and allowed to sign for that agent. The auditor
 // never takes a key from the ledger it audits.
-import { pinProblem, type Trust, type TrustKey } from '../src/keys.js';
+import { pinProblem, type Trust, type TrustKey } from '../src/keys/trust.js';
 import type { AuditContext, Layer, LineView } from './context.js';
 
 /**
  * The pin rules of SPEC 7 as a yes/no, with the trust file indexed by key once per run (the
  * per-record lookup is a Map hit, not a scan). Only a yes is taken from here; every no is
- * re-decided and worded by `pinProblem` in src/keys.ts, and test/audit/keypin.test.ts holds the
+ * re-decided and worded by `pinProblem` in src/keys/trust.ts, and test/audit/keypin.test.ts holds the
  * property test that the two agree.
  */
 export function pinIndex(trust: Trust): (key: string, seq: number, agent: string | null) => boolean {

@@ -4,10 +4,10 @@ export { LedgerError, exitCodeFor, type ErrorCode } from './errors.js';
 export { canonicalJson, canonicalLine, recordId, headDigest, digestOf } from './canonical.js';
 export { createSigner, makeSig, signingMessage, verifySig, type Signer, type Sig, type SigDomain } from './sign.js';
 export { verifyReference } from './ed25519-reference.js';
-export { parseTrust, pinProblem, trustEntry, type Trust, type TrustKey } from './keys.js';
-export { parseSecretKeyFile } from './secret-key.js';
-export { readSecretKey, writeSecretKey } from './keyfiles.js';
-export { readTrust } from './trustfile.js';
+export { parseTrust, pinProblem, trustEntry, type Trust, type TrustKey } from './keys/trust.js';
+export { parseSecretKeyFile } from './keys/secret-key.js';
+export { readSecretKey, writeSecretKey } from './keys/key-file.js';
+export { readTrust } from './keys/trust-file.js';
 export { digestSource, redigestSource, dirDigest, checkEvidence, type EvidenceContext, type EvidenceCheck } from './causal/evidence.js';
 // The causal layer (issue 4): the gate, retries, consumption, pending executions.
 export { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
@@ -19,7 +19,6 @@ export { KINDS, OUTCOMES, recordProblems, draftProblems, headProblems } from './
 export type { AppendResult, Appended, LockedView } from './store/append.js';
 export type { RecordAt } from './store/read.js';
 export type { RecoverReport } from './store/recover.js';
-export type { FileOps } from './store/fsops.js';
+export type { FileOps } from './fs/ops.js';
 export { auditLedger, formatReportText, type AuditReport, type AuditOptions } from '../audit/index.js';
 export { auditLedgerParallel } from '../audit/parallel.js';
-export { useSyncThread } from './store/sync-thread.js';

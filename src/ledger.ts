@@ -1,10 +1,10 @@
 // The library API: open a ledger, append, read, head. The CLI is a thin layer over this.
 import { LedgerError } from './errors.js';
-import { readSecretKey } from './keyfiles.js';
+import { readSecretKey } from './keys/key-file.js';
 import type { Draft, Head, Kind } from './record.js';
 import { createSigner, type Signer } from './sign.js';
 import { appendDrafts, initLedger, recoverLedger, transact, type AppendResult, type LockedView, type StoreOptions } from './store/append.js';
-import { realFileOps, type FileOps } from './store/fsops.js';
+import { realFileOps, type FileOps } from './fs/ops.js';
 import { readHead } from './store/head.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { readRecords, type RecordAt } from './store/read.js';

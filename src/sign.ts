@@ -9,7 +9,7 @@
 // valid and mutated signatures, and that both sign the same bytes.
 import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { fromBase64url, toBase64url } from './canonical.js';
-import { signProduced } from './sign-parallel.js';
+import { signProduced } from './sign-batch.js';
 
 export type SigDomain = 'record' | 'head';
 
@@ -32,7 +32,7 @@ export function signingMessage(domain: SigDomain, digest: string): Uint8Array {
 // Keys for node:crypto, built from raw bytes as JWK. Importing DER instead goes through OpenSSL's
 // decoder framework, whose first use costs a process about 0.5 ms for each of the private and the
 // public key: a measurable share of a `ledger append` that must cost little more than `node`.
-// The DER form stays for the signing worker (sign-parallel.ts) and as the fallback below.
+// The DER form stays for the signing worker (sign-batch.ts) and as the fallback below.
 
 const PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 

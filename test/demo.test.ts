@@ -1,4 +1,4 @@
-// `npm run demo` as a newcomer runs it, piped: the built demo (dist/src/demo.js, after the suite's
+// `npm run demo` as a newcomer runs it, piped: the built demo (dist/src/demo/demo.js, after the suite's
 // build) as a real process with NO_COLOR=1. It must exit 0, print no colour, tell every beat of the
 // story in order, leave its temporary directory in the state it describes, and end with commands
 // that work when pasted into a shell.
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DEMO = join(ROOT, 'dist/src/demo.js');
+const DEMO = join(ROOT, 'dist/src/demo/demo.js');
 
 let run: { code: number | null; stdout: string; stderr: string; ms: number };
 let work = '';

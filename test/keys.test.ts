@@ -1,10 +1,10 @@
-// src/keys.ts: trust files and secret key files parsed strictly (SPEC 7), and the key pin.
+// src/keys/trust.ts: trust files and secret key files parsed strictly (SPEC 7), and the key pin.
 import * as ed from '@noble/ed25519';
 import { describe, expect, it } from 'vitest';
 import { toBase64url } from '../src/canonical.js';
 import { LedgerError } from '../src/errors.js';
 import { publicKeyProblem } from '../src/ed25519-reference.js';
-import { parseSecretKeyFile, parseTrust, pinProblem, trustEntry, type Trust } from '../src/keys.js';
+import { parseSecretKeyFile, parseTrust, pinProblem, trustEntry, type Trust } from '../src/keys/trust.js';
 import { SMALL_ORDER_POINTS, le32, withTorsion } from './helpers/curve.js';
 import { FIXED_PUBLIC_KEY, FIXED_SEED_HEX, OTHER_PUBLIC_KEY } from './helpers/fixed-keys.js';
 
@@ -89,7 +89,7 @@ describe('parseTrust', () => {
     expect(refusal(() => parseTrust(trustText([entry({ agents: [] })]), 'keys/trust.json')).message).toMatch(/^keys\/trust\.json: keys\[0\]: /);
   });
 
-  // Policy (src/keys.ts): the deep checks are doctor's, not the trust parser's; both verifiers
+  // Policy (src/keys/trust.ts): the deep checks are doctor's, not the trust parser's; both verifiers
   // refuse every signature such a key could be used for (test/sign.test.ts).
   const deep: [string, Uint8Array, RegExp][] = [
     ['a valid key plus a torsion point', withTorsion(fixedKeyBytes, 1), /not in the prime-order subgroup/],

@@ -4,7 +4,7 @@
 import { dirname } from 'node:path';
 import { auditLedger } from '../../audit/index.js';
 import { LedgerError } from '../errors.js';
-import type { Trust } from '../keys.js';
+import type { Trust } from '../keys/trust.js';
 import { Ledger } from '../ledger.js';
 import type { Draft, Head } from '../record.js';
 import type { LockedView } from '../store/append.js';
@@ -13,7 +13,7 @@ import { emptyFindings, evaluateGate, type ChainVerdict, type GateOptions, type 
 import { CausalView } from './view.js';
 
 // The gate verb loads everything it needs through this one module (one dynamic import).
-export { readTrust } from '../trustfile.js';
+export { readTrust } from '../keys/trust-file.js';
 export { formatGateText } from './gate.js';
 
 export interface GateRunOptions extends Omit<GateOptions, 'evidence' | 'consumer'> {

@@ -13,8 +13,8 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { canonicalLine } from '../canonical.js';
 import { lineId } from './record-index.js';
-import type { Trust } from '../keys.js';
-import { pinProblem } from '../keys.js';
+import type { Trust } from '../keys/trust.js';
+import { pinProblem } from '../keys/trust.js';
 import { MAX_LINE_BYTES, recordProblems, type Head, type LedgerRecord } from '../record.js';
 import { verifySig } from '../sign.js';
 import type { LedgerPaths } from '../store/paths.js';

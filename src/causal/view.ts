@@ -4,7 +4,7 @@
 // A record that fails verification is not returned: it is kept in `problems`, and a gate that
 // sees any problem holds (it cannot tell what that record said).
 import { rmSync } from 'node:fs';
-import type { Trust } from '../keys.js';
+import type { Trust } from '../keys/trust.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
 import { IndexDamaged, RecordIndex, consumeKey, idKey, identityKey, opKey, revokeKey, type Posting } from './record-index.js';

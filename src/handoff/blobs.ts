@@ -11,7 +11,8 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, re
 import { join } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { DIGEST_RE, digestOf, sha256Hex } from '../canonical.js';
-import { fsyncDir, realFileOps, replaceFileAtomic } from '../store/fsops.js';
+import { fsyncDir, replaceFileDurable } from '../fs/durable.js';
+import { realFileOps } from '../fs/ops.js';
 import { hashOpenFile } from '../causal/evidence.js';
 
 export interface StoredBlob { digest: string; bytes: number; path: string }
@@ -43,7 +44,7 @@ export function putBlob(ledgerDir: string, data: Uint8Array): StoredBlob {
   const path = join(dir, hex);
   try {
     mkdirSync(dir, { recursive: true });
-    if (!existsSync(path)) replaceFileAtomic(realFileOps, dir, hex, data);
+    if (!existsSync(path)) replaceFileDurable(realFileOps, dir, hex, data);
   } catch (e) {
     throw ioError(e, 'store a blob in', dir);
   }

@@ -15,7 +15,8 @@ import { join, dirname } from 'node:path';
 import { ioError } from '../errors.js';
 import { Ledger } from '../ledger.js';
 import type { Head } from '../record.js';
-import { realFileOps, replaceFileAtomic } from '../store/fsops.js';
+import { replaceFileDurable } from '../fs/durable.js';
+import { realFileOps } from '../fs/ops.js';
 import { acquireLock } from '../store/lock.js';
 import { VIEW_MARKER, renderMarkdown } from './render-md.js';
 import { renderYaml } from './render-yml.js';
@@ -48,7 +49,7 @@ export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number):
     const views = renderViews(log);
     for (const name of VIEW_FILES) {
       try {
-        replaceFileAtomic(realFileOps, viewsDir, name, Buffer.from(views[name], 'utf8'));
+        replaceFileDurable(realFileOps, viewsDir, name, Buffer.from(views[name], 'utf8'));
       } catch (e) {
         throw ioError(e, 'write', join(viewsDir, name));
       }

@@ -17,8 +17,9 @@ import { canonicalAroundSig, canonicalLine, digestOf, ed25519SigJson, recordId, 
 import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { makeSig, signingMessage, type Sig, type Signer } from '../sign.js';
-import { fdatasyncWhile, fsError, fsyncDir, realFileOps, removeTemp, writeAll, type FileOps } from './fsops.js';
-import { publishHead, readHead, readHeadWithBytes, signHead, stageHead, writeHead, type SignedHead } from './head.js';
+import { fsyncDir, writeAll } from '../fs/durable.js';
+import { fsError, realFileOps, type FileOps } from '../fs/ops.js';
+import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { readTailLine, rememberTail } from './read.js';
@@ -198,14 +199,8 @@ function appendLocked(
     const last = placed.appended[placed.appended.length - 1];
     const newSize = head.size + placed.data.length;
     const unsignedHead = { v: 1 as const, genesis: head.genesis, seq: last.seq, tail: last.id, size: newSize, ts: laterTs(now(), last.record.ts) };
-    const signed: { head?: SignedHead } = {};
-    writeLines(ops, paths, head.size, placed.data, current.bytes, {
-      // HEAD is signed and staged while the records flush (fdatasyncWhile); it is renamed into
-      // place only after that flush returned.
-      stage: () => stageHead(ops, paths, (signed.head = signHead(unsignedHead, signer))),
-      publish: (tmp) => publishHead(ops, paths, signed.head as SignedHead, tmp),
-    });
-    const newHead = signed.head as SignedHead;
+    const newHead = signHead(unsignedHead, signer);
+    writeLinesThenHead(ops, paths, head.size, placed.data, current.bytes, newHead);
     rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
     return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
   }
@@ -231,21 +226,14 @@ function reachedHead(e: unknown, what: string, replaced: true | 'unknown'): Ledg
 }
 
 /**
- * Steps 6-7: writes `data` at `at` and fdatasyncs it, while HEAD's temp file is staged (written
- * and fsynced, see fdatasyncWhile), then calls `head.publish` (rename, directory fsync) only once
- * the records flush has returned. Policy: staging overlaps the flush because a temp file is no
- * one's HEAD, so the order that matters (lines durable before HEAD names them) is unchanged. If
- * anything fails before HEAD has been renamed into place, the bytes past `at` are cut back off
- * and the temp file is removed.
+ * Steps 6-7, in this order and nothing between: write the lines at `at`, fdatasync them, then
+ * replace HEAD by the durable recipe (fs/durable.ts). A record is published exactly when HEAD
+ * covers it (SPEC 5), so the lines are durable before HEAD names them. If anything fails before
+ * HEAD has been renamed into place, the bytes past `at` are cut back off (they were never
+ * published); if HEAD may have been replaced (the rename happened, a later fsync failed), nothing
+ * is cut and the error says the append may have reached HEAD.
  */
-function writeLines(
-  ops: FileOps,
-  paths: LedgerPaths,
-  at: number,
-  data: Buffer,
-  headBefore: Buffer,
-  head: { stage(): string; publish(tmp: string): void },
-): void {
+function writeLinesThenHead(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, headBefore: Buffer, head: SignedHead): void {
   let fd: number;
   try {
     fd = ops.open(paths.records, 'r+');
@@ -255,20 +243,10 @@ function writeLines(
   let headReplaced: boolean | 'unknown' = false;
   try {
     writeAll(ops, fd, data, at);
-    const staged: { tmp?: string } = {};
+    ops.fdatasync(fd);
     try {
-      fdatasyncWhile(ops, fd, () => {
-        staged.tmp = head.stage();
-      });
+      writeHead(ops, paths, head);
     } catch (e) {
-      if (staged.tmp !== undefined) removeTemp(ops, staged.tmp);
-      throw e;
-    }
-    try {
-      head.publish(staged.tmp as string);
-      headReplaced = true;
-    } catch (e) {
-      // The rename may have happened even though a later step (directory fsync) failed.
       headReplaced = headChanged(ops, paths, headBefore);
       throw e;
     }

@@ -4,7 +4,8 @@ import { canonicalAroundSig, canonicalLineId, digestOf } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { headProblems, type Head } from '../record.js';
 import { makeSig, verifySig, type Sig, type Signer } from '../sign.js';
-import { fsyncDir, renameTemp, tempBeside, writeSyncedTemp, type FileOps } from './fsops.js';
+import { replaceFileDurable } from '../fs/durable.js';
+import type { FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
 
 // The last HEAD this process verified or wrote, by its exact bytes. Identical bytes verify
@@ -76,19 +77,6 @@ export function signHead(unsigned: Omit<Head, 'sig'>, signer: Signer): SignedHea
 
 /** Publishes HEAD with the durable replace recipe (temp, fsync, rename, fsync directory). */
 export function writeHead(ops: FileOps, paths: LedgerPaths, signed: SignedHead): void {
-  publishHead(ops, paths, signed, stageHead(ops, paths, signed));
-}
-
-/** The recipe's first half: HEAD's new bytes in a temp file, fsynced. Returns the temp path. */
-export function stageHead(ops: FileOps, paths: LedgerPaths, signed: SignedHead): string {
-  const tmp = tempBeside(paths.dir, 'HEAD');
-  writeSyncedTemp(ops, tmp, signed.bytes);
-  return tmp;
-}
-
-/** The second half: renames the staged temp file over HEAD and fsyncs the directory. */
-export function publishHead(ops: FileOps, paths: LedgerPaths, signed: SignedHead, tmp: string): void {
-  renameTemp(ops, tmp, paths.head);
-  fsyncDir(ops, paths.dir);
+  replaceFileDurable(ops, paths.dir, 'HEAD', signed.bytes);
   verified = { bytes: signed.bytes, head: copyHead(signed.head) };
 }

@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { LedgerError, ioError } from '../errors.js';
-import { fsError, writeAll, type FileOps } from './fsops.js';
+import { writeAll } from '../fs/durable.js';
+import { fsError, type FileOps } from '../fs/ops.js';
 
 export interface LockInfo { pid: number; host: string; nonce: string; since: string; boot?: string }
 

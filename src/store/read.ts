@@ -4,7 +4,7 @@ import { isUtf8 } from 'node:buffer';
 import { canonicalLineId } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES, type Head, type LedgerRecord } from '../record.js';
-import { realFileOps, type FileOps } from './fsops.js';
+import { realFileOps, type FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
 
 export interface RecordAt {

@@ -4,7 +4,8 @@
 import { LedgerError, ioError } from '../errors.js';
 import { sha256Hex } from '../canonical.js';
 import type { Head } from '../record.js';
-import { fsyncDir, writeAndRename, type FileOps } from './fsops.js';
+import { fsyncDir, replaceFileDurable } from '../fs/durable.js';
+import type { FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
 
 export interface RecoverReport {
@@ -65,7 +66,7 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
     ops.mkdir(paths.quarantine, 0o755);
     fsyncDir(ops, paths.dir);
     if (!ops.exists(file)) {
-      writeAndRename(ops, `${file}.${process.pid}.tmp`, file, bytes.subarray(0, got));
+      replaceFileDurable(ops, paths.quarantine, name, bytes.subarray(0, got));
     } else {
       // An earlier recovery left this file, perhaps one that failed or died right after its
       // rename, before the directory fsync. It must hold exactly these bytes, and they and its
@@ -79,8 +80,8 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
       } finally {
         ops.close(qfd);
       }
+      fsyncDir(ops, paths.quarantine);
     }
-    fsyncDir(ops, paths.quarantine);
     ops.ftruncate(fd, published);
     ops.fdatasync(fd);
     return { published, unpublished, file, moved: true };

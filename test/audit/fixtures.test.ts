@@ -1,4 +1,4 @@
-// Every fixtures/ledgers/<case>/ through the real CLI binary (`node dist/src/bin.js audit`):
+// Every fixtures/ledgers/<case>/ through the real CLI binary (`node dist/src/cli/bin.js audit`):
 // exit code, failing layer, seq and code as expected.json says. The committed bytes must also be
 // exactly what test/helpers/make-fixtures.ts builds, so the script stays their source of truth.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';

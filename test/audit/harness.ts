@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { auditLedger, type AuditReport } from '../../audit/index.js';
-import type { Trust } from '../../src/keys.js';
+import type { Trust } from '../../src/keys/trust.js';
 import { headForLines, serializeLedger, signerFor, type BuiltLedger, type LedgerFiles } from '../helpers/gen-ledger.js';
 
 /** After every default-generated ledger (they start 2026-11-29T12:00:00Z, one record a second). */

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { pinIndex } from '../../audit/keypin.js';
-import { pinProblem, type Trust } from '../../src/keys.js';
+import { pinProblem, type Trust } from '../../src/keys/trust.js';
 import { buildLedger, signerFor } from '../helpers/gen-ledger.js';
 import { runs } from '../helpers/runs.js';
 import { audit, verdict } from './harness.js';
@@ -50,7 +50,7 @@ describe('key-pin: HEAD', () => {
   });
 });
 
-describe('key-pin: the indexed check agrees with pinProblem (src/keys.ts)', () => {
+describe('key-pin: the indexed check agrees with pinProblem (src/keys/trust.ts)', () => {
   const keys = ['k0', 'k1', 'k2', 'k3'].map((l) => signerFor(l).publicKey);
   const agentArb = fc.constantFrom('alice', 'bob', 'carol', '*');
   const trustArb = fc

@@ -10,7 +10,7 @@ import { auditLedger } from '../../audit/index.js';
 import { auditLedgerParallel, cutRange } from '../../audit/parallel.js';
 import type { AuditReport } from '../../audit/report.js';
 import { canonicalLine } from '../../src/canonical.js';
-import type { Trust } from '../../src/keys.js';
+import type { Trust } from '../../src/keys/trust.js';
 import { ROOT } from '../helpers/cli.js';
 import { buildLedger, floorOf, headForLines, serializeLedger, signerFor, type Json } from '../helpers/gen-ledger.js';
 import { runs } from '../helpers/runs.js';

@@ -15,14 +15,14 @@ import { auditLedger } from '../../audit/index.js';
 import { lineRecordId } from '../../audit/lines.js';
 import { auditLedgerParallel } from '../../audit/parallel.js';
 import { canonicalLine } from '../../src/canonical.js';
-import { parseTrust, type Trust } from '../../src/keys.js';
+import { parseTrust, type Trust } from '../../src/keys/trust.js';
 import { signingMessage } from '../../src/sign.js';
 import { streamLedger, type LedgerSpec } from '../helpers/gen-ledger.js';
 import { alternate, atLeast, atMost, median, nowMs, timeCommand, type BenchResult } from './bench-kit.js';
 
 // The shipped binary (package.json "bin": the esbuild bundle) when it was built, else tsc's.
 const BUNDLE = fileURLToPath(new URL('../../cli/ledger.cjs', import.meta.url));
-const BIN = existsSync(BUNDLE) ? BUNDLE : fileURLToPath(new URL('../../src/bin.js', import.meta.url));
+const BIN = existsSync(BUNDLE) ? BUNDLE : fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
 const CLI = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
 const IO = fileURLToPath(new URL('../../src/commands/process-io.js', import.meta.url));
 const GNU_TIME = '/usr/bin/time';

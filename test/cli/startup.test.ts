@@ -6,9 +6,9 @@ import { cpSync, existsSync, readFileSync, rmSync, statSync, symlinkSync, writeF
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cac } from 'cac';
-import { VERB_GROUPS, createCli } from '../../src/cli.js';
-import type { CliIO } from '../../src/commands/common.js';
-import { fdWriter } from '../../src/commands/process-io.js';
+import { VERB_GROUPS, createCli } from '../../src/cli/cli.js';
+import type { CliIO } from '../../src/cli/commands/common.js';
+import { fdWriter } from '../../src/cli/io.js';
 import { BIN, ROOT, initProject, runLedger, scratch } from '../helpers/cli.js';
 
 const io: CliIO = { stdout: () => {}, stderr: () => {}, env: {}, cwd: ROOT, isTTY: false, readStdin: async () => '' };

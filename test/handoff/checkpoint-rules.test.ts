@@ -3,7 +3,7 @@
 // test output behind it. Every refusal is exit 2 with records.jsonl and HEAD unchanged.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectRefused, ok, project, records, type Project } from './helpers.js';
-import { rawFlagValues } from '../../src/commands/common.js';
+import { rawFlagValues } from '../../src/cli/commands/common.js';
 
 let p: Project;
 beforeEach(async () => {

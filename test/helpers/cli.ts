@@ -6,8 +6,8 @@ import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../src/cli.js';
-import type { CliIO } from '../../src/commands/common.js';
+import { runCli } from '../../src/cli/cli.js';
+import type { CliIO } from '../../src/cli/commands/common.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'dist/cli/ledger.cjs');

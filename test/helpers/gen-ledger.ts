@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { canonicalJson, canonicalLine, digestOf, recordId, sha256Hex, toBase64url } from '../../src/canonical.js';
 import type { Head } from '../../src/record.js';
 import { createSigner, makeSig, type Signer } from '../../src/sign.js';
-import type { Trust, TrustKey } from '../../src/keys.js';
+import type { Trust, TrustKey } from '../../src/keys/trust.js';
 
 export type Json = Record<string, unknown>;
 

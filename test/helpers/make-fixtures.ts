@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { canonicalLine } from '../../src/canonical.js';
-import type { Trust } from '../../src/keys.js';
+import type { Trust } from '../../src/keys/trust.js';
 import {
   buildLedger, editLine, floorOf, headForLines, parseLine, resignHead, serializeLedger, signerFor, withSig,
   type BuiltLedger, type Json, type LedgerSpec,

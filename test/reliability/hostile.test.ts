@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalLine, recordId, toBase64url } from '../../src/canonical.js';
 import { createSigner, type Signer } from '../../src/sign.js';
-import { parseSecretKeyFile } from '../../src/secret-key.js';
+import { parseSecretKeyFile } from '../../src/keys/secret-key.js';
 import { runLedger, scratch, type Run } from '../helpers/cli.js';
 import { SMALL_ORDER_POINTS } from '../helpers/curve.js';
 import { resignHead, resignRecord, type Json } from '../helpers/gen-ledger.js';

@@ -10,7 +10,7 @@ import { sha256Hex } from '../../src/canonical.js';
 import { LedgerError } from '../../src/errors.js';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft } from '../../src/record.js';
-import { realFileOps, type FileOps } from '../../src/store/fsops.js';
+import { realFileOps, type FileOps } from '../../src/fs/ops.js';
 import { FIXED_PUBLIC_KEY, fixedSigner } from '../helpers/fixed-keys.js';
 import { scratch, snapshot } from '../helpers/cli.js';
 import { checkLedgerBytes } from './helpers/check-bytes.js';

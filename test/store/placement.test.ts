@@ -10,7 +10,7 @@ import { canonicalAroundSig, canonicalJson, canonicalLine, headDigest } from '..
 import { headProblems } from '../../src/record.js';
 import { createSigner, signingMessage, verifySig } from '../../src/sign.js';
 import { parseHead, signHead } from '../../src/store/head.js';
-import { PARALLEL_THRESHOLD } from '../../src/sign-parallel.js';
+import { PARALLEL_THRESHOLD } from '../../src/sign-batch.js';
 import { ROOT } from '../helpers/cli.js';
 import { runs } from '../helpers/runs.js';
 
@@ -121,7 +121,7 @@ describe('when a batch is large enough to sign on two cores', () => {
     // to start there and the main thread signed everything, correctly but alone.)
     const script = `
       import { generateKeyPairSync, sign, verify } from 'node:crypto';
-      const { signProduced } = await import(${JSON.stringify(join(ROOT, 'dist/src/sign-parallel.js'))});
+      const { signProduced } = await import(${JSON.stringify(join(ROOT, 'dist/src/sign-batch.js'))});
       const { privateKey, publicKey } = generateKeyPairSync('ed25519');
       const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' });
       const count = 20000;

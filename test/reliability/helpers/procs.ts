@@ -1,5 +1,5 @@
 // Real `ledger` processes for the crash and race tests: started from the built binary
-// (dist/src/bin.js; `npm test` builds it first), with stdin, and killable at any moment.
+// (dist/src/cli/bin.js; `npm test` builds it first), with stdin, and killable at any moment.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,7 +35,7 @@ function newestMtime(dir: string): number {
  * A private copy of the built binary, so that a rebuild of dist/ by someone else in the same
  * checkout cannot swap modules under processes that run for minutes. It is the shipped bundle
  * (dist/cli/ledger.cjs, what `bin` points at) when that is at least as new as tsc's output,
- * else dist/src/bin.js; the copy is kept only if dist/ did not change while it was copied.
+ * else dist/src/cli/bin.js; the copy is kept only if dist/ did not change while it was copied.
  */
 export function stableBin(): string {
   if (privateBin) return privateBin;
@@ -51,7 +51,7 @@ export function stableBin(): string {
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
     if (parts.map((p) => listing(join(ROOT, p))).join('\n') === before) {
       binKind = useBundle ? 'bundle' : 'tsc';
-      privateBin = join(dir, useBundle ? 'dist/cli/ledger.cjs' : 'dist/src/bin.js');
+      privateBin = join(dir, useBundle ? 'dist/cli/ledger.cjs' : 'dist/src/cli/bin.js');
       process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
       return privateBin;
     }

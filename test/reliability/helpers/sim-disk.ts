@@ -13,7 +13,7 @@
 // (optionally tearing the write at k), an errno (ENOSPC, EIO, EACCES, EROFS; once or sticky),
 // or benign short writes.
 import { posix } from 'node:path';
-import type { FileOps } from '../../../src/store/fsops.js';
+import type { FileOps } from '../../../src/fs/ops.js';
 
 interface FileNode { kind: 'file'; data: Buffer; durable: Buffer; mtime: number }
 interface DirNode { kind: 'dir'; entries: Map<string, Node>; durable: Map<string, Node>; mtime: number }
@@ -141,6 +141,14 @@ export class SimDisk {
       const target = dst.dir.entries.get(dst.name);
       if (target && target.kind !== node.kind) throw errno(target.kind === 'dir' ? 'EISDIR' : 'ENOTDIR', 'rename', to);
       src.dir.entries.delete(src.name);
+      dst.dir.entries.set(dst.name, node);
+    },
+    link: (from, to) => {
+      const node = this.lookup(from);
+      if (!node) throw errno('ENOENT', 'link', from);
+      if (node.kind === 'dir') throw errno('EPERM', 'link', from);
+      const dst = this.parent(to, 'link');
+      if (dst.dir.entries.has(dst.name)) throw errno('EEXIST', 'link', to);
       dst.dir.entries.set(dst.name, node);
     },
     ftruncate: (fd, length) => {
@@ -332,11 +340,11 @@ function hits(code: ErrCode, op: OpName, args: unknown[]): boolean {
     case 'EIO':
       return true;
     case 'ENOSPC': // out of blocks or inodes: allocation fails; shrinking and removing do not
-      return op === 'write' || op === 'fsync' || op === 'fdatasync' || creating || op === 'mkdir' || op === 'mkdirExclusive' || op === 'rename';
+      return op === 'write' || op === 'fsync' || op === 'fdatasync' || creating || op === 'mkdir' || op === 'mkdirExclusive' || op === 'rename' || op === 'link';
     case 'EACCES': // the directory is not writable: no entry can be made, moved or removed
-      return creating || op === 'rename' || op === 'unlink' || op === 'mkdir' || op === 'mkdirExclusive' || op === 'rmdir';
+      return creating || op === 'rename' || op === 'link' || op === 'unlink' || op === 'mkdir' || op === 'mkdirExclusive' || op === 'rmdir';
     case 'EROFS': // a read-only file system: nothing can be changed
-      return writingOpen || op === 'write' || op === 'ftruncate' || op === 'rename' || op === 'unlink' || op === 'mkdir' || op === 'mkdirExclusive' || op === 'rmdir';
+      return writingOpen || op === 'write' || op === 'ftruncate' || op === 'rename' || op === 'link' || op === 'unlink' || op === 'mkdir' || op === 'mkdirExclusive' || op === 'rmdir';
   }
 }
 
@@ -350,29 +358,10 @@ export class FaultyOps {
   private tornOnce = false;
   readonly ops: FileOps;
 
-  /**
-   * `overlap`: model the real disk's overlapped records flush (store/sync-thread.ts) at its far
-   * end, where HEAD's temp file is written and fsynced before the records flush even starts; a
-   * crash in between leaves a durable temp HEAD beside lines that are not. Without it, the flush
-   * comes first, as when no helper thread runs.
-   */
-  constructor(readonly disk: SimDisk, overlap = false) {
+  constructor(readonly disk: SimDisk) {
     const wrap = <K extends OpName>(name: K) =>
       ((...args: unknown[]) => this.call(name, args)) as unknown as FileOps[K];
     this.ops = Object.fromEntries((Object.keys(disk.ops) as OpName[]).map((k) => [k, wrap(k)])) as unknown as FileOps;
-    if (overlap) {
-      this.ops.fdatasyncWhile = (fd, meanwhile) => {
-        let failure: { e: unknown } | null = null;
-        try {
-          meanwhile();
-        } catch (e) {
-          if (e instanceof Crash) throw e; // the process, helper thread and all, is gone
-          failure = { e };
-        }
-        this.ops.fdatasync(fd);
-        if (failure) throw failure.e;
-      };
-    }
   }
 
   /** Arms a plan for the next command. */

@@ -1,10 +1,10 @@
 // Secret key files, trust files and pins, as formats (SPEC 7). Pure: no I/O (src/keyfiles.ts
 // reads and writes them). Both formats are parsed strictly: unknown fields, duplicate keys, bad
 // base64url and unpinnable keys are refused with the reason.
-import { fromBase64url, parseJsonStrict } from './canonical.js';
-import { pointEncodingProblem } from './sign.js';
-import { LedgerError } from './errors.js';
-import { AGENT_RE } from './record.js';
+import { fromBase64url, parseJsonStrict } from '../canonical.js';
+import { pointEncodingProblem } from '../sign.js';
+import { LedgerError } from '../errors.js';
+import { AGENT_RE } from '../record.js';
 
 export interface TrustKey {
   name: string;

@@ -4,17 +4,17 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { fromBase64url } from './canonical.js';
-import { publicKeyProblem } from './ed25519-reference.js';
-import { LedgerError } from './errors.js';
-import { parseTrust, pinProblem, trustEntry, type Trust } from './keys.js';
-import type { Head } from './record.js';
-import { parseSecretKeyFile } from './secret-key.js';
-import { createSigner } from './sign.js';
-import { realFileOps } from './store/fsops.js';
-import { readHead } from './store/head.js';
-import { ledgerPaths } from './store/paths.js';
-import { readTailLine } from './store/read.js';
+import { fromBase64url } from '../canonical.js';
+import { publicKeyProblem } from '../ed25519-reference.js';
+import { LedgerError } from '../errors.js';
+import { parseTrust, pinProblem, trustEntry, type Trust } from '../keys/trust.js';
+import type { Head } from '../record.js';
+import { parseSecretKeyFile } from '../keys/secret-key.js';
+import { createSigner } from '../sign.js';
+import { realFileOps } from '../fs/ops.js';
+import { readHead } from '../store/head.js';
+import { ledgerPaths } from '../store/paths.js';
+import { readTailLine } from '../store/read.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 export interface DoctorCheck { name: string; status: CheckStatus; detail: string; fix?: string }
@@ -67,7 +67,7 @@ function checkTrust(o: DoctorOptions, checks: DoctorCheck[]): Trust | null {
     checks.push({ name: 'trust file', status: 'fail', detail: missing ? `no trust file at ${o.trustPath}: \`ledger audit\` and \`ledger gate\` cannot run` : message(e), fix: missing ? 'pass --trust or set LEDGER_TRUST to the harness\'s trust file' : 'fix the trust file as the reason says' });
     return null;
   }
-  // The deep key checks the trust parser leaves out (src/keys.ts, Policy).
+  // The deep key checks the trust parser leaves out (src/keys/trust.ts, Policy).
   const bad = trust.keys.map((k) => [k, publicKeyProblem(fromBase64url(k.key, 32)!)] as const).filter(([, p]) => p);
   if (bad.length) {
     for (const [k, p] of bad) checks.push({ name: 'trust file', status: 'fail', detail: `key "${k.name}" is ${p}: no signature can verify under it`, fix: `remove key "${k.name}" from ${o.trustPath} and pin a key made by \`ledger keygen\`` });

@@ -1,8 +1,9 @@
 // Pinning a key in the harness's trust file from `ledger init`.
 import { existsSync } from 'node:fs';
-import { readTrust, writeTrust } from '../trustfile.js';
-import { trustEntry } from '../keys.js';
-import { realFileOps, replaceFileAtomic } from '../store/fsops.js';
+import { readTrust, writeTrust } from '../../keys/trust-file.js';
+import { trustEntry } from '../../keys/trust.js';
+import { replaceFileDurable } from '../../fs/durable.js';
+import { realFileOps } from '../../fs/ops.js';
 
 /**
  * Returns whether `publicKey` is pinned afterwards. Policy: `init` creates a trust file, or adds
@@ -10,7 +11,7 @@ import { realFileOps, replaceFileAtomic } from '../store/fsops.js';
  * since deciding to trust an existing key is the harness's call, not the writer's.
  */
 export function pinKeyInTrustFile(path: string, name: string, publicKey: string, keyWasCreated: boolean): boolean {
-  const replace = (dir: string, file: string, data: Uint8Array) => replaceFileAtomic(realFileOps, dir, file, data);
+  const replace = (dir: string, file: string, data: Uint8Array) => replaceFileDurable(realFileOps, dir, file, data);
   if (!existsSync(path)) {
     if (!keyWasCreated) return false;
     writeTrust(path, { v: 1, keys: [trustEntry(name, publicKey)] }, replace);

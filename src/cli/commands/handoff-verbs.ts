@@ -8,17 +8,17 @@
 // checkpoint with --tests-cmd that is when the tests have finished: the record says what was
 // true then, and its lease runs from then). The advisory pre-check writes nothing.
 import { dirname, relative, resolve } from 'node:path';
-import { LedgerError } from '../errors.js';
-import { Ledger } from '../ledger.js';
-import { ID_RE, type CheckpointPayload, type Draft, type Evidence, type FinishPayload, type Head, type TestsRun } from '../record.js';
-import type { RecordAt } from '../store/read.js';
-import { DEFAULT_LEASE_MS } from '../handoff/lease.js';
-import { decideStart, decideWrite } from '../handoff/ownership.js';
-import { DEFAULT_TESTS_TIMEOUT_MS, runTestsCommand, storeReportedTests, type CapturedTests } from '../handoff/tests-cmd.js';
-import { checkViews, defaultViewsDir, readWorkLog, writeViews } from '../handoff/views.js';
-import { foldWorkLog } from '../handoff/workitems.js';
-import { buildResume, formatResume } from '../handoff/resume.js';
-import { gitFacts } from '../handoff/git.js';
+import { LedgerError } from '../../errors.js';
+import { Ledger } from '../../ledger.js';
+import { ID_RE, type CheckpointPayload, type Draft, type Evidence, type FinishPayload, type Head, type TestsRun } from '../../record.js';
+import type { RecordAt } from '../../store/read.js';
+import { DEFAULT_LEASE_MS } from '../../handoff/lease.js';
+import { decideStart, decideWrite } from '../../handoff/ownership.js';
+import { DEFAULT_TESTS_TIMEOUT_MS, runTestsCommand, storeReportedTests, type CapturedTests } from '../../handoff/tests-cmd.js';
+import { checkViews, defaultViewsDir, readWorkLog, writeViews } from '../../handoff/views.js';
+import { foldWorkLog } from '../../handoff/workitems.js';
+import { buildResume, formatResume } from '../../handoff/resume.js';
+import { gitFacts } from '../../handoff/git.js';
 import {
   agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
 } from './common.js';

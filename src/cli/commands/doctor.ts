@@ -15,7 +15,7 @@ export function registerDoctor(cli: CAC, io: CliIO): void {
     .example('ledger doctor')
     .example('ledger doctor --json | jq .checks')
     .action(async (opts: Opts) => {
-      const [{ runDoctor }, { checkViews }] = await Promise.all([import('../doctor.js'), import('../handoff/views.js')]);
+      const [{ runDoctor }, { checkViews }] = await Promise.all([import('../doctor.js'), import('../../handoff/views.js')]);
       const dir = ledgerDir(io, opts);
       const views = one(opts, 'views');
       const report = runDoctor({

@@ -1,6 +1,6 @@
 import { writeSync } from 'node:fs';
 import { LedgerError } from '../errors.js';
-import type { CliIO } from './common.js';
+import type { CliIO } from './commands/common.js';
 
 export interface ProcessIO extends CliIO {
   /** True when nothing written to stdout or stderr is still waiting to be flushed. */

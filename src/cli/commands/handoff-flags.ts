@@ -1,10 +1,10 @@
 // The handoff fields as command-line flags (SPEC 10), shared by `append handoff` and `finish`.
 // Each parser refuses a malformed value with a one-line USAGE error naming the flag.
-import { LedgerError } from '../errors.js';
-import { digestSource, type EvidenceContext } from '../causal/evidence.js';
-import { NAME_RE, ID_RE, OUTCOMES, type Dependency, type Evidence, type HandoffPayload, type Invariant, type Outcome } from '../record.js';
+import { LedgerError } from '../../errors.js';
+import { digestSource, type EvidenceContext } from '../../causal/evidence.js';
+import { NAME_RE, ID_RE, OUTCOMES, type Dependency, type Evidence, type HandoffPayload, type Invariant, type Outcome } from '../../record.js';
 import { many, one, type Opts } from './common.js';
-import { DIGEST_RE } from '../canonical.js';
+import { DIGEST_RE } from '../../canonical.js';
 
 export function parseOutcome(text: string, flagName = 'outcome'): Outcome {
   if (!(OUTCOMES as readonly string[]).includes(text)) {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const BIN = fileURLToPath(new URL('../cli/ledger.cjs', import.meta.url));
+const BIN = fileURLToPath(new URL('../../cli/ledger.cjs', import.meta.url));
 const PROJECT = resolve(dirname(BIN), '..', '..');
 
 const colour = process.stdout.isTTY === true && !process.env.NO_COLOR;

@@ -3,7 +3,7 @@
 // purpose: this file is loaded on every command, so it imports nothing heavy.
 import type { CAC } from 'cac';
 import { resolve } from 'node:path';
-import { LedgerError } from '../errors.js';
+import { LedgerError } from '../../errors.js';
 
 export interface CliIO {
   stdout: (text: string) => void;

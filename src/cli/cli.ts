@@ -1,9 +1,9 @@
 // Builds the `ledger` command line (cac). createCli() never exits and never reads process
-// globals, so tests drive it in-process; src/bin.ts maps its outcome to an exit code.
+// globals, so tests drive it in-process; bin.ts maps its outcome to an exit code.
 // Each verb's implementation is imported only when that verb runs, to keep start-up light
 // (`ledger append` must cost little more than starting node).
 import { cac, type CAC } from 'cac';
-import { LedgerError } from './errors.js';
+import { LedgerError } from '../errors.js';
 import { restoreRawValues, type CliIO } from './commands/common.js';
 import { registerWriteCommands } from './commands/write.js';
 import { registerReadCommands } from './commands/read.js';
@@ -85,7 +85,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
 /**
  * cac prints --help and --version with console.info; for the duration of `f` (synchronous) that
  * output goes to `io.stdout` like all other output, so an in-process caller captures it and the
- * process knows whether anything it printed is still unflushed (see cli-main.ts).
+ * process knows whether anything it printed is still unflushed (see main.ts).
  */
 function printingThrough<T>(io: CliIO, f: () => T): T {
   const info = console.info;

@@ -3,13 +3,13 @@
 import { dirname, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { LedgerError } from '../errors.js';
-import { parseJsonStrict } from '../canonical.js';
-import { readSecretKey, writeSecretKey } from '../keyfiles.js';
-import { Ledger } from '../ledger.js';
-import { createSigner } from '../sign.js';
-import type { Draft, HandoffPayload, IntentPayload } from '../record.js';
-import { KEY_NAME_RE } from '../secret-key.js';
+import { LedgerError } from '../../errors.js';
+import { parseJsonStrict } from '../../canonical.js';
+import { readSecretKey, writeSecretKey } from '../../keys/key-file.js';
+import { Ledger } from '../../ledger.js';
+import { createSigner } from '../../sign.js';
+import type { Draft, HandoffPayload, IntentPayload } from '../../record.js';
+import { KEY_NAME_RE } from '../../keys/secret-key.js';
 import {
   agentName, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
   type CliIO, type Opts,
@@ -32,7 +32,7 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   const existing = existsSync(kp) ? readSecretKey(kp) : null;
   const agent = agentName(io, opts, existing?.name ?? 'harness');
   const { pinKeyInTrustFile } = await import('./trust-edit.js');
-  if (existsSync(tp)) (await import('../trustfile.js')).readTrust(tp);
+  if (existsSync(tp)) (await import('../../keys/trust-file.js')).readTrust(tp);
   let created = false;
   let key: { name: string; seed: Uint8Array };
   if (existing) key = existing;
@@ -60,7 +60,7 @@ export async function runKeygen(io: CliIO, opts: Opts): Promise<number> {
   const seed = new Uint8Array(randomBytes(32));
   const target = resolve(io.cwd, out);
   writeSecretKey(target, name, seed);
-  const { trustEntry } = await import('../keys.js');
+  const { trustEntry } = await import('../../keys/trust.js');
   const entry = trustEntry(name, createSigner(seed).publicKey);
   emit(io, opts, { ok: true, out: target, entry }, [JSON.stringify(entry)]);
   if (!flag(opts, 'json')) io.stderr(`ledger: wrote ${target} (mode 0600); add the entry above to the trust file's "keys"\n`);
@@ -133,7 +133,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
     const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
     // Retry identity (issue 4): identical retries of handoffs, intents and revocations in the
     // batch return the records that exist; the rest are appended under one lock and one HEAD.
-    const { appendCausal } = await import('../causal/retry.js');
+    const { appendCausal } = await import('../../causal/retry.js');
     const res = appendCausal(ledger, drafts);
     if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
     const existing = res.records.filter((r) => r.existing).length;
@@ -149,7 +149,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
   const payload = kind === 'handoff' ? handoffFromFlags(io, opts, dir) : intentFromFlags(opts);
   const draft = { kind, agent, ...payload } as Draft;
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
-  const { appendCausal } = await import('../causal/retry.js');
+  const { appendCausal } = await import('../../causal/retry.js');
   const res = appendCausal(ledger, [draft]);
   if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
   const r = res.records[0];

@@ -1,15 +1,12 @@
 // The entry of the bundled CLI (dist/cli/bundle.cjs). It exports rather than runs, so that the
 // launcher starts it and the build step that primes the code cache can drive it in-process.
 import { runCli } from './cli.js';
-import { processIO } from './commands/process-io.js';
-import { useSyncThread } from './store/sync-thread.js';
+import { processIO } from './io.js';
 
 export { runCli } from './cli.js';
 
 /** Runs `ledger` on this process's argv and sets its exit code. */
 export function main(): void {
-  // A command appends once or twice: starting a flush thread would cost more than it saves.
-  useSyncThread(false);
   const io = processIO();
   void runCli(process.argv.slice(2), io).then((code) => {
     // Policy: the verb is done and has awaited everything it started, so when its output has

@@ -2,7 +2,7 @@
 // stdout, and the exit code: 0 pass, 10-14 by failing layer, 2 usage or configuration, 1 internal.
 // The library is imported only when the verb runs, so other verbs do not pay for loading it.
 import type { CAC } from 'cac';
-import { LedgerError } from '../errors.js';
+import { LedgerError } from '../../errors.js';
 import { STRING, durationFlag, flag, ledgerDir, one, trustPath, withTrust, type CliIO, type Opts } from './common.js';
 import { resolve } from 'node:path';
 
@@ -49,9 +49,9 @@ async function runAudit(io: CliIO, opts: Opts): Promise<number> {
   const now = Date.now();
 
   const [{ readTrust }, { auditLedgerParallel }, { formatReportText }] = await Promise.all([
-    import('../trustfile.js'),
-    import('../../audit/parallel.js'),
-    import('../../audit/report.js'),
+    import('../../keys/trust-file.js'),
+    import('../../../audit/parallel.js'),
+    import('../../../audit/report.js'),
   ]);
   const trust = readTrust(trustFile);
   const line = progress(io, now);

@@ -1,6 +1,6 @@
 // The reading verbs: show, log, head. Registration only: read-run.ts loads when one runs.
 import type { CAC } from 'cac';
-import { KINDS } from '../record.js';
+import { KINDS } from '../../record.js';
 import { STRING, type CliIO, type Opts } from './common.js';
 
 const impl = () => import('./read-run.js');

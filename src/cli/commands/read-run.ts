@@ -1,9 +1,9 @@
 // The reading verbs' implementation: show, log, head. Published records only (never bytes
 // past HEAD). Registered in read.ts.
-import { LedgerError } from '../errors.js';
-import { Ledger } from '../ledger.js';
-import { KINDS, type Kind, type LedgerRecord } from '../record.js';
-import type { RecordAt } from '../store/read.js';
+import { LedgerError } from '../../errors.js';
+import { Ledger } from '../../ledger.js';
+import { KINDS, type Kind, type LedgerRecord } from '../../record.js';
+import type { RecordAt } from '../../store/read.js';
 import { emit, ledgerDir, one, type CliIO, type Opts } from './common.js';
 
 

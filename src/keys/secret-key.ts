@@ -1,7 +1,7 @@
 // The secret key file format (SPEC 7): {"v":1,"alg":"ed25519","name","secret_key"}. Pure: no
 // I/O, and no noble import, so the CLI's append path stays light (src/keyfiles.ts reads files).
-import { fromBase64url, parseJsonStrict, toBase64url } from './canonical.js';
-import { LedgerError } from './errors.js';
+import { fromBase64url, parseJsonStrict, toBase64url } from '../canonical.js';
+import { LedgerError } from '../errors.js';
 
 export interface SecretKeyFile { v: 1; alg: 'ed25519'; name: string; secret_key: string }
 

@@ -1,8 +1,8 @@
 // Secret key files on disk (SPEC 7): written 0600 and refused when group or other may read
-// them, as ssh refuses them. Trust files are read in src/trustfile.ts.
+// them, as ssh refuses them. Trust files are read in src/keys/trust-file.ts.
 import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { LedgerError, ioError } from './errors.js';
+import { LedgerError, ioError } from '../errors.js';
 import { formatSecretKeyFile, parseSecretKeyFile } from './secret-key.js';
 
 /** Reads a secret key file, refusing it when its mode lets group or other read or write it. */

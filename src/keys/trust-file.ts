@@ -1,8 +1,8 @@
-// Trust files on disk (SPEC 7), read strictly through src/keys.ts.
+// Trust files on disk (SPEC 7), read strictly through src/keys/trust.ts.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { LedgerError, ioError } from './errors.js';
-import { formatTrust, parseTrust, type Trust } from './keys.js';
+import { LedgerError, ioError } from '../errors.js';
+import { formatTrust, parseTrust, type Trust } from './trust.js';
 
 export function readTrust(path: string): Trust {
   let text: string;

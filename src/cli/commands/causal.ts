@@ -2,9 +2,9 @@
 // Registration is light; each verb loads its implementation when it runs.
 import type { CAC } from 'cac';
 import { resolve } from 'node:path';
-import { LedgerError } from '../errors.js';
-import { DIGEST_RE } from '../canonical.js';
-import { AGENT_RE, ID_RE, NAME_RE, OUTCOMES, type Outcome } from '../record.js';
+import { LedgerError } from '../../errors.js';
+import { DIGEST_RE } from '../../canonical.js';
+import { AGENT_RE, ID_RE, NAME_RE, OUTCOMES, type Outcome } from '../../record.js';
 import {
   STRING, agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs, withTrust, withWriter,
   type CliIO, type Opts,
@@ -78,7 +78,7 @@ async function runGateCommand(io: CliIO, opText: string, opts: Opts): Promise<nu
 
   const now = Date.now(); // the one reference time of this command
   // One dynamic import for the whole gate: each one is a trip through the module loader.
-  const { readTrust, runGate, runGateAndConsume, formatGateText } = await import('../causal/gate-run.js');
+  const { readTrust, runGate, runGateAndConsume, formatGateText } = await import('../../causal/gate-run.js');
   const trust = readTrust(tp);
   const base = { dir, trust, trustPath: tp, floorPath, accept, requireInvariants, maxAgeMs, now, allowOpaque, expectHandoff: expect ?? null };
   const r = writer ? runGateAndConsume({ ...base, ...writer }, op, consumer!) : runGate(base, op);
@@ -96,8 +96,8 @@ async function runRevoke(io: CliIO, target: string, opts: Opts): Promise<number>
   const reason = required(opts, 'reason', 'why the handoff is revoked');
   if (reason.length > 4096) throw new LedgerError('USAGE', `--reason is ${reason.length} chars; at most 4096`);
   const agent = agentName(io, opts);
-  const { Ledger } = await import('../ledger.js');
-  const { appendCausal } = await import('../causal/retry.js');
+  const { Ledger } = await import('../../ledger.js');
+  const { appendCausal } = await import('../../causal/retry.js');
   const ledger = Ledger.open({ dir: ledgerDir(io, opts), key: keyPath(io, opts), waitMs: waitMs(opts) });
   const res = appendCausal(ledger, [{ kind: 'revoke', agent, target, reason }]);
   const r = res.records[0];
@@ -117,8 +117,8 @@ async function runPending(io: CliIO, opts: Opts): Promise<number> {
   const op = one(opts, 'op');
   if (op !== undefined) parseOp(op);
   const now = Date.now();
-  const { Ledger } = await import('../ledger.js');
-  const { findPending } = await import('../causal/pending.js');
+  const { Ledger } = await import('../../ledger.js');
+  const { findPending } = await import('../../causal/pending.js');
   const ledger = Ledger.open({ dir: ledgerDir(io, opts) });
   const head = ledger.head();
   const pending = findPending(ledger.paths, head, now, op);

@@ -14,7 +14,7 @@ import Module from 'node:module';
 import { join } from 'node:path';
 import vm from 'node:vm';
 
-/** What the bundle exports (src/cli-main.ts). */
+/** What the bundle exports (src/cli/main.ts). */
 export interface CliBundle {
   main(): void;
   runCli(argv: string[], io: unknown): Promise<number>;
@@ -29,7 +29,7 @@ export interface LoadedBundle {
 
 export function loadBundle(dir: string, parent: NodeModule, useCache = true): LoadedBundle {
   const bundle = join(dir, 'bundle.cjs');
-  // Its entry (src/cli-main.ts) has no #! line: the bundle is only ever loaded from here.
+  // Its entry (src/cli/main.ts) has no #! line: the bundle is only ever loaded from here.
   const source = readFileSync(bundle, 'utf8');
   let cached: Buffer | undefined;
   if (useCache) {

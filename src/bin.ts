@@ -1,4 +1,0 @@
-#!/usr/bin/env node
-import { main } from './cli-main.js';
-
-main();
