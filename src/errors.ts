@@ -1,10 +1,44 @@
 // One error type for the whole package. Bad input *throws* a coded LedgerError; a failed
 // verification is a *finding* (audit/, the gate), never an exception.
 //
-// The code's prefix decides the exit code of the CLI (SPEC 10 and the README's table):
-//   USAGE_* and INPUT_*  -> 2  (a bad flag, argument, file or payload; nothing was changed)
-//   OP_*                 -> 3  (operational: lock timeout, I/O, permissions, a corrupt ledger)
-//   anything else        -> 1  (internal: a bug)
+// A LedgerError's message states the fact ("HEAD is not canonical JSON"); what to do about it is
+// its `hint` ("run `ledger audit` to see what happened"), kept apart so that a library caller gets
+// the fact alone and the CLI prints the advice without matching message text.
+//
+// EXIT below is the one table of exit codes: the CLI, the auditor's layers, the gate, `render
+// --check`, the help text and the README's table all derive from it.
+
+/** Every exit code the CLI uses, with its meaning (SPEC 8-10, README "Exit codes"). */
+export const EXIT = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  operational: 3,
+  schema: 10,
+  linkage: 11,
+  signature: 12,
+  keyPin: 13,
+  freshness: 14,
+  hold: 20,
+  viewsDiffer: 30,
+} as const;
+
+export type ExitName = keyof typeof EXIT;
+
+/** What each exit code means, in the order a reader scans them (help text, README). */
+export const EXIT_MEANINGS: readonly { code: number; meaning: string }[] = [
+  { code: EXIT.ok, meaning: 'ok (audit: pass; gate: proceed)' },
+  { code: EXIT.internal, meaning: 'internal error: a bug, please report it' },
+  { code: EXIT.usage, meaning: 'usage or bad input (a flag, argument, payload or file); nothing was changed' },
+  { code: EXIT.operational, meaning: 'operational: lock timeout, I/O error, permissions, an insecure key file, a corrupt ledger' },
+  { code: EXIT.schema, meaning: 'audit: schema' },
+  { code: EXIT.linkage, meaning: 'audit: linkage' },
+  { code: EXIT.signature, meaning: 'audit: signature' },
+  { code: EXIT.keyPin, meaning: 'audit: key-pin' },
+  { code: EXIT.freshness, meaning: 'audit: freshness' },
+  { code: EXIT.hold, meaning: 'gate: hold' },
+  { code: EXIT.viewsDiffer, meaning: 'render --check: a view is missing, stale or was edited' },
+];
 
 export type ErrorCode =
   | 'USAGE'
@@ -30,12 +64,15 @@ export class LedgerError extends Error {
   readonly code: ErrorCode;
   /** Structured facts for `--json` output and for tests (expected/actual, paths, ids). */
   readonly data: Record<string, unknown>;
+  /** What to do next, when the thrower knows ("run `ledger audit` to see what happened"). */
+  readonly hint: string | null;
 
-  constructor(code: ErrorCode, message: string, data: Record<string, unknown> = {}) {
+  constructor(code: ErrorCode, message: string, data: Record<string, unknown> = {}, hint: string | null = null) {
     super(message);
     this.name = 'LedgerError';
     this.code = code;
     this.data = data;
+    this.hint = hint;
   }
 
   get exitCode(): number {
@@ -43,10 +80,11 @@ export class LedgerError extends Error {
   }
 }
 
+/** The code's prefix decides the exit: USAGE and INPUT_* are usage (2), OP_* operational (3). */
 export function exitCodeFor(code: string): number {
-  if (code === 'USAGE' || code.startsWith('INPUT_')) return 2;
-  if (code.startsWith('OP_')) return 3;
-  return 1;
+  if (code === 'USAGE' || code.startsWith('INPUT_')) return EXIT.usage;
+  if (code.startsWith('OP_')) return EXIT.operational;
+  return EXIT.internal;
 }
 
 /** Maps a Node fs error to an operational LedgerError that names the path and what failed. */
