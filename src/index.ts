@@ -11,7 +11,7 @@ export { readTrust } from './keys/trust-file.js';
 export { digestSource, redigestSource, dirDigest, checkEvidence, type EvidenceContext, type EvidenceCheck } from './causal/evidence.js';
 // The causal layer (issue 4): the gate, retries, consumption, pending executions.
 export { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
-export { evaluateGate, formatGateText, TERMS, type GateOptions, type GateResult, type Term } from './causal/gate.js';
+export { evaluateGate, formatGateText, TERMS, type GateOptions, type GateResult, type Term } from './causal/gate/index.js';
 export { appendCausal, type CausalAppendResult } from './causal/retry.js';
 export { findPending, type PendingEntry } from './causal/pending.js';
 export type * from './record.js';

@@ -9,12 +9,13 @@ import { Ledger } from '../ledger.js';
 import type { Draft, Head } from '../record.js';
 import type { LockedView } from '../store/append.js';
 import { ledgerPaths } from '../store/paths.js';
-import { emptyFindings, evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate.js';
+import { emptyFindings, evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate/index.js';
+import { collectGateInputs } from './gate/inputs.js';
 import { CausalView } from './view.js';
 
 // The gate verb loads everything it needs through this one module (one dynamic import).
 export { readTrust } from '../keys/trust-file.js';
-export { formatGateText } from './gate.js';
+export { formatGateText } from './gate/index.js';
 
 export interface GateRunOptions extends Omit<GateOptions, 'evidence' | 'consumer'> {
   dir: string;
@@ -51,7 +52,7 @@ function evaluateAt(o: GateRunOptions, op: string, head: Head, consumer: string 
   const view = CausalView.open(paths, head, { trust: o.trust });
   try {
     const { moved, ...chain } = auditThrough(o, head);
-    const result = evaluateGate(view, chain, op, { ...o, consumer, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir } });
+    const result = evaluateGate(collectGateInputs(view, chain, op, { ...o, consumer, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir } }));
     return { ...result, chain, moved };
   } finally {
     view.close();

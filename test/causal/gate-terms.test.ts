@@ -1,5 +1,6 @@
-// The gate's five terms one by one (SPEC 9): what makes each false, that all are evaluated and
-// reported, dependencies with cycles, finish records as outcomes, and the chain audit.
+// The gate's five terms one by one (SPEC 9) against a real ledger: what makes each false, that all
+// are evaluated and reported, dependencies with cycles, finish records as outcomes, and the chain
+// audit. The same terms from tables of inputs built in code: test/causal/gate/terms.test.ts.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
