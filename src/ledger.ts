@@ -129,7 +129,7 @@ export class Ledger {
   }
 
   /** Takes a work item (SPEC 10 `ledger start`); refused while another agent's lease is live. */
-  start(req: StartRequest): WorkResult<'start'> {
+  start(req: StartRequest): Promise<WorkResult<'start'>> {
     return startWork(this.writer(), req);
   }
 

@@ -10,6 +10,9 @@
 // with a test command that is when the tests have finished: the record says what was true then,
 // and its lease runs from then). The advisory pre-check writes nothing.
 //
+// The views (and with them the YAML library) and the test runner are loaded only when a step
+// needs them, so a program that only appends or reads never pays for them at start-up.
+//
 // Messages name a field by its command-line flag (`--done`): the vocabulary the CLI, the library
 // and an agent's tools share (SPEC 12). The check* functions are exported so that the CLI
 // checks its flags in its own order with the very same rules.
@@ -25,8 +28,7 @@ import { readRecords, type RecordAt } from '../store/read.js';
 import type { LedgerWriter } from '../causal/retry.js';
 import { DEFAULT_LEASE_MS } from './lease.js';
 import { decideStart, decideWrite } from './ownership.js';
-import { DEFAULT_TESTS_TIMEOUT_MS, runTestsCommand, storeReportedTests, type CapturedTests } from './tests-cmd.js';
-import { defaultViewsDir, writeViews } from './views.js';
+import type { CapturedTests } from './tests-cmd.js';
 import { foldWorkLog } from './workitems.js';
 
 /** What the workflow needs of a writer: the causal layer's, and the clock it reads once a step. */
@@ -184,17 +186,7 @@ function checkTests(tests: TestsRequest | undefined): TestsRequest | undefined {
   return tests;
 }
 
-interface Checked {
-  slug: string;
-  agent: string;
-  done: string;
-  state: string;
-  next: string;
-  verified: string[];
-  attempted: string[];
-  blockers: string[];
-  tests: TestsRequest | undefined;
-}
+type Checked = Pick<CheckpointPayload, 'done' | 'state' | 'next' | 'verified' | 'attempted' | 'blockers'> & { slug: string; agent: string; tests: TestsRequest | undefined };
 
 function checkWrite(req: CheckpointRequest): Checked {
   return {
@@ -225,8 +217,9 @@ function at(w: WorkWriter, now: Date): StoreOptions {
 /** Rewrites the views after a published write. Policy: the record is the truth and is already
  * published, so a failed view write is a warning (a script does not write the record twice);
  * `ledger render` repairs it and `render --check` catches it meanwhile. */
-function refreshViews(w: LedgerWriter, views: string | false | undefined, warnings: string[]): ViewsRefresh | null {
+async function refreshViews(w: LedgerWriter, views: string | false | undefined, warnings: string[]): Promise<ViewsRefresh | null> {
   if (views === false) return null;
+  const { defaultViewsDir, writeViews } = await import('./views.js');
   const dir = views ?? defaultViewsDir(w.paths.dir);
   try {
     writeViews(w.paths.dir, dir, w.store.waitMs ?? 10_000);
@@ -242,7 +235,7 @@ function recoveredWarning(recovered: RecoverReport | null, warnings: string[]): 
 }
 
 /** Takes a work item: decides ownership under the writer lock, on the current HEAD. */
-export function startWork(w: WorkWriter, req: StartRequest): WorkResult<'start'> {
+export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkResult<'start'>> {
   const slug = checkSlug(req.slug);
   const agent = checkAgent(req.agent);
   const summary = checkText(req.summary, 'summary', 'what you are about to do');
@@ -256,7 +249,7 @@ export function startWork(w: WorkWriter, req: StartRequest): WorkResult<'start'>
   });
   const warnings: string[] = [];
   recoveredWarning(res.recovered, warnings);
-  const views = refreshViews(w, req.views, warnings);
+  const views = await refreshViews(w, req.views, warnings);
   return { record: res.records[0] as WorkResult<'start'>['record'], recovered: res.recovered, warnings, views };
 }
 
@@ -310,6 +303,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   decideWrite(foldWorkLog(workRecords(w, w.head())).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
   let captured: CapturedTests | null = null;
   const tests = c.tests;
+  const { DEFAULT_TESTS_TIMEOUT_MS, runTestsCommand, storeReportedTests } = await import('./tests-cmd.js');
   if (tests !== undefined && 'command' in tests) {
     captured = await runTestsCommand(tests.command, { cwd: dirname(w.paths.dir), ledgerDir: w.paths.dir, timeoutMs: tests.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS, env: tests.env ?? process.env });
   } else if (tests !== undefined) {
@@ -354,6 +348,6 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   if (c.verified.length && captured?.tests.exit_code !== undefined && captured.tests.exit_code !== 0) warnings.push(`items claimed as verified while the test command exited ${captured.tests.exit_code}`);
   if (captured?.timedOut && tests !== undefined && 'command' in tests) warnings.push(`--tests-cmd was stopped after ${tests.timeoutLabel ?? exactSpan(tests.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS)}; recorded as exit code 124`);
   if (kind === 'finish' && finishFields!.outcome === 'success' && c.blockers.length) warnings.push(`finished with outcome success while ${c.blockers.length} blocker${c.blockers.length === 1 ? ' is' : 's are'} open`);
-  const views = refreshViews(w, req.views, warnings);
+  const views = await refreshViews(w, req.views, warnings);
   return { record: res.records[0] as WriteResult<K>['record'], recovered: res.recovered, warnings, views, tests: captured, lapsedAt };
 }

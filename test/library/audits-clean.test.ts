@@ -69,7 +69,7 @@ async function perform(p: LibraryProject, k: Call): Promise<'wrote' | 'refused' 
     }
     case 'forbidden': l.append(forbiddenDraft(p, k.kind)); break;
     case 'batch': l.append(Array.from({ length: k.n }, (_, i) => (i % 2 ? intent('deploy', `${k.exec}-${i}`) : handoff('deploy', `${k.exec}-${i}`)))); break;
-    case 'start': l.start({ slug: k.slug, agent: k.agent, summary: `take ${k.slug}`, takeover: k.takeover, leaseMs: k.leaseMin * 60_000, views }); break;
+    case 'start': await l.start({ slug: k.slug, agent: k.agent, summary: `take ${k.slug}`, takeover: k.takeover, leaseMs: k.leaseMin * 60_000, views }); break;
     case 'checkpoint': {
       const tests = k.tests === 'none' ? undefined : k.tests === 'text' ? { text: '3 pass' } : { command: k.tests === 'pass' ? 'echo ok' : 'echo no; exit 3' };
       await l.checkpoint({ slug: k.slug, agent: k.agent, done: 'a step', state: 'going', next: 'the next step', verified: ['parser'], tests, views });

@@ -71,7 +71,7 @@ describe('when the same handoff is appended twice', () => {
 describe('when a revoke is appended', () => {
   it('refuses a record that is not a handoff or finish, and an id not in the ledger', async () => {
     const i = p.ledger.append(intent('migrate', 'e1')).records[0];
-    const s = p.ledger.start({ slug: 'fix-tz', agent: 'lib', summary: 'fix it', views: false }).record;
+    const s = (await p.ledger.start({ slug: 'fix-tz', agent: 'lib', summary: 'fix it', views: false })).record;
     for (const target of [p.ledger.get(0)!.id, i.id, s.id]) {
       const e = await expectRefused(p, 'INPUT_REFUSED', () => p.ledger.append({ kind: 'revoke', agent: 'lib', target, reason: 'wrong' } as Draft));
       expect(e.message).toContain('only a handoff or finish can be revoked');

@@ -27,7 +27,7 @@ describe('when the workflow runs through the library and through the CLI', () =>
 
     // Through the library (its clock, moved by hand).
     const lib = Ledger.open({ dir: p.dir, key: p.key, now: () => new Date(p!.clock.t) });
-    const started = lib.start({ slug: 'fix-tz', agent: 'claude', summary: 'fix toLocal()' });
+    const started = await lib.start({ slug: 'fix-tz', agent: 'claude', summary: 'fix toLocal()' });
     expect(started.views).toEqual({ ok: true, dir: p.root });
     p.clock.t += 60_000;
     const cp = await lib.checkpoint({
@@ -70,7 +70,7 @@ describe('when the workflow runs through the library and through the CLI', () =>
 
   it('refuses a checkpoint from anyone but the owner before its test command runs, and changes nothing', async () => {
     p = libraryProject();
-    p.ledger.start({ slug: 'fix-tz', agent: 'claude', summary: 'fix toLocal()', views: false });
+    await p.ledger.start({ slug: 'fix-tz', agent: 'claude', summary: 'fix toLocal()', views: false });
     const marker = join(p.root, 'ran');
     const e = await expectRefused(p, 'INPUT_CONFLICT', () =>
       p!.ledger.checkpoint({ slug: 'fix-tz', agent: 'codex', done: 'd', state: 's', next: 'n', tests: { command: `touch ${marker}` }, views: false }));
@@ -80,7 +80,7 @@ describe('when the workflow runs through the library and through the CLI', () =>
 
   it('refuses a bad request the way the CLI refuses the flag', async () => {
     p = libraryProject();
-    p.ledger.start({ slug: 'fix-tz', agent: 'claude', summary: 'fix toLocal()', views: false });
+    await p.ledger.start({ slug: 'fix-tz', agent: 'claude', summary: 'fix toLocal()', views: false });
     const cp = { slug: 'fix-tz', agent: 'claude', done: 'd', state: 's', next: 'n', views: false as const };
     expect((await expectRefused(p, 'USAGE', () => p!.ledger.checkpoint({ ...cp, done: ' ' }))).message).toContain('--done is empty');
     expect((await expectRefused(p, 'USAGE', () => p!.ledger.checkpoint({ ...cp, next: ['a', 'b'] as unknown as string }))).message).toContain('exactly one next action');

@@ -67,7 +67,7 @@ async function runStart(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const takeover = flag(opts, 'takeover');
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
-  const res = ledger.start({ slug, agent, summary, leaseMs, takeover, views });
+  const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, views });
   const rec = res.record;
   const r = rec.record;
   warn(io, res.warnings);
