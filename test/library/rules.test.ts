@@ -2,7 +2,7 @@
 // it makes idempotent, and that the façade offers no way around them.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditLedger, Ledger, type Draft } from '../../src/index.js';
-import { snapshot } from '../helpers/cli.js';
+import { initProject, runLedger, snapshot } from '../helpers/cli.js';
 import { T0, expectRefused, handoff, intent, libraryProject, type LibraryProject } from './kit.js';
 
 let p: LibraryProject;
@@ -123,5 +123,21 @@ describe('the façade', () => {
     p.ledger.append([intent('migrate', 'e1'), intent('deploy', 'e1')]);
     p.ledger.append(handoff('deploy', 'e1'));
     expect(p.ledger.pending({ now: p.clock.t }).map((e) => [e.logical_operation_id, e.kind])).toEqual([['migrate', 'intent']]);
+  });
+});
+
+describe('when `ledger append --batch` is given a kind that append refuses', () => {
+  it('applies the same rule (the CLI appends through the Ledger) and changes nothing', async () => {
+    const cli = await initProject('batch');
+    try {
+      const before = snapshot(cli.ledger);
+      const start = { kind: 'start', agent: 'codex', logical_operation_id: 'fix-tz', execution_id: 'codex-9', summary: 'around the verb', lease_until: '2000-01-01T00:00:00.000Z' };
+      const r = await runLedger(['append', '--batch', '--json'], { cwd: cli.dir, stdin: JSON.stringify(start) + '\n' });
+      expect(r.code).toBe(2);
+      expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'INPUT_REFUSED', message: expect.stringContaining('`ledger start`') });
+      expect(snapshot(cli.ledger)).toEqual(before);
+    } finally {
+      cli.cleanup();
+    }
   });
 });
