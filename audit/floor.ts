@@ -1,10 +1,10 @@
 // The trust floor (SPEC 8): {"v":1,"genesis","seq","id","offset"}, a small file the consumer
-// keeps outside the ledger. Reading it strictly, placing it against HEAD (does record `seq` still
-// have that id?), and writing the advanced floor with the durable replace recipe. The audit may
-// not import the store, so the recipe is written here again, in its four steps.
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve, isAbsolute } from 'node:path';
-import { canonicalLine, parseJsonStrict, recordId } from '../src/canonical.js';
+// keeps outside the ledger. Reading it strictly and placing it against HEAD (does record `seq`
+// still have that id?). The auditor only reads: an advanced floor is reported, and the caller
+// writes it with the one durable recipe (src/ledger.ts keepFloor, over src/fs/durable.ts).
+import { readFileSync } from 'node:fs';
+import { relative, resolve, isAbsolute } from 'node:path';
+import { parseJsonStrict, recordId } from '../src/canonical.js';
 import { LedgerError, ioError } from '../src/errors.js';
 import { MAX_LINE_BYTES, floorProblems, recordProblems, type Head, type LedgerRecord, type TrustFloor } from '../src/record.js';
 import { shortId } from './findings.js';
@@ -26,40 +26,6 @@ export function readFloor(path: string): TrustFloor | null {
     throw new LedgerError('INPUT_SCHEMA', `floor file ${path} is not a floor: ${problems[0]}`, { path, problems });
   }
   return value as TrustFloor;
-}
-
-/**
- * Writes the floor atomically (SPEC 3's recipe): 1. write a temp file beside it, 2. fsync it,
- * 3. rename it over the floor, 4. fsync the directory. A crash leaves the old floor or the new.
- */
-export function writeFloor(path: string, floor: TrustFloor): void {
-  const dir = dirname(resolve(path));
-  const tmp = join(dir, `.${basename(path)}.${process.pid}.tmp`);
-  try {
-    const fd = openSync(tmp, 'w', 0o644);
-    try {
-      const data = Buffer.from(canonicalLine(floor));
-      let done = 0;
-      while (done < data.length) done += writeSync(fd, data, done, data.length - done, done);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-    const dfd = openSync(dir, 'r');
-    try {
-      fsyncSync(dfd);
-    } finally {
-      closeSync(dfd);
-    }
-  } catch (e) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* already renamed or never created */
-    }
-    throw ioError(e, 'write floor file', path);
-  }
 }
 
 /** True when `path` lies inside `dir` (the floor must live outside the ledger it vouches for). */

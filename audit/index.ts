@@ -8,6 +8,8 @@
 //   2. every record after the floor (or from genesis), streaming through the layers once, on one
 //      thread or split over several (audit/parallel.ts) with the seams checked afterwards;
 //   3. HEAD against the end of the chain, layer by layer.
+// `runAudit` is the one entry (async; `threads` picks step 2's path). The auditor only reads:
+// with `advance` it reports the floor to keep, and the caller writes it (src/ledger.ts).
 // A layer can only decide the verdict while no lower layer has failed, so from the first failure
 // on, the layers above it stop (and the expensive signature checks with them).
 import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
@@ -18,10 +20,11 @@ import type { Head, TrustFloor } from '../src/record.js';
 import { placementOf, type AuditContext, type Layer, type LayerFactory } from './context.js';
 import { FindingCollector } from './findings.js';
 import { freshnessLayer } from './freshness.js';
-import { isInside, readFloor, readFloorLine, writeFloor } from './floor.js';
+import { isInside, readFloor, readFloorLine } from './floor.js';
 import { keyPinLayer } from './keypin.js';
 import { linkageLayer } from './linkage.js';
 import { readAt } from './lines.js';
+import { checkRecordsOnThreads } from './parallel.js';
 import { buildReport, type AuditReport } from './report.js';
 import { schemaLayer } from './schema.js';
 import { runSegment, type SegmentRun } from './segment.js';
@@ -29,7 +32,7 @@ import { signatureLayer } from './signature.js';
 
 export { formatReportText, type AuditReport } from './report.js';
 export { LAYER_EXIT, LAYER_NAMES, type Finding, type LayerName } from './findings.js';
-export { readFloor, writeFloor } from './floor.js';
+export { readFloor } from './floor.js';
 
 /** SPEC 8, in order. */
 export const LAYERS: readonly LayerFactory[] = [schemaLayer, linkageLayer, signatureLayer, keyPinLayer, freshnessLayer];
@@ -48,7 +51,10 @@ export interface AuditOptions {
   trustPath?: string;
   /** --floor: a missing file means a full audit (SPEC 8). */
   floorPath?: string | null;
-  /** --advance: replace the floor with the new HEAD after a pass. */
+  /**
+   * --advance: after a pass, report the new HEAD as the floor to keep (`advanced`). The auditor
+   * never writes it (it only reads); `auditLedger` in src/ledger.ts does.
+   */
   advance?: boolean;
   /** --max-age in ms; null or absent: HEAD may be any age. */
   maxAgeMs?: number | null;
@@ -58,6 +64,12 @@ export interface AuditOptions {
   now: number | Date;
   /** Called every 4,096 records with how many were checked out of how many (the caller throttles). */
   onProgress?: (checked: number, total: number) => void;
+  /** Threads in all, this one included: 1 runs on this thread; 'auto' (default) the cores Node reports. */
+  threads?: number | 'auto';
+  /** Below this many bytes of records the audit stays on one thread (a worker costs ~40 ms). */
+  minBytes?: number;
+  /** The compiled worker script; default: worker.js beside audit/parallel.js. */
+  workerUrl?: URL;
 }
 
 /** A run between its steps: what was read, the layers, the findings so far. */
@@ -89,6 +101,7 @@ function assertOptions(o: AuditOptions): number {
   if (!Number.isFinite(now)) throw new LedgerError('USAGE', `"now" expected a time, got ${String(o.now)}`);
   if (o.skewMs !== undefined && !(Number.isSafeInteger(o.skewMs) && o.skewMs >= 0)) throw new LedgerError('USAGE', `--skew expected a duration >= 0, got ${o.skewMs}`);
   if (o.maxAgeMs != null && !(Number.isSafeInteger(o.maxAgeMs) && o.maxAgeMs >= 0)) throw new LedgerError('USAGE', `--max-age expected a duration >= 0, got ${o.maxAgeMs}`);
+  if (o.threads !== undefined && o.threads !== 'auto' && !(Number.isSafeInteger(o.threads) && o.threads >= 1)) throw new LedgerError('USAGE', `"threads" expected a whole number >= 1 or 'auto', got ${String(o.threads)}`);
   if (o.advance && !o.floorPath) throw new LedgerError('USAGE', '--advance needs --floor FILE: it replaces that floor after a pass');
   return now;
 }
@@ -191,7 +204,7 @@ export function checkRecords(run: AuditRun): SegmentRun | null {
   return seg;
 }
 
-/** Step 3: HEAD against the chain's end, the unpublished-bytes warning, --advance, the report. */
+/** Step 3: HEAD against the chain's end, the unpublished-bytes warning, the floor to keep, the report. */
 export function finishAudit(run: AuditRun, checked: number, lastOffset: number): AuditReport {
   const { ctx, sink, layers, opts, warnings } = run;
   try {
@@ -201,17 +214,14 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
       warnings.push(`${ctx.fileSize - head.size} bytes past HEAD's size ${head.size} are unpublished (not part of the ledger); \`ledger recover\` moves them to quarantine/`);
     }
 
-    // --advance: only after a pass, and only when the floor moves.
+    // --advance: only after a pass. The caller keeps it (and writes only when it moved).
     const failedLayer = sink.failedLayer();
     const placement = placementOf(ctx);
     const floor = placement.kind === 'ok' ? ctx.floor : null;
     let advanced: TrustFloor | null = null;
     if (failedLayer === null && opts.advance && opts.floorPath && head !== null) {
       const offset = lastOffset >= 0 ? lastOffset : floor!.offset;
-      const next: TrustFloor = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset };
-      const old = ctx.floor;
-      if (!old || old.seq !== next.seq || old.id !== next.id || old.offset !== next.offset || old.genesis !== next.genesis) writeFloor(opts.floorPath, next);
-      advanced = next;
+      advanced = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset };
     }
 
     const { findings, total } = sink.verdictFindings();
@@ -230,8 +240,33 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
   }
 }
 
-/** Audits the ledger in `opts.dir` on this thread (SPEC 8). Throws a coded LedgerError only for bad input. */
-export function auditLedger(opts: AuditOptions): AuditReport {
+/**
+ * Audits the ledger in `opts.dir` (SPEC 8): step 2 on this thread when `threads` is 1, else
+ * split over worker threads when there is enough to check (audit/parallel.ts); the verdict is
+ * the same either way. Throws a coded LedgerError only for bad input; a failed check is a finding.
+ */
+export async function runAudit(opts: AuditOptions): Promise<AuditReport> {
+  if (opts.threads === 1) return runAuditSyncInternal(opts);
+  const run = beginAudit(opts);
+  let counted: { checked: number; lastOffset: number } | null;
+  try {
+    counted = await checkRecordsOnThreads(run);
+    if (counted === null) {
+      const seg = checkRecords(run);
+      counted = { checked: seg?.lines ?? 0, lastOffset: seg?.lastOffset ?? -1 };
+    }
+  } catch (e) {
+    run.close();
+    throw e;
+  }
+  return finishAudit(run, counted.checked, counted.lastOffset);
+}
+
+/**
+ * Internal: `runAudit` with `threads: 1`, synchronously, for a caller that cannot await (the
+ * gate re-checks the chain under the writer lock, inside one synchronous critical section).
+ */
+export function runAuditSyncInternal(opts: AuditOptions): AuditReport {
   const run = beginAudit(opts);
   let seg: SegmentRun | null;
   try {

@@ -3,28 +3,19 @@
 // same layers (audit/worker.ts). A range's first line cannot see the line before it, so its link
 // (linkage: seq and prev_tail_hash) and its order in time (freshness) are checked here afterwards,
 // with the same pure rules the layers use. Verdicts are identical to the one-thread audit; the
-// property test in test/audit/parallel.test.ts holds the two to that.
+// property test in test/audit/parallel.test.ts holds the two to that. audit/index.ts's runAudit
+// calls this for its step 2 unless `threads` is 1.
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { LedgerError } from '../src/errors.js';
 import { MAX_LINE_BYTES } from '../src/record.js';
-import type { AuditReport } from './report.js';
-import { beginAudit, checkRecords, finishAudit, type AuditOptions } from './index.js';
+import type { AuditOptions, AuditRun } from './index.js';
 import type { CollectedFindings } from './findings.js';
 import { orderProblem } from './freshness.js';
 import { readAt } from './lines.js';
 import { linkProblems } from './linkage.js';
 import { runSegment, type SegmentRun } from './segment.js';
-
-export interface ParallelOptions extends AuditOptions {
-  /** Threads in all, this one included; default: the cores Node reports. */
-  threads?: number;
-  /** Below this many bytes of records the audit stays on one thread (a worker costs ~40 ms). */
-  minBytes?: number;
-  /** The compiled worker script; default: worker.js beside this module. */
-  workerUrl?: URL;
-}
 
 export const DEFAULT_MIN_BYTES = 4 << 20;
 
@@ -93,31 +84,27 @@ function startWorker(WorkerClass: typeof Worker, url: URL, input: WorkerInput): 
   return { worker, result };
 }
 
-/** Audits the ledger (SPEC 8) using several threads when there is enough to check. */
-export async function auditLedgerParallel(opts: ParallelOptions): Promise<AuditReport> {
-  const run = beginAudit(opts);
-  const { ctx, sink, layers, range, fd } = run;
-  let checked = 0;
-  let lastOffset = -1;
+/**
+ * Step 2 over several threads: the records of `run` split into ranges, this thread taking the
+ * first. Returns null, having checked nothing, when one thread is asked for or there is too
+ * little to check for a worker to pay (the caller then runs the one-thread step). Every worker
+ * is stopped before this returns or throws; closing the run is the caller's.
+ */
+export async function checkRecordsOnThreads(run: AuditRun): Promise<{ checked: number; lastOffset: number } | null> {
+  const { ctx, sink, layers, range, fd, opts } = run;
+  const threads = opts.threads === undefined || opts.threads === 'auto' ? availableParallelism() : Math.max(1, Math.floor(opts.threads));
+  const readable = Math.min(range.end, Math.max(ctx.fileSize, 0));
+  const cuts = fd !== null && threads > 1 && readable - range.start >= (opts.minBytes ?? DEFAULT_MIN_BYTES) ? cutRange(fd, range.start, readable, threads) : [];
+  if (cuts.length < 3) return null;
+  // The last range runs to HEAD's size, so a short file or a cut-off line shows up there.
+  cuts[cuts.length - 1] = range.end;
+
   let workers: Running[] = [];
   try {
-    const threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
-    const readable = Math.min(range.end, Math.max(ctx.fileSize, 0));
-    const cuts = fd !== null && threads > 1 && readable - range.start >= (opts.minBytes ?? DEFAULT_MIN_BYTES) ? cutRange(fd, range.start, readable, threads) : [];
-    if (cuts.length < 3) {
-      const seg = checkRecords(run);
-      checked = seg?.lines ?? 0;
-      lastOffset = seg?.lastOffset ?? -1;
-      return finishAudit(run, checked, lastOffset);
-    }
-    // The last range runs to HEAD's size, so a short file or a cut-off line shows up there.
-    cuts[cuts.length - 1] = range.end;
-
     const progress = new SharedArrayBuffer(4 * (cuts.length - 1));
     const counters = new Int32Array(progress);
     const url = opts.workerUrl ?? new URL('./worker.js', import.meta.url);
-    // Loaded only here: an audit with a floor near HEAD never needs it.
-    // Loaded synchronously and only here: the CLI bundle runs under a launcher (src/launcher.cts)
+    // Loaded synchronously and only here: the CLI bundle runs under a launcher (src/launch/)
     // where a plain require is the cheaper, always-available way to reach a builtin.
     const { Worker: WorkerClass } = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
     workers = cuts.slice(1, -1).map((start, i) =>
@@ -129,8 +116,8 @@ export async function auditLedgerParallel(opts: ParallelOptions): Promise<AuditR
       opts.onProgress!(counters.reduce((a, b) => a + b, 0), run.total);
     });
     const mine = runSegment(ctx, layers, sink, fd!, { start: cuts[0], end: cuts[1], firstPos: range.firstPos }, tick);
-    checked = mine.lines;
-    lastOffset = mine.lastOffset;
+    let checked = mine.lines;
+    let lastOffset = mine.lastOffset;
     ctx.readEnd = mine.readEnd;
 
     // The seams, in file order: each range's first line against the line before it.
@@ -153,11 +140,10 @@ export async function auditLedgerParallel(opts: ParallelOptions): Promise<AuditR
       ctx.tail = result.tail ?? ctx.tail;
       prev = ctx.tail;
     }
+    return { checked, lastOffset };
   } catch (e) {
     // Stop every worker before the descriptor they read is closed (its number could be reused).
     await Promise.all(workers.map((w) => w.worker.terminate()));
-    run.close();
     throw e;
   }
-  return finishAudit(run, checked, lastOffset);
 }

@@ -1,24 +1,35 @@
-// The public library API of handoff-ledger.
-export { Ledger, type OpenOptions, type LogFilter } from './ledger.js';
-export { LedgerError, exitCodeFor, type ErrorCode } from './errors.js';
-export { canonicalJson, canonicalLine, recordId, headDigest, digestOf } from './canonical.js';
-export { createSigner, makeSig, signingMessage, verifySig, type Signer, type Sig, type SigDomain } from './sign.js';
-export { verifyReference } from './ed25519-reference.js';
-export { parseTrust, pinProblem, trustEntry, type Trust, type TrustKey } from './keys/trust.js';
-export { parseSecretKeyFile } from './keys/secret-key.js';
+// The public API of handoff-ledger: a curated list. Everything a caller needs to keep a ledger
+// with the writer's rules is here; the primitives beneath it (canonical JSON, ids, signing
+// messages, strict verification, trust and key parsing, evidence digests, schemas, the file
+// seam) are in `handoff-ledger/formats` (src/formats.ts).
+
+// Open and write a ledger. `Ledger` applies the rules the CLI applies: init writes the one
+// genesis; append takes handoff, intent and revoke with retry identity; start/checkpoint/finish
+// apply the work item's ownership and lease rules; gate({ consumeAs }) is the only way to a
+// consume record.
+export {
+  Ledger, type OpenOptions, type LogFilter, type AppendResult, type AppendedRecord, type GateCallOptions, type LedgerAuditOptions,
+} from './ledger.js';
+export type { StartRequest, CheckpointRequest, FinishRequest, TestsRequest, WorkResult, WriteResult, ViewsRefresh } from './handoff/workflow.js';
+export { digestSource, type EvidenceContext } from './causal/evidence.js';
+
+// Keys and trust files: the secret key a writer signs with, the trust file a reader checks with.
 export { readSecretKey, writeSecretKey } from './keys/key-file.js';
 export { readTrust } from './keys/trust-file.js';
-export { digestSource, redigestSource, dirDigest, checkEvidence, type EvidenceContext, type EvidenceCheck } from './causal/evidence.js';
-// The causal layer (issue 4): the gate, retries, consumption, pending executions.
-export { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
-export { evaluateGate, formatGateText, TERMS, type GateOptions, type GateResult, type Term } from './causal/gate/index.js';
-export { appendCausal, type CausalAppendResult } from './causal/retry.js';
-export { findPending, type PendingEntry } from './causal/pending.js';
+
+// Check: the independent audit (SPEC 8) and the gate (SPEC 9).
+export { auditLedger } from './ledger.js';
+export { formatReportText, type AuditReport, type AuditOptions } from '../audit/index.js';
+export { formatGateText, TERMS, type GateResult, type Term } from './causal/gate/index.js';
+export type { GateRun } from './causal/gate-run.js';
+export type { PendingEntry } from './causal/pending.js';
+
+// Errors and exit codes: bad input throws a coded LedgerError; every exit code comes from EXIT.
+export { LedgerError, EXIT, EXIT_MEANINGS, exitCodeFor, type ErrorCode, type ExitName } from './errors.js';
+
+// Types of what the ledger holds and returns.
 export type * from './record.js';
-export { KINDS, OUTCOMES, recordProblems, draftProblems, headProblems } from './record.js';
-export type { AppendResult, Appended, LockedView } from './store/append.js';
+export type { Signer, Sig } from './sign.js';
+export type { Trust, TrustKey } from './keys/trust.js';
 export type { RecordAt } from './store/read.js';
 export type { RecoverReport } from './store/recover.js';
-export type { FileOps } from './fs/ops.js';
-export { auditLedger, formatReportText, type AuditReport, type AuditOptions } from '../audit/index.js';
-export { auditLedgerParallel } from '../audit/parallel.js';

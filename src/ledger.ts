@@ -1,14 +1,35 @@
-// The library API: open a ledger, append, read, head. The CLI is a thin layer over this.
-import { LedgerError } from './errors.js';
-import { readSecretKey } from './keys/key-file.js';
-import type { Draft, Head, Kind } from './record.js';
-import { createSigner, type Signer } from './sign.js';
-import { appendDrafts, initLedger, recoverLedger, transact, type AppendResult, type LockedView, type StoreOptions } from './store/append.js';
+// The Ledger: the library a caller uses, above the rules it applies. Every write goes through
+// one of them, so a library caller can write only what `ledger` itself would write, and so only
+// what the auditor accepts:
+//   init                       the genesis record (a ledger has one; `append` refuses another)
+//   append                     handoff, intent, revoke, with retry identity (causal/retry.ts)
+//   start/checkpoint/finish    the handoff-log workflow with its ownership and lease rules
+//                              (handoff/workflow.ts)
+//   gate(op, { consumeAs })    the only way to a consume record (causal/gate-run.ts)
+// The CLI calls these same methods. Below them the store's transact decides and appends under
+// the writer lock; it is not exposed, since a caller's decide function could return any draft.
+import { basename, dirname, resolve } from 'node:path';
+import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
+import { canonicalJson, canonicalLine } from './canonical.js';
+import { LedgerError, ioError } from './errors.js';
+import { replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
+import { readSecretKey } from './keys/key-file.js';
+import type { Trust } from './keys/trust.js';
+import { AGENT_RE, ID_RE, NAME_RE, OUTCOMES, type Draft, type Head, type Kind, type Outcome, type TrustFloor } from './record.js';
+import { createSigner, type Signer } from './sign.js';
+import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
 import { readHead } from './store/head.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { readRecords, type RecordAt } from './store/read.js';
 import type { RecoverReport } from './store/recover.js';
+import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
+import { findPending, type PendingEntry } from './causal/pending.js';
+import { appendCausal, type CausalAppendResult, type CausalAppended } from './causal/retry.js';
+import {
+  checkpointWork, finishWork, startWork,
+  type CheckpointRequest, type FinishRequest, type StartRequest, type WorkResult, type WorkWriter, type WriteResult,
+} from './handoff/workflow.js';
 
 export interface OpenOptions {
   /** The ledger directory (default `.ledger`). */
@@ -17,12 +38,29 @@ export interface OpenOptions {
   key?: string | Uint8Array | Signer;
   /** How long a writer waits for a live lock holder, in ms (default 10 000). */
   waitMs?: number;
+  /** The clock (records never go back in time even if it does). */
   now?: () => Date;
-  /** The file-operation seam (tests inject faults through it). */
+  /** The file-operation seam of the store (tests inject faults through it). */
   ops?: FileOps;
 }
 
 export interface LogFilter { op?: string; kind?: Kind; limit?: number }
+
+/** One record of an append: the one written, or the identical one already there (`existing`). */
+export type AppendedRecord = CausalAppended;
+/** What `append` and `init` return: one entry per draft, in order. */
+export type AppendResult = CausalAppendResult;
+
+export interface GateCallOptions extends Partial<Omit<GateRunOptions, 'trust'>> {
+  /** The trust file's keys (keys/trust-file.ts readTrust); the chain must audit clean under them. */
+  trust: Trust;
+  /** If the gate passes, record under the writer lock that this consumer acted on the handoff. */
+  consumeAs?: string;
+  /** Who writes the consume record; default the consumer, when that is a valid agent name. */
+  agent?: string;
+}
+
+export type LedgerAuditOptions = Omit<AuditOptions, 'dir' | 'now'> & { now?: number | Date };
 
 function toSigner(key: OpenOptions['key']): Signer | null {
   if (key === undefined) return null;
@@ -33,14 +71,16 @@ function toSigner(key: OpenOptions['key']): Signer | null {
 
 export class Ledger {
   readonly paths: LedgerPaths;
-  private readonly opts: StoreOptions;
+  private readonly store: StoreOptions;
   private readonly keyOpt: OpenOptions['key'];
   private signerCache: Signer | null = null;
+  private readonly clock: () => Date;
 
   private constructor(opts: OpenOptions) {
     this.paths = ledgerPaths(opts.dir ?? '.ledger');
-    this.opts = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now };
+    this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now };
     this.keyOpt = opts.key;
+    this.clock = opts.now ?? (() => new Date());
   }
 
   /** Opens an existing ledger. Nothing is read until a method needs it. */
@@ -51,12 +91,13 @@ export class Ledger {
   /** Creates a ledger with its genesis record; refuses if one exists. */
   static init(opts: OpenOptions & { agent: string; name?: string }): { ledger: Ledger; result: AppendResult } {
     const ledger = new Ledger(opts);
-    const result = initLedger(ledger.opts, ledger.signer(), opts.agent, opts.name);
+    const res = initLedger(ledger.store, ledger.signer(), opts.agent, opts.name);
+    const result = { records: res.records.map((r) => ({ ...r, existing: false })), appended: res.records.length, head: res.head, recovered: res.recovered };
     return { ledger, result };
   }
 
   /** The signer for writes; throws USAGE when the ledger was opened without a key. */
-  signer(): Signer {
+  private signer(): Signer {
     if (!this.signerCache) {
       this.signerCache = toSigner(this.keyOpt);
       if (!this.signerCache) throw new LedgerError('USAGE', 'writing needs a key: pass --key, set LEDGER_KEY, or open the ledger with { key }');
@@ -64,26 +105,81 @@ export class Ledger {
     return this.signerCache;
   }
 
+  /** What the rules below need of this ledger (causal/retry.ts LedgerWriter, handoff/workflow.ts WorkWriter). */
+  private writer(): WorkWriter {
+    return { paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock };
+  }
+
   /** The published HEAD (checked: canonical, well-formed, signature verifies). */
   head(): Head {
-    const head = readHead(this.opts.ops!, this.paths);
-    if (!head) throw new LedgerError('INPUT_NOT_FOUND', `no ledger at ${this.paths.dir} (no HEAD); run \`ledger init\` or pass --dir`, { dir: this.paths.dir });
+    const head = readHead(this.store.ops!, this.paths);
+    if (!head) throw notALedger(this.paths);
     return head;
   }
 
-  /** Appends one draft, or several as one all-or-nothing batch. */
+  /**
+   * Appends handoff, intent and revoke records: one draft, or several as one all-or-nothing
+   * batch. An identical retry of a handoff or intent (same operation, execution and claim)
+   * returns the record that exists, `existing: true`; a different one is refused. A revoke must
+   * name a handoff or finish. genesis, consume, start, checkpoint and finish are refused: init,
+   * gate and the workflow methods write them, each with its own rules.
+   */
   append(drafts: Draft | readonly Draft[]): AppendResult {
-    return appendDrafts(this.opts, this.signer(), Array.isArray(drafts) ? drafts : [drafts as Draft]);
+    return appendCausal(this.writer(), Array.isArray(drafts) ? (drafts as readonly Draft[]) : [drafts as Draft]);
   }
 
-  /** Decides under the writer lock what to append, and appends it in the same critical section. */
-  transact(decide: (view: LockedView) => readonly Draft[]): AppendResult {
-    return transact(this.opts, this.signer(), decide);
+  /** Takes a work item (SPEC 10 `ledger start`); refused while another agent's lease is live. */
+  start(req: StartRequest): Promise<WorkResult<'start'>> {
+    return startWork(this.writer(), req);
+  }
+
+  /** Records a milestone of a work item this agent owns, renewing its lease (`ledger checkpoint`). */
+  checkpoint(req: CheckpointRequest): Promise<WriteResult<'checkpoint'>> {
+    return checkpointWork(this.writer(), req);
+  }
+
+  /** Closes a work item this agent owns as a handoff the gate can accept (`ledger finish`). */
+  finish(req: FinishRequest): Promise<WriteResult<'finish'>> {
+    return finishWork(this.writer(), req);
+  }
+
+  /**
+   * May a consumer act on operation `op` now (SPEC 9)? With `consumeAs`, and only if the gate
+   * passes, the consume record is appended under the writer lock in the same critical section.
+   */
+  gate(op: string, opts: GateCallOptions): GateRun {
+    if (typeof op !== 'string' || !ID_RE.test(op)) throw new LedgerError('USAGE', `OP must be a logical_operation_id, 1-128 chars of [A-Za-z0-9._:-], got "${String(op)}"`);
+    const { consumeAs, agent, ...rest } = opts;
+    const o: GateRunOptions = {
+      accept: ['success'],
+      requireInvariants: [],
+      maxAgeMs: null,
+      ...rest,
+      now: rest.now ?? this.clock().getTime(),
+    };
+    checkGateOptions(o);
+    if (consumeAs === undefined) return runGate(this.writer(), o, op);
+    if (typeof consumeAs !== 'string' || !ID_RE.test(consumeAs)) throw new LedgerError('USAGE', `--consume-as must be 1-128 chars of [A-Za-z0-9._:-], got "${String(consumeAs)}"`);
+    // Policy: the agent defaults to the consumer's name when that is a valid agent name (the
+    // consumer is who acts), as the CLI does.
+    const who = agent ?? (AGENT_RE.test(consumeAs) ? consumeAs : undefined);
+    if (who === undefined || !AGENT_RE.test(who)) throw new LedgerError('USAGE', `--agent must be 1-64 chars of [A-Za-z0-9._@-], got "${String(who)}"`);
+    return runGateAndConsume(this.writer(), { ...o, agent: who }, op, consumeAs);
+  }
+
+  /** Executions with an intent or start and no terminal outcome since (`ledger pending`). */
+  pending(opts: { op?: string; now?: number; head?: Head } = {}): PendingEntry[] {
+    return findPending(this.paths, opts.head ?? this.head(), opts.now ?? this.clock().getTime(), opts.op);
+  }
+
+  /** `ledger audit` of this ledger: see auditLedger. */
+  audit(opts: LedgerAuditOptions): Promise<AuditReport> {
+    return auditLedger({ ...opts, dir: this.paths.dir });
   }
 
   /** Every published record in order (never bytes past HEAD). */
   *records(head: Head = this.head()): Generator<RecordAt> {
-    yield* readRecords(this.paths, head, 0, 0, this.opts.ops);
+    yield* readRecords(this.paths, head, 0, 0, this.store.ops);
   }
 
   /** A record by id (`sha256:…`) or seq; null when the ledger has no such record. */
@@ -113,17 +209,37 @@ export class Ledger {
 
   /** Moves unpublished bytes past HEAD into quarantine/ (dryRun: only reports them). */
   recover(opts: { dryRun?: boolean } = {}): RecoverReport {
-    return recoverLedger(this.opts, opts.dryRun ?? false);
+    return recoverLedger(this.store, opts.dryRun ?? false);
   }
 }
 
-/**
- * Ledger.transact for the causal layer, whose `decide` returns some of `checked`: drafts it
- * validated with assertDrafts just before, in the same synchronous call. Those are not validated
- * a second time; any other draft `decide` returns still is. Internal: src/index.ts does not
- * export it, and the package exports nothing else, so no caller outside this code can claim
- * that drafts were checked.
- */
-export function transactChecked(ledger: Ledger, decide: (view: LockedView) => readonly Draft[], checked: readonly Draft[]): AppendResult {
-  return transact(ledger['opts'], ledger.signer(), decide, checked);
+// Checked so, a JavaScript caller's typo is refused rather than read as a gate that holds.
+function checkGateOptions(o: GateRunOptions): void {
+  for (const a of o.accept) if (!(OUTCOMES as readonly string[]).includes(a)) throw new LedgerError('USAGE', `accept takes outcomes from ${OUTCOMES.join(', ')}; got "${String(a as Outcome)}"`);
+  for (const n of o.requireInvariants) if (typeof n !== 'string' || !NAME_RE.test(n)) throw new LedgerError('USAGE', `--require-invariant must be 1-64 chars of [A-Za-z0-9._-], got "${String(n)}"`);
+  if (o.maxAgeMs !== null && !(Number.isSafeInteger(o.maxAgeMs) && o.maxAgeMs > 0)) throw new LedgerError('USAGE', `--max-age must be more than 0 ms, got ${String(o.maxAgeMs)}`);
+  if (!Number.isFinite(o.now)) throw new LedgerError('USAGE', `"now" expected a time in ms, got ${String(o.now)}`);
 }
+
+/**
+ * Audits a ledger (SPEC 8) with the independent auditor (audit/): `threads` 1 on this thread,
+ * 'auto' (default) or more over worker threads when there is enough to check. With `advance`,
+ * after a pass the floor file is replaced by the new HEAD (only when it moved), durably: the
+ * auditor only reads, so the floor is written here.
+ */
+export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: number | Date }): Promise<AuditReport> {
+  const report = await runAudit({ ...opts, now: opts.now ?? Date.now() });
+  if (report.advanced && opts.floorPath && !(report.floor && canonicalJson(report.floor) === canonicalJson(report.advanced))) keepFloor(opts.floorPath, report.advanced);
+  return report;
+}
+
+/** Replaces the floor file by the durable recipe (fs/durable.ts): a crash leaves the old floor or the new. */
+export function keepFloor(path: string, floor: TrustFloor): void {
+  const abs = resolve(path);
+  try {
+    replaceFileDurable(realFileOps, dirname(abs), basename(abs), Buffer.from(canonicalLine(floor)));
+  } catch (e) {
+    throw ioError(e, 'write floor file', path);
+  }
+}
+

@@ -1,9 +1,11 @@
-// The library API from src/index.ts: what a Node program uses instead of the CLI.
+// The library API from src/index.ts: what a Node program uses instead of the CLI. (The rules
+// it applies are in test/library/; the store's transact under it is tested here too.)
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Ledger, LedgerError, createSigner, type Draft } from '../src/index.js';
-import { transactChecked } from '../src/ledger.js';
+import { Ledger, LedgerError, type Draft } from '../src/index.js';
+import { createSigner } from '../src/formats.js';
+import { transact } from '../src/store/append.js';
 import { scratch } from './helpers/cli.js';
 
 const handoff = (exec: string, outcome = 'success'): Draft =>
@@ -35,20 +37,21 @@ describe('the library API', () => {
     expect(() => reader.append(handoff('e4'))).toThrow(LedgerError);
   });
 
-  it('transact decides on the current HEAD under the lock; [] appends nothing, a throw refuses', () => {
+  it('the store\'s transact decides on the current HEAD under the lock; [] appends nothing, a throw refuses', () => {
     s = scratch();
     const dir = join(s.dir, '.ledger');
-    const { ledger } = Ledger.init({ dir, key: new Uint8Array(randomBytes(32)), agent: 'lib' });
+    const signer = createSigner(new Uint8Array(randomBytes(32)));
+    const { ledger } = Ledger.init({ dir, key: signer, agent: 'lib' });
     const seen: number[] = [];
-    const none = ledger.transact((view) => {
+    const none = transact({ dir }, signer, (view) => {
       seen.push(view.head.seq);
       return [];
     });
     expect(none.records).toEqual([]);
-    expect(() => ledger.transact(() => {
+    expect(() => transact({ dir }, signer, () => {
       throw new LedgerError('INPUT_REFUSED', 'no');
     })).toThrow(/no/);
-    const res = ledger.transact((view) => [handoff(`after-${view.head.seq}`)]);
+    const res = transact({ dir }, signer, (view) => [handoff(`after-${view.head.seq}`)]);
     expect(res.records[0].record).toMatchObject({ execution_id: 'after-0' });
     expect(seen).toEqual([0]);
     expect(ledger.head().seq).toBe(1);
@@ -69,18 +72,19 @@ describe('the library API', () => {
     expect(ledger.head().seq).toBe(0);
   });
 
-  it('transactChecked skips the second schema check only for the very drafts it was given as checked', () => {
+  it('the store\'s transact skips the second schema check only for the very drafts it was given as checked', () => {
     s = scratch();
     const dir = join(s.dir, '.ledger');
-    const { ledger } = Ledger.init({ dir, key: new Uint8Array(randomBytes(32)), agent: 'lib' });
+    const signer = createSigner(new Uint8Array(randomBytes(32)));
+    const { ledger } = Ledger.init({ dir, key: signer, agent: 'lib' });
     const good = [handoff('e1'), handoff('e2')];
     const bad = { ...handoff('e3'), outcome: 'done' } as unknown as Draft;
     // A draft decide returns that is not among the checked ones is validated as ever.
-    expect(() => transactChecked(ledger, () => [good[0], bad], good)).toThrow(expect.objectContaining({ code: 'INPUT_SCHEMA' }));
+    expect(() => transact({ dir }, signer, () => [good[0], bad], good)).toThrow(expect.objectContaining({ code: 'INPUT_SCHEMA' }));
     // An equal copy is not the checked object either.
-    expect(() => transactChecked(ledger, () => [{ ...bad }], [bad])).toThrow(expect.objectContaining({ code: 'INPUT_SCHEMA' }));
+    expect(() => transact({ dir }, signer, () => [{ ...bad }], [bad])).toThrow(expect.objectContaining({ code: 'INPUT_SCHEMA' }));
     expect(ledger.head().seq).toBe(0);
-    const res = transactChecked(ledger, () => [good[1]], good);
+    const res = transact({ dir }, signer, () => [good[1]], good);
     expect(res.records.map((r) => r.record)).toMatchObject([{ execution_id: 'e2', seq: 1 }]);
   });
 

@@ -1,14 +1,14 @@
 // Running the gate against a ledger on disk: one HEAD, the chain audit (audit/, the independent
 // reader) up to that HEAD, the verified view, and for `--consume-as` the same evaluation again
-// under the writer lock with the consume record appended in the same critical section.
+// under the writer lock with the consume record appended in the same critical section. The
+// Ledger (src/ledger.ts) calls it with itself as the reader or writer; nothing here imports it.
 import { dirname } from 'node:path';
-import { auditLedger } from '../../audit/index.js';
+import { runAuditSyncInternal } from '../../audit/index.js';
 import { LedgerError } from '../errors.js';
 import type { Trust } from '../keys/trust.js';
-import { Ledger } from '../ledger.js';
 import type { Draft, Head } from '../record.js';
-import type { LockedView } from '../store/append.js';
-import { ledgerPaths } from '../store/paths.js';
+import { transact, type LockedView } from '../store/append.js';
+import type { LedgerWriter } from './retry.js';
 import { emptyFindings, evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate/index.js';
 import { collectGateInputs } from './gate/inputs.js';
 import { CausalView } from './view.js';
@@ -18,7 +18,6 @@ export { readTrust } from '../keys/trust-file.js';
 export { formatGateText } from './gate/index.js';
 
 export interface GateRunOptions extends Omit<GateOptions, 'evidence' | 'consumer'> {
-  dir: string;
   trust: Trust;
   trustPath?: string;
   /** --floor: audit only above it; the records relied on are verified one by one regardless. */
@@ -34,9 +33,12 @@ export interface ConsumeOutcome {
 
 export type GateRun = GateResult & { chain: ChainVerdict & { floor_seq: number | null; checked: number; warnings: string[] }; consume?: ConsumeOutcome };
 
+/** What the gate reads through: the ledger's paths and its checked HEAD. */
+export type LedgerReader = Pick<LedgerWriter, 'paths' | 'head'>;
+
 /** The chain audit through exactly `head`. */
-function auditThrough(o: GateRunOptions, head: Head): GateRun['chain'] & { moved: boolean } {
-  const report = auditLedger({ dir: o.dir, trust: o.trust, trustPath: o.trustPath, floorPath: o.floorPath ?? null, now: o.now });
+function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head): GateRun['chain'] & { moved: boolean } {
+  const report = runAuditSyncInternal({ dir: ledger.paths.dir, trust: o.trust, trustPath: o.trustPath, floorPath: o.floorPath ?? null, now: o.now });
   const base = { floor_seq: report.floor?.seq ?? null, checked: report.checked, warnings: report.warnings };
   if (!report.ok) return { ...base, ok: false, moved: false, reason: `the chain does not audit clean: ${report.verdict}` };
   // The audit read HEAD itself: it must be the HEAD this decision is about.
@@ -47,11 +49,11 @@ function auditThrough(o: GateRunOptions, head: Head): GateRun['chain'] & { moved
   return { ...base, ok: true, moved: false, reason: `the chain audits clean through HEAD seq ${head.seq}${from}` };
 }
 
-function evaluateAt(o: GateRunOptions, op: string, head: Head, consumer: string | null): GateRun & { moved: boolean } {
-  const paths = ledgerPaths(o.dir);
+function evaluateAt(ledger: LedgerReader, o: GateRunOptions, op: string, head: Head, consumer: string | null): GateRun & { moved: boolean } {
+  const paths = ledger.paths;
   const view = CausalView.open(paths, head, { trust: o.trust });
   try {
-    const { moved, ...chain } = auditThrough(o, head);
+    const { moved, ...chain } = auditThrough(ledger, o, head);
     const result = evaluateGate(collectGateInputs(view, chain, op, { ...o, consumer, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir } }));
     return { ...result, chain, moved };
   } finally {
@@ -64,11 +66,11 @@ function evaluateAt(o: GateRunOptions, op: string, head: Head, consumer: string 
  * auditor's reason, not an operational error: the answer to "may I act?" is still no, and a
  * script that tells 0 from 20 gets it in the form it expects.
  */
-function heldOnCorrupt(o: GateRunOptions, op: string, err: LedgerError): GateRun {
+function heldOnCorrupt(ledger: LedgerReader, o: GateRunOptions, op: string, err: LedgerError): GateRun {
   let chainReason = `the ledger cannot be read: ${err.message}`;
   let extra = { floor_seq: null as number | null, checked: 0, warnings: [] as string[] };
   try {
-    const report = auditLedger({ dir: o.dir, trust: o.trust, trustPath: o.trustPath, floorPath: o.floorPath ?? null, now: o.now });
+    const report = runAuditSyncInternal({ dir: ledger.paths.dir, trust: o.trust, trustPath: o.trustPath, floorPath: o.floorPath ?? null, now: o.now });
     if (!report.ok) chainReason = `the chain does not audit clean: ${report.verdict}`;
     extra = { floor_seq: report.floor?.seq ?? null, checked: report.checked, warnings: report.warnings };
   } catch {
@@ -92,19 +94,18 @@ function heldOnCorrupt(o: GateRunOptions, op: string, err: LedgerError): GateRun
 const isCorrupt = (e: unknown): e is LedgerError => e instanceof LedgerError && e.code === 'OP_CORRUPT';
 
 /** `ledger gate OP`: evaluates on the current HEAD without taking the writer lock. */
-export function runGate(o: GateRunOptions, op: string): GateRun {
-  const ledger = Ledger.open({ dir: o.dir });
+export function runGate(ledger: LedgerReader, o: GateRunOptions, op: string): GateRun {
   let last: GateRun | null = null;
   try {
     // A writer may append between our HEAD and the audit's; evaluate again on the new HEAD.
     for (let attempt = 0; attempt < 3; attempt++) {
       const head = ledger.head();
-      const { moved, ...run } = evaluateAt(o, op, head, null);
+      const { moved, ...run } = evaluateAt(ledger, o, op, head, null);
       last = run;
       if (!moved) return last;
     }
   } catch (e) {
-    if (isCorrupt(e)) return heldOnCorrupt(o, op, e);
+    if (isCorrupt(e)) return heldOnCorrupt(ledger, o, op, e);
     throw e;
   }
   return last!;
@@ -116,13 +117,12 @@ export function runGate(o: GateRunOptions, op: string): GateRun {
  * critical section. Two consumers racing for one handoff are serialised by the lock: each sees
  * the other's consume record or none, never half of one.
  */
-export function runGateAndConsume(o: GateRunOptions & { key: string; agent: string; waitMs?: number }, op: string, consumer: string): GateRun {
-  const ledger = Ledger.open({ dir: o.dir, key: o.key, waitMs: o.waitMs });
-  const paths = ledgerPaths(o.dir);
+export function runGateAndConsume(writer: LedgerWriter, o: GateRunOptions & { agent: string }, op: string, consumer: string): GateRun {
+  const paths = writer.paths;
   let result: GateRun | null = null;
   const decide = (view: LockedView): Draft[] => {
     // Under the lock nothing can move: the audit sees this very HEAD.
-    const { moved: _moved, ...run } = evaluateAt(o, op, view.head, consumer);
+    const { moved: _moved, ...run } = evaluateAt(writer, o, op, view.head, consumer);
     result = run;
     if (!result.ok) return [];
     return [{ kind: 'consume', agent: o.agent, logical_operation_id: op, consumer, handoff: result.handoff!.id, seen_head: { seq: view.head.seq, tail: view.head.tail } } as Draft];
@@ -130,10 +130,11 @@ export function runGateAndConsume(o: GateRunOptions & { key: string; agent: stri
   let appended: { id: string; seq: number } | undefined;
   try {
     // Bring the index up to date before the lock, so the critical section reads only what is new.
-    CausalView.open(paths, ledger.head(), { trust: null }).close();
-    appended = ledger.transact(decide).records[0];
+    CausalView.open(paths, writer.head(), { trust: null }).close();
+    // The consume draft is built by decide, so transact validates it like any other.
+    appended = transact(writer.store, writer.signer(), decide).records[0];
   } catch (e) {
-    if (isCorrupt(e)) return { ...heldOnCorrupt(o, op, e), consume: { consumer, id: null, seq: null } };
+    if (isCorrupt(e)) return { ...heldOnCorrupt(writer, o, op, e), consume: { consumer, id: null, seq: null } };
     throw e;
   }
   if (!result) throw new LedgerError('INTERNAL', 'the gate was not evaluated under the lock');

@@ -10,18 +10,41 @@
 // - `supersedes` may name only earlier handoff/finish records of the same operation.
 // - `revoke` must name a handoff or finish in the ledger; revoking it again is idempotent the
 //   same way (same reason and agent: the existing revocation; anything else: refused).
-// - `consume` is written only by `ledger gate --consume-as`, never appended directly.
+// - `consume` is written only by `ledger gate --consume-as`, never appended directly; `genesis`
+//   only by init (a ledger has one); `start`, `checkpoint` and `finish` only by the handoff-log
+//   workflow (src/handoff/workflow.ts), which applies the ownership and lease rules.
+// This is what `Ledger.append` (src/ledger.ts) and so `ledger append` apply: the causal layer
+// sits under the façade and reaches the disk only through the store's transact.
 import { DELTA_MAX_RECORDS, RecordIndex } from './record-index.js';
 import { canonicalJson } from '../canonical.js';
 import { LedgerError } from '../errors.js';
-import { transactChecked, type Ledger } from '../ledger.js';
-import type { Draft, LedgerRecord } from '../record.js';
-import { assertDrafts } from '../store/append.js';
+import type { Draft, Head, Kind, LedgerRecord } from '../record.js';
+import type { Signer } from '../sign.js';
+import { assertDrafts, transact, type StoreOptions } from '../store/append.js';
+import type { LedgerPaths } from '../store/paths.js';
+import type { RecoverReport } from '../store/recover.js';
 import { isTerminal, CausalView } from './view.js';
+
+/**
+ * What the rules above the store need of a writer: its store options, and the key and HEAD read
+ * when the rule asks for them (in that order, so errors come as they always have). The Ledger
+ * (src/ledger.ts) is one; nothing here imports it.
+ */
+export interface LedgerWriter {
+  readonly paths: LedgerPaths;
+  readonly store: StoreOptions;
+  /** The signing key; refused (USAGE) when the writer has none. */
+  signer(): Signer;
+  /** The published HEAD, checked; refused (INPUT_NOT_FOUND) when there is no ledger. */
+  head(): Head;
+}
 
 export interface CausalAppended {
   id: string;
   seq: number;
+  /** Byte offset of the record's line in records.jsonl. */
+  offset: number;
+  record: LedgerRecord;
   /** True when an identical record was already in the ledger and nothing was appended for it. */
   existing: boolean;
 }
@@ -31,7 +54,9 @@ export interface CausalAppendResult {
   records: CausalAppended[];
   /** How many records were actually appended. */
   appended: number;
-  recovered: { unpublished: number; file: string | null } | null;
+  /** The published HEAD after the call (unchanged when nothing was appended). */
+  head: Head;
+  recovered: RecoverReport | null;
 }
 
 const ENVELOPE_ONLY = new Set(['v', 'seq', 'prev_tail_hash', 'ts', 'sig']);
@@ -48,7 +73,16 @@ function claimOf(r: LedgerRecord | Draft): string {
 const IDENTIFIED = new Set(['handoff', 'intent']);
 const short = (id: string) => `${id.slice(0, 19)}…`;
 
-type Decision = { kind: 'append' } | { kind: 'existing'; id: string; seq: number } | { kind: 'same-as'; index: number };
+type Decision = { kind: 'append' } | { kind: 'existing'; found: Omit<CausalAppended, 'existing'> } | { kind: 'same-as'; index: number };
+
+/** The kinds `append` never writes, and who does. */
+const WRITTEN_ELSEWHERE: Partial<Record<Kind, string>> = {
+  genesis: 'a genesis record is written only by `ledger init` (Ledger.init): a ledger has exactly one',
+  consume: 'a consume record is written only by `ledger gate OP --consume-as CONSUMER`, which checks the gate first',
+  start: 'a start record is written only by `ledger start` (ledger.start()), which applies the ownership and lease rules',
+  checkpoint: 'a checkpoint record is written only by `ledger checkpoint` (ledger.checkpoint()), which applies the ownership and lease rules',
+  finish: 'a finish record is written only by `ledger finish` (ledger.finish()), which applies the ownership and lease rules',
+};
 
 function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
   const inBatch = new Map<string, number>();
@@ -56,7 +90,8 @@ function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
   drafts.forEach((d, i) => {
     const where = drafts.length > 1 ? `payload ${i + 1}: ` : '';
     const rec = d as Draft & Record<string, unknown>;
-    if (d.kind === 'consume') throw new LedgerError('INPUT_REFUSED', `${where}a consume record is written only by \`ledger gate OP --consume-as CONSUMER\`, which checks the gate first`);
+    const elsewhere = WRITTEN_ELSEWHERE[d.kind];
+    if (elsewhere !== undefined) throw new LedgerError('INPUT_REFUSED', `${where}${elsewhere}`, { kind: d.kind });
     if (d.kind === 'revoke') {
       decisions.push(decideRevoke(view, d as Draft<'revoke'>, where, drafts, i, inBatch));
       return;
@@ -78,7 +113,7 @@ function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
     const same = view.sameExecution(d.kind as 'handoff' | 'intent', op, exec)[0];
     if (same) {
       if (claimOf(same.record) === claimOf(d)) {
-        decisions.push({ kind: 'existing', id: same.id, seq: same.seq });
+        decisions.push({ kind: 'existing', found: same });
         return;
       }
       throw new LedgerError(
@@ -126,7 +161,7 @@ function decideRevoke(view: CausalView, d: Draft<'revoke'>, where: string, draft
   }
   const prior = view.revocations(d.target)[0];
   if (prior) {
-    if (claimOf(prior.record) === claimOf(d)) return { kind: 'existing', id: prior.id, seq: prior.seq };
+    if (claimOf(prior.record) === claimOf(d)) return { kind: 'existing', found: prior };
     throw new LedgerError('INPUT_CONFLICT', `${where}${short(d.target)} is already revoked by ${prior.id} (seq ${prior.seq}); a revocation is final`, { existing: prior.id, seq: prior.seq });
   }
   inBatch.set(identity, i);
@@ -137,20 +172,22 @@ function decideRevoke(view: CausalView, d: Draft<'revoke'>, where: string, draft
  * Appends drafts with retry identity: identical retries of handoffs, intents and revocations
  * return the existing record; everything is decided under the writer lock.
  */
-export function appendCausal(ledger: Ledger, drafts: readonly Draft[]): CausalAppendResult {
+export function appendCausal(writer: LedgerWriter, drafts: readonly Draft[]): CausalAppendResult {
   assertDrafts(drafts);
   if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'nothing to append');
-  const paths = ledger.paths;
+  const paths = writer.paths;
   // When the index is far behind (a first use, or many appends by other means), bring it up to
   // date before taking the lock, so the critical section reads only what is new. When it is
   // close (the usual case) that would scan its unindexed tail twice, once here and once below.
   // The key first: HEAD is verified next, and a HEAD this key signed (the usual case) is then
   // checked with the key object already made for signing (see createSigner).
-  ledger.signer();
-  const head = ledger.head();
+  const signer = writer.signer();
+  const head = writer.head();
   if (head.seq - RecordIndex.namedThrough(paths) > 2 * DELTA_MAX_RECORDS) CausalView.open(paths, head, { trust: null }).close();
   let decisions: Decision[] = [];
-  const res = transactChecked(ledger, (locked) => {
+  // The drafts were validated just above, in this same synchronous call: transact need not
+  // validate them again (it still validates any other draft).
+  const res = transact(writer.store, signer, (locked) => {
     const view = CausalView.open(paths, locked.head, { trust: null });
     try {
       decisions = decide(view, drafts);
@@ -164,9 +201,9 @@ export function appendCausal(ledger: Ledger, drafts: readonly Draft[]): CausalAp
   decisions.forEach((d) => {
     if (d.kind === 'append') {
       const a = res.records[next++];
-      out.push({ id: a.id, seq: a.seq, existing: false });
-    } else if (d.kind === 'existing') out.push({ id: d.id, seq: d.seq, existing: true });
-    else out.push({ ...out[d.index], existing: out[d.index].existing });
+      out.push({ id: a.id, seq: a.seq, offset: a.offset, record: a.record, existing: false });
+    } else if (d.kind === 'existing') out.push({ id: d.found.id, seq: d.found.seq, offset: d.found.offset, record: d.found.record, existing: true });
+    else out.push({ ...out[d.index] });
   });
-  return { records: out, appended: res.records.length, recovered: res.recovered ? { unpublished: res.recovered.unpublished, file: res.recovered.file } : null };
+  return { records: out, appended: res.records.length, head: res.head, recovered: res.recovered };
 }

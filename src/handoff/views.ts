@@ -13,11 +13,14 @@
 import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { ioError } from '../errors.js';
-import { Ledger } from '../ledger.js';
 import type { Head } from '../record.js';
 import { replaceFileDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
+import { notALedger } from '../store/append.js';
+import { readHead } from '../store/head.js';
 import { acquireLock } from '../store/lock.js';
+import { ledgerPaths, type LedgerPaths } from '../store/paths.js';
+import { readRecords } from '../store/read.js';
 import { VIEW_MARKER, renderMarkdown } from './render-md.js';
 import { renderYaml } from './render-yml.js';
 import { foldWorkLog, type WorkLog } from './workitems.js';
@@ -34,18 +37,26 @@ export function defaultViewsDir(ledgerDir: string): string {
   return dirname(ledgerDir);
 }
 
-export function readWorkLog(ledger: Ledger, head: Head = ledger.head(), maxSeq = Infinity): WorkLog {
-  return foldWorkLog(ledger.records(head), maxSeq);
+/** The published HEAD of the ledger at `paths`, checked; refused when there is none. */
+export function publishedHead(paths: LedgerPaths): Head {
+  const head = readHead(realFileOps, paths);
+  if (!head) throw notALedger(paths);
+  return head;
+}
+
+/** The work log of the published records through `head`. */
+export function readWorkLog(paths: LedgerPaths, head: Head = publishedHead(paths), maxSeq = Infinity): WorkLog {
+  return foldWorkLog(readRecords(paths, head), maxSeq);
 }
 
 export interface WrittenViews { dir: string; through: { seq: number; id: string } | null; files: string[] }
 
 /** Renders the current ledger and replaces both views. */
 export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number): WrittenViews {
-  const ledger = Ledger.open({ dir: ledgerDir });
-  const lock = acquireLock(realFileOps, join(ledger.paths.dir, 'views.lock'), waitMs);
+  const paths = ledgerPaths(ledgerDir);
+  const lock = acquireLock(realFileOps, join(paths.dir, 'views.lock'), waitMs);
   try {
-    const log = readWorkLog(ledger);
+    const log = readWorkLog(paths);
     const views = renderViews(log);
     for (const name of VIEW_FILES) {
       try {
@@ -67,9 +78,9 @@ const MARKER_RE = new RegExp(`${VIEW_MARKER} (\\d+) (sha256:[0-9a-f]{64})`);
 
 /** Compares each view with the render of the current ledger; never writes. */
 export function checkViews(ledgerDir: string, viewsDir: string): { ok: boolean; through: WorkLog['through']; views: ViewCheck[] } {
-  const ledger = Ledger.open({ dir: ledgerDir });
-  const head = ledger.head();
-  const log = readWorkLog(ledger, head);
+  const paths = ledgerPaths(ledgerDir);
+  const head = publishedHead(paths);
+  const log = readWorkLog(paths, head);
   const expected = renderViews(log);
   const older = new Map<number, Record<ViewName, string>>();
   const views = VIEW_FILES.map((name): ViewCheck => {
@@ -86,7 +97,7 @@ export function checkViews(ledgerDir: string, viewsDir: string): { ok: boolean; 
     if (text === expected[name]) return { file, status: 'ok', through_seq: claimed };
     // Stale or edited: render the ledger as it was at the seq the view names, and compare.
     if (claimed === null || !Number.isSafeInteger(claimed) || claimed > head.seq) return { file, status: 'edited', through_seq: claimed };
-    if (!older.has(claimed)) older.set(claimed, renderViews(readWorkLog(ledger, head, claimed)));
+    if (!older.has(claimed)) older.set(claimed, renderViews(readWorkLog(paths, head, claimed)));
     const then = older.get(claimed)!;
     return { file, status: then[name] === text ? 'stale' : 'edited', through_seq: claimed };
   });

@@ -76,7 +76,8 @@ export function assertDrafts(drafts: readonly unknown[]): asserts drafts is Draf
   }
 }
 
-function notALedger(paths: LedgerPaths): LedgerError {
+/** The refusal when `paths.dir` holds no ledger (no HEAD). */
+export function notALedger(paths: LedgerPaths): LedgerError {
   return new LedgerError('INPUT_NOT_FOUND', `no ledger at ${paths.dir} (no HEAD); run \`ledger init\` or pass --dir`, { dir: paths.dir });
 }
 

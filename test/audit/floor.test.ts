@@ -3,20 +3,34 @@
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditLedger } from '../../audit/index.js';
-import { readFloor, writeFloor } from '../../audit/floor.js';
+import { runAuditSyncInternal as auditSync } from '../../audit/index.js';
+import { readFloor } from '../../audit/floor.js';
 import { canonicalLine } from '../../src/canonical.js';
+import { auditLedger, keepFloor } from '../../src/ledger.js';
 import { buildLedger, floorOf, headForLines, serializeLedger, signerFor, type Json } from '../helpers/gen-ledger.js';
 import { NOW, freshDir, verdict, writeLedger } from './harness.js';
 
 const led = buildLedger({ count: 12 });
 const harness = signerFor('harness');
 
-function withFloor(floor: Json | null, files = serializeLedger(led), extra: { advance?: boolean; floorInside?: boolean } = {}) {
+function placeFloor(floor: Json | null, files: ReturnType<typeof serializeLedger>, inside: boolean) {
   const w = writeLedger(files, led.trust);
-  const floorPath = extra.floorInside ? join(w.dir, 'floor.json') : join(w.base, 'floor.json');
+  const floorPath = inside ? join(w.dir, 'floor.json') : join(w.base, 'floor.json');
   if (floor) writeFileSync(floorPath, canonicalLine(floor));
-  const report = auditLedger({ dir: w.dir, trust: led.trust, now: NOW, floorPath, advance: extra.advance });
+  return { w, floorPath };
+}
+
+/** The auditor alone: it reads the floor and never writes it. */
+function withFloor(floor: Json | null, files = serializeLedger(led), extra: { floorInside?: boolean } = {}) {
+  const { w, floorPath } = placeFloor(floor, files, extra.floorInside ?? false);
+  const report = auditSync({ dir: w.dir, trust: led.trust, now: NOW, floorPath });
+  return { report, floorPath, w };
+}
+
+/** --advance: the public auditLedger, which writes the floor the auditor reports. */
+async function advancing(floor: Json | null, files = serializeLedger(led)) {
+  const { w, floorPath } = placeFloor(floor, files, false);
+  const report = await auditLedger({ dir: w.dir, trust: led.trust, now: NOW, floorPath, advance: true, threads: 1 });
   return { report, floorPath, w };
 }
 
@@ -89,34 +103,42 @@ describe('floor: a HEAD below it fails freshness (rollback)', () => {
 });
 
 describe('floor: --advance', () => {
-  it('writes the new HEAD as the floor after a pass, canonical, with no temp file left', () => {
-    const { report, floorPath, w } = withFloor(floorOf(led, 3), undefined, { advance: true });
+  it('writes the new HEAD as the floor after a pass, canonical, with no temp file left', async () => {
+    const { report, floorPath, w } = await advancing(floorOf(led, 3));
     expect(report.ok).toBe(true);
     const expected = floorOf(led, 11);
     expect(readFileSync(floorPath, 'utf8')).toBe(canonicalLine(expected));
     expect(report.advanced).toEqual(expected);
     expect(readdirSync(w.base).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     // The next audit starts there and checks nothing new.
-    expect(auditLedger({ dir: w.dir, trust: led.trust, now: NOW, floorPath }).checked).toBe(0);
+    expect(auditSync({ dir: w.dir, trust: led.trust, now: NOW, floorPath }).checked).toBe(0);
   });
 
-  it('creates the floor when the file did not exist', () => {
-    const { report, floorPath } = withFloor(null, undefined, { advance: true });
+  it('is only reported by the auditor, which writes nothing', () => {
+    const { w, floorPath } = placeFloor(floorOf(led, 3), serializeLedger(led), false);
+    const before = readFileSync(floorPath, 'utf8');
+    const report = auditSync({ dir: w.dir, trust: led.trust, now: NOW, floorPath, advance: true });
+    expect(report.advanced).toEqual(floorOf(led, 11));
+    expect(readFileSync(floorPath, 'utf8')).toBe(before);
+  });
+
+  it('creates the floor when the file did not exist', async () => {
+    const { report, floorPath } = await advancing(null);
     expect(report.ok).toBe(true);
     expect(readFloor(floorPath)).toEqual(floorOf(led, 11));
   });
 
-  it('leaves the floor untouched after a failure', () => {
+  it('leaves the floor untouched after a failure', async () => {
     const back = buildLedger({ count: 12, edit: (r, seq) => (seq === 10 ? { ...r, ts: '2020-01-01T00:00:00.000Z' } : r) });
     const before = floorOf(back, 3);
-    const { report, floorPath } = withFloor(before, serializeLedger(back), { advance: true });
+    const { report, floorPath } = await advancing(before, serializeLedger(back));
     expect(report.ok).toBe(false);
     expect(JSON.parse(readFileSync(floorPath, 'utf8'))).toEqual(before);
   });
 
   it('is refused without --floor', () => {
     const w = writeLedger(led);
-    expect(() => auditLedger({ dir: w.dir, trust: led.trust, now: NOW, advance: true })).toThrow(expect.objectContaining({ code: 'USAGE' }));
+    expect(() => auditSync({ dir: w.dir, trust: led.trust, now: NOW, advance: true })).toThrow(expect.objectContaining({ code: 'USAGE' }));
   });
 });
 
@@ -140,11 +162,11 @@ describe('floor: the file itself', () => {
     expect(() => readFloor(path)).toThrow(expect.objectContaining({ code: expect.stringMatching(/^INPUT_/) }));
   });
 
-  it('writeFloor replaces atomically (temp file, rename) and leaves nothing else', () => {
+  it('keepFloor replaces atomically (temp file, rename) and leaves nothing else', () => {
     const dir = freshDir();
     const path = join(dir, 'f.json');
-    writeFloor(path, floorOf(led, 1) as never);
-    writeFloor(path, floorOf(led, 2) as never);
+    keepFloor(path, floorOf(led, 1) as never);
+    keepFloor(path, floorOf(led, 2) as never);
     expect(readdirSync(dir)).toEqual(['f.json']);
     expect(existsSync(path) && readFloor(path)).toEqual(floorOf(led, 2));
   });

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { auditLedger, type AuditReport } from '../../audit/index.js';
+import { runAuditSyncInternal as auditLedger, type AuditReport } from '../../audit/index.js';
 import type { Trust } from '../../src/keys/trust.js';
 import { headForLines, serializeLedger, signerFor, type BuiltLedger, type LedgerFiles } from '../helpers/gen-ledger.js';
 

@@ -3,7 +3,7 @@
 import { rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditLedger } from '../../audit/index.js';
+import { runAuditSyncInternal as auditLedger } from '../../audit/index.js';
 import { buildLedger, editLine, headForLines, parseLine, payloadFor, resignHead, serializeLedger, signerFor, type Json } from '../helpers/gen-ledger.js';
 import { NOW, audit, verdict, writeLedger, lineEditor } from './harness.js';
 

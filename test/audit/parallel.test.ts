@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { auditLedger } from '../../audit/index.js';
-import { auditLedgerParallel, cutRange } from '../../audit/parallel.js';
+import { runAudit } from '../../audit/index.js';
+import { cutRange } from '../../audit/parallel.js';
 import type { AuditReport } from '../../audit/report.js';
 import { canonicalLine } from '../../src/canonical.js';
 import type { Trust } from '../../src/keys/trust.js';
@@ -32,7 +32,7 @@ async function both(files: { records: Buffer; head: Buffer }, trust: Trust, thre
   }
   const opts = { dir: w.dir, trust, now: NOW, floorPath };
   const view = (r: AuditReport) => ({ ok: r.ok, layer: r.failed_layer, failure: r.failure, checked: r.checked, findings: r.findings, total: r.findings_total, warnings: r.warnings });
-  return { one: view(auditLedger(opts)), many: view(await auditLedgerParallel({ ...opts, threads, minBytes: 0, workerUrl })) };
+  return { one: view(await runAudit({ ...opts, threads: 1 })), many: view(await runAudit({ ...opts, threads, minBytes: 0, workerUrl })) };
 }
 
 // Tamperings that each leave a validly signed record (so the fault is in one layer).
@@ -50,9 +50,9 @@ describe('the parallel audit reaches the one-thread verdict', () => {
     const led = buildLedger({ count: N });
     const w = writeLedger(led);
     const missing = pathToFileURL(join(ROOT, 'dist/audit/no-such-worker.js'));
-    await expect(auditLedgerParallel({ dir: w.dir, trust: led.trust, now: NOW, threads: 2, minBytes: 0, workerUrl: missing })).rejects.toThrow();
-    expect((await auditLedgerParallel({ dir: w.dir, trust: led.trust, now: NOW, threads: 2, workerUrl: missing })).ok).toBe(true);
-    expect((await auditLedgerParallel({ dir: w.dir, trust: led.trust, now: NOW, threads: 1, minBytes: 0, workerUrl: missing })).ok).toBe(true);
+    await expect(runAudit({ dir: w.dir, trust: led.trust, now: NOW, threads: 2, minBytes: 0, workerUrl: missing })).rejects.toThrow();
+    expect((await runAudit({ dir: w.dir, trust: led.trust, now: NOW, threads: 2, workerUrl: missing })).ok).toBe(true);
+    expect((await runAudit({ dir: w.dir, trust: led.trust, now: NOW, threads: 1, minBytes: 0, workerUrl: missing })).ok).toBe(true);
   });
 
   it('on a valid ledger, cut into 2 to 4 ranges', async () => {

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { auditLedger } from '../../audit/index.js';
+import { runAuditSyncInternal as auditLedger } from '../../audit/index.js';
 import { canonicalLine } from '../../src/canonical.js';
 import { buildLedger, floorOf, headForLines, parseLine, serializeLedger, signerFor } from '../helpers/gen-ledger.js';
 import { runs } from '../helpers/runs.js';

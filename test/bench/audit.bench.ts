@@ -11,9 +11,8 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, 
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { auditLedger } from '../../audit/index.js';
+import { runAudit, runAuditSyncInternal as auditLedger } from '../../audit/index.js';
 import { lineRecordId } from '../../audit/lines.js';
-import { auditLedgerParallel } from '../../audit/parallel.js';
 import { canonicalLine } from '../../src/canonical.js';
 import { parseTrust, type Trust } from '../../src/keys/trust.js';
 import { signingMessage } from '../../src/sign.js';
@@ -171,7 +170,7 @@ export default async function auditBench(): Promise<BenchResult[]> {
   const many: number[] = [];
   for (let i = 0; i < 3; i++) {
     const t0 = nowMs();
-    const r = await auditLedgerParallel({ dir: small.dir, trust: small.trust, now: NOW });
+    const r = await runAudit({ dir: small.dir, trust: small.trust, now: NOW });
     if (!r.ok) throw new Error(r.verdict);
     many.push(nowMs() - t0);
   }

@@ -6,6 +6,9 @@ import { initProject, runLedger, snapshot, type Run } from '../helpers/cli.js';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft, LedgerRecord } from '../../src/record.js';
 import { foldWorkLog } from '../../src/handoff/workitems.js';
+import { readSecretKey } from '../../src/keys/key-file.js';
+import { createSigner } from '../../src/sign.js';
+import { appendDrafts } from '../../src/store/append.js';
 
 export interface Project {
   dir: string;
@@ -45,10 +48,10 @@ export function workLog(p: Project) {
   return foldWorkLog(Ledger.open({ dir: p.ledger }).records());
 }
 
-/** Appends drafts straight through the library (a start whose lease already lapsed, a record
- * written around the CLI): no waiting on the clock in any test. */
+/** Appends drafts straight through the store, below the Ledger's rules (a start whose lease
+ * already lapsed, a record written around the CLI): no waiting on the clock in any test. */
 export function appendRaw(p: Project, drafts: Draft[]): void {
-  Ledger.open({ dir: p.ledger, key: join(p.dir, 'keys/harness.key') }).append(drafts);
+  appendDrafts({ dir: p.ledger }, createSigner(readSecretKey(join(p.dir, 'keys/harness.key')).seed), drafts);
 }
 
 export const LONG_AGO = '2000-01-01T00:00:00.000Z';

@@ -48,15 +48,16 @@ async function runAudit(io: CliIO, opts: Opts): Promise<number> {
   // One reference time for the whole run (SPEC 8 freshness), taken before anything is read.
   const now = Date.now();
 
-  const [{ readTrust }, { auditLedgerParallel }, { formatReportText }] = await Promise.all([
+  const [{ readTrust }, { auditLedger }, { formatReportText }] = await Promise.all([
     import('../../keys/trust-file.js'),
-    import('../../../audit/parallel.js'),
+    import('../../ledger.js'),
     import('../../../audit/report.js'),
   ]);
   const trust = readTrust(trustFile);
   const line = progress(io, now);
-  // Every core Node reports; a small audit (a floor near HEAD) stays on this thread.
-  const report = await auditLedgerParallel({ dir, trust, trustPath: trustFile, floorPath, advance, maxAgeMs, skewMs, now, onProgress: line.update });
+  // Every core Node reports; a small audit (a floor near HEAD) stays on this thread. With
+  // --advance, auditLedger writes the floor after a pass (the auditor itself only reads).
+  const report = await auditLedger({ dir, trust, trustPath: trustFile, floorPath, advance, maxAgeMs, skewMs, now, threads: 'auto', onProgress: line.update });
   line.clear();
   if (flag(opts, 'json')) io.stdout(JSON.stringify(report) + '\n');
   else io.stdout(formatReportText(report, dir));

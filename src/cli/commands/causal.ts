@@ -77,11 +77,12 @@ async function runGateCommand(io: CliIO, opText: string, opts: Opts): Promise<nu
   const writer = consumer === undefined ? null : { key: keyPath(io, opts), agent: agentName(io, opts, AGENT_RE.test(consumer) ? consumer : undefined), waitMs: waitMs(opts) };
 
   const now = Date.now(); // the one reference time of this command
-  // One dynamic import for the whole gate: each one is a trip through the module loader.
-  const { readTrust, runGate, runGateAndConsume, formatGateText } = await import('../../causal/gate-run.js');
+  const [{ readTrust, formatGateText }, { Ledger }] = await Promise.all([import('../../causal/gate-run.js'), import('../../ledger.js')]);
   const trust = readTrust(tp);
-  const base = { dir, trust, trustPath: tp, floorPath, accept, requireInvariants, maxAgeMs, now, allowOpaque, expectHandoff: expect ?? null };
-  const r = writer ? runGateAndConsume({ ...base, ...writer }, op, consumer!) : runGate(base, op);
+  const base = { trust, trustPath: tp, floorPath, accept, requireInvariants, maxAgeMs, now, allowOpaque, expectHandoff: expect ?? null };
+  const r = writer
+    ? Ledger.open({ dir, key: writer.key, waitMs: writer.waitMs }).gate(op, { ...base, consumeAs: consumer, agent: writer.agent })
+    : Ledger.open({ dir }).gate(op, base);
   const lines = formatGateText(r);
   if (r.consume) {
     lines.push(r.consume.id ? `consumed as ${r.consume.consumer}: ${r.consume.id} (seq ${r.consume.seq})` : `not consumed: the gate holds for ${r.consume.consumer}`);
@@ -97,9 +98,8 @@ async function runRevoke(io: CliIO, target: string, opts: Opts): Promise<number>
   if (reason.length > 4096) throw new LedgerError('USAGE', `--reason is ${reason.length} chars; at most 4096`);
   const agent = agentName(io, opts);
   const { Ledger } = await import('../../ledger.js');
-  const { appendCausal } = await import('../../causal/retry.js');
   const ledger = Ledger.open({ dir: ledgerDir(io, opts), key: keyPath(io, opts), waitMs: waitMs(opts) });
-  const res = appendCausal(ledger, [{ kind: 'revoke', agent, target, reason }]);
+  const res = ledger.append({ kind: 'revoke', agent, target, reason });
   const r = res.records[0];
   if (r.existing) io.stderr(`ledger: ${target} is already revoked by ${r.id} (seq ${r.seq}) with the same reason; nothing appended\n`);
   emit(io, opts, { id: r.id, seq: r.seq, existing: r.existing, target }, r.id);
@@ -118,10 +118,9 @@ async function runPending(io: CliIO, opts: Opts): Promise<number> {
   if (op !== undefined) parseOp(op);
   const now = Date.now();
   const { Ledger } = await import('../../ledger.js');
-  const { findPending } = await import('../../causal/pending.js');
   const ledger = Ledger.open({ dir: ledgerDir(io, opts) });
   const head = ledger.head();
-  const pending = findPending(ledger.paths, head, now, op);
+  const pending = ledger.pending({ op, now, head });
   const lines = pending.length
     ? pending.map((p) => `${String(p.seq).padStart(6)}  ${p.logical_operation_id}/${p.execution_id}  ${p.kind.padEnd(6)}  ${age(p.age_ms).padStart(4)} ago  ${p.agent}  ${p.what}${p.problem ? `  [does not verify: ${p.problem}]` : ''}`)
     : [`nothing pending at HEAD seq ${head.seq}`];

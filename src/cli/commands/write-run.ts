@@ -133,8 +133,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
     const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
     // Retry identity (issue 4): identical retries of handoffs, intents and revocations in the
     // batch return the records that exist; the rest are appended under one lock and one HEAD.
-    const { appendCausal } = await import('../../causal/retry.js');
-    const res = appendCausal(ledger, drafts);
+    const res = ledger.append(drafts);
     if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
     const existing = res.records.filter((r) => r.existing).length;
     if (existing) io.stderr(`ledger: ${existing} of ${res.records.length} payloads were already recorded with identical content; appended ${res.appended}\n`);
@@ -149,8 +148,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
   const payload = kind === 'handoff' ? handoffFromFlags(io, opts, dir) : intentFromFlags(opts);
   const draft = { kind, agent, ...payload } as Draft;
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
-  const { appendCausal } = await import('../../causal/retry.js');
-  const res = appendCausal(ledger, [draft]);
+  const res = ledger.append(draft);
   if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
   const r = res.records[0];
   if (r.existing) {

@@ -1,0 +1,353 @@
+// The handoff-log workflow (SPEC 6 and 10): start, checkpoint and finish, with the rules that the
+// CLI's verbs and the library's Ledger.start/checkpoint/finish share. Each one:
+//   1. checks the request (a bad one is refused before anything runs or is written)
+//   2. checkpoint/finish: an advisory ownership check on the current HEAD (so a non-owner never
+//      waits for a test run), then the test command, or the reported output, into the blob store
+//   3. decides under the writer lock on the current HEAD (ownership.ts and lease.ts: pure, `now`
+//      passed in) and appends in the same critical section (the store's transact)
+//   4. rewrites HANDOFF.md and HANDOFF.yml from the ledger
+// Policy: `now` is read once per step, right before the decision that writes (for a checkpoint
+// with a test command that is when the tests have finished: the record says what was true then,
+// and its lease runs from then). The advisory pre-check writes nothing.
+//
+// The views (and with them the YAML library) and the test runner are loaded only when a step
+// needs them, so a program that only appends or reads never pays for them at start-up.
+//
+// Messages name a field by its command-line flag (`--done`): the vocabulary the CLI, the library
+// and an agent's tools share (SPEC 12). The check* functions are exported so that the CLI
+// checks its flags in its own order with the very same rules.
+import { dirname } from 'node:path';
+import { LedgerError } from '../errors.js';
+import {
+  AGENT_RE, ID_RE,
+  type CheckpointPayload, type Dependency, type Draft, type Evidence, type FinishPayload, type Head, type Invariant, type LedgerRecord, type Outcome, type TestsRun,
+} from '../record.js';
+import { transact, type Appended, type StoreOptions } from '../store/append.js';
+import type { RecoverReport } from '../store/recover.js';
+import { readRecords, type RecordAt } from '../store/read.js';
+import type { LedgerWriter } from '../causal/retry.js';
+import { DEFAULT_LEASE_MS } from './lease.js';
+import { decideStart, decideWrite } from './ownership.js';
+import type { CapturedTests } from './tests-cmd.js';
+import { foldWorkLog } from './workitems.js';
+
+/** What the workflow needs of a writer: the causal layer's, and the clock it reads once a step. */
+export interface WorkWriter extends LedgerWriter {
+  now(): Date;
+}
+
+/** Policy: a lease is at most 30 days; a longer one would only lock others out of a slug. */
+export const MAX_LEASE_MS = 30 * 86_400_000;
+/** A timer longer than 2^31-1 ms fires at once in Node; 24 days is far beyond any suite. */
+export const MAX_TESTS_TIMEOUT_MS = 24 * 86_400_000;
+
+export interface StartRequest {
+  slug: string;
+  agent: string;
+  /** What the agent is about to do (1-4096 chars). */
+  summary: string;
+  /** How long the item is held without a checkpoint; default 60 minutes, at most 30 days. */
+  leaseMs?: number;
+  /** Take over an item whose owner's lease has lapsed (never a live one). */
+  takeover?: boolean;
+  /** Where HANDOFF.md and HANDOFF.yml are rewritten; false: not at all. Default: the folder that holds the ledger directory. */
+  views?: string | false;
+}
+
+/** Test output for a checkpoint or finish: run by the ledger (`command`), or as reported (`text`). */
+export type TestsRequest =
+  | { text: string }
+  | {
+      /** Run with /bin/sh in the project root (the folder that holds the ledger directory). */
+      command: string;
+      /** Default 30 minutes; then the run is stopped and recorded as exit code 124. */
+      timeoutMs?: number;
+      /** The environment of the run (default: this process's). */
+      env?: NodeJS.ProcessEnv;
+      /** How the timeout is named in the warning when it fires (default: from timeoutMs). */
+      timeoutLabel?: string;
+    };
+
+export interface CheckpointRequest {
+  slug: string;
+  agent: string;
+  done: string;
+  state: string;
+  /** Exactly one concrete next action. */
+  next: string;
+  verified?: string[];
+  attempted?: string[];
+  blockers?: string[];
+  tests?: TestsRequest;
+  /** Evidence, already digested (src/causal/evidence.ts digestSource). */
+  evidence?: Record<string, Evidence>;
+  /** The renewed lease; default 60 minutes. */
+  leaseMs?: number;
+  views?: string | false;
+}
+
+export interface FinishRequest extends Omit<CheckpointRequest, 'leaseMs'> {
+  /** Default success. */
+  outcome?: Outcome;
+  invariants?: Record<string, Invariant>;
+  depends_on?: Dependency[];
+  /** Earlier handoff or finish records of this slug that this one replaces. */
+  supersedes?: string[];
+  note?: string;
+}
+
+/** The views after a published write: rewritten, or why not (a warning, never a failure). */
+export interface ViewsRefresh { ok: boolean; dir: string; error?: string }
+
+export interface WorkResult<K extends 'start' | 'checkpoint' | 'finish'> {
+  record: Appended & { record: LedgerRecord<K> };
+  recovered: RecoverReport | null;
+  /** What the caller should be told (the CLI prints each on stderr). */
+  warnings: string[];
+  /** null when the request said `views: false`. */
+  views: ViewsRefresh | null;
+}
+
+export interface WriteResult<K extends 'checkpoint' | 'finish'> extends WorkResult<K> {
+  /** The test output recorded, with where its whole text was stored. */
+  tests: CapturedTests | null;
+  /** Set when the writer's own lease had lapsed (nobody took over). */
+  lapsedAt: string | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. The checks.
+
+export function checkSlug(slug: unknown): string {
+  if (typeof slug !== 'string' || !ID_RE.test(slug)) {
+    throw new LedgerError('USAGE', `SLUG must be 1-128 chars of [A-Za-z0-9._:-] (it is the work item's logical_operation_id), got "${String(slug)}"`);
+  }
+  return slug;
+}
+
+function checkAgent(agent: unknown): string {
+  if (typeof agent !== 'string' || !AGENT_RE.test(agent)) throw new LedgerError('USAGE', `--agent must be 1-64 chars of [A-Za-z0-9._@-], got "${String(agent)}"`);
+  return agent;
+}
+
+/** A required text: present, not blank, at most `max` chars. */
+export function checkText(value: unknown, name: string, what: string, max = 4096): string {
+  if (value === undefined) throw new LedgerError('USAGE', `--${name} is required (${what})`);
+  if (typeof value !== 'string' || value.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; it must say ${what}`);
+  if (value.length > max) throw new LedgerError('USAGE', `--${name} is ${value.length} chars; at most ${max}`);
+  return value;
+}
+
+/** The one-next-action rule (the essay's discipline, SPEC 10): exactly one next action. */
+export function checkNext(value: unknown): string {
+  const n = value === undefined ? 0 : Array.isArray(value) ? value.length : 1;
+  if (n === 0) throw new LedgerError('USAGE', '--next is required: exactly one concrete next action ("fix toLocal() for -05:00"), for whoever comes next');
+  if (n > 1) throw new LedgerError('USAGE', `--next was given ${n} times; a checkpoint names exactly one next action (put the rest in --state or --blocker)`);
+  return checkText(Array.isArray(value) ? value[0] : value, 'next', 'one concrete next action');
+}
+
+/** A list: at most 64 items of 1-1024 chars. */
+export function checkItems(values: unknown, name: string): string[] {
+  if (values === undefined) return [];
+  if (!Array.isArray(values)) throw new LedgerError('USAGE', `--${name} expects a list of items`);
+  if (values.length > 64) throw new LedgerError('USAGE', `--${name} was given ${values.length} times; at most 64`);
+  for (const x of values) {
+    if (typeof x !== 'string' || x.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; each item must say something`);
+    if (x.length > 1024) throw new LedgerError('USAGE', `--${name} "${x.slice(0, 30)}…" is ${x.length} chars; at most 1024`);
+  }
+  return values as string[];
+}
+
+/** `shown`: how the caller wrote the value (the CLI passes the flag's text). */
+export function checkLeaseMs(ms: unknown, shown = `${String(ms)}ms`): number {
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0 || ms > MAX_LEASE_MS) throw new LedgerError('USAGE', `--lease must be between 1ms and 30d, got "${shown}"`);
+  return ms;
+}
+
+export function checkTestsTimeoutMs(ms: unknown, shown = `${String(ms)}ms`): number {
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0 || ms > MAX_TESTS_TIMEOUT_MS) throw new LedgerError('USAGE', `--tests-timeout must be between 1ms and 24d, got "${shown}"`);
+  return ms;
+}
+
+export function checkTestsCommand(command: unknown): string {
+  if (typeof command !== 'string') throw new LedgerError('USAGE', '--tests-cmd expects a command, as text');
+  if (command.length > 4096) throw new LedgerError('USAGE', `--tests-cmd is ${command.length} chars; at most 4096`);
+  return command;
+}
+
+function checkTests(tests: TestsRequest | undefined): TestsRequest | undefined {
+  if (tests === undefined) return undefined;
+  const t = tests as { text?: unknown; command?: unknown; timeoutMs?: unknown };
+  if (t.text !== undefined && t.command !== undefined) throw new LedgerError('USAGE', '--tests and --tests-cmd both give test output; pass one (--tests-cmd has the ledger run it)');
+  if (t.command !== undefined) {
+    checkTestsCommand(t.command);
+    if (t.timeoutMs !== undefined) checkTestsTimeoutMs(t.timeoutMs);
+  } else if (typeof t.text !== 'string') throw new LedgerError('USAGE', '--tests expects the test output as text');
+  return tests;
+}
+
+type Checked = Pick<CheckpointPayload, 'done' | 'state' | 'next' | 'verified' | 'attempted' | 'blockers'> & { slug: string; agent: string; tests: TestsRequest | undefined };
+
+function checkWrite(req: CheckpointRequest): Checked {
+  return {
+    slug: checkSlug(req.slug),
+    agent: checkAgent(req.agent),
+    done: checkText(req.done, 'done', 'what was just done'),
+    state: checkText(req.state, 'state', 'the state now, in plain words'),
+    next: checkNext(req.next),
+    verified: checkItems(req.verified, 'verified'),
+    attempted: checkItems(req.attempted, 'attempted'),
+    blockers: checkItems(req.blockers, 'blocker'),
+    tests: checkTests(req.tests),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2-4. The steps.
+
+function workRecords(w: LedgerWriter, head: Head): Iterable<RecordAt> {
+  return readRecords(w.paths, head, 0, 0, w.store.ops);
+}
+
+/** The store options of one step: the clock fixed at the step's `now`. */
+function at(w: WorkWriter, now: Date): StoreOptions {
+  return { ...w.store, now: () => now };
+}
+
+/** Rewrites the views after a published write. Policy: the record is the truth and is already
+ * published, so a failed view write is a warning (a script does not write the record twice);
+ * `ledger render` repairs it and `render --check` catches it meanwhile. */
+async function refreshViews(w: LedgerWriter, views: string | false | undefined, warnings: string[]): Promise<ViewsRefresh | null> {
+  if (views === false) return null;
+  const { defaultViewsDir, writeViews } = await import('./views.js');
+  const dir = views ?? defaultViewsDir(w.paths.dir);
+  try {
+    writeViews(w.paths.dir, dir, w.store.waitMs ?? 10_000);
+    return { ok: true, dir };
+  } catch (e) {
+    warnings.push(`the record is published but the views in ${dir} were not rewritten (${(e as Error).message}); run \`ledger render\``);
+    return { ok: false, dir, error: (e as Error).message };
+  }
+}
+
+function recoveredWarning(recovered: RecoverReport | null, warnings: string[]): void {
+  if (recovered) warnings.push(`moved ${recovered.unpublished} unpublished bytes to ${recovered.file}`);
+}
+
+/** Takes a work item: decides ownership under the writer lock, on the current HEAD. */
+export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkResult<'start'>> {
+  const slug = checkSlug(req.slug);
+  const agent = checkAgent(req.agent);
+  const summary = checkText(req.summary, 'summary', 'what you are about to do');
+  const leaseMs = req.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(req.leaseMs);
+  const takeover = req.takeover === true;
+  const now = w.now();
+  const res = transact(at(w, now), w.signer(), (view) => {
+    const item = foldWorkLog(workRecords(w, view.head)).items.get(slug);
+    const payload = decideStart(item, { slug, agent, summary, leaseMs, takeover, now, seq: view.head.seq + 1 });
+    return [{ kind: 'start', agent, ...payload } as Draft];
+  });
+  const warnings: string[] = [];
+  recoveredWarning(res.recovered, warnings);
+  const views = await refreshViews(w, req.views, warnings);
+  return { record: res.records[0] as WorkResult<'start'>['record'], recovered: res.recovered, warnings, views };
+}
+
+/** --supersedes may name only earlier handoff or finish records of the same operation (SPEC 6). */
+function checkSupersedes(w: LedgerWriter, head: Head, slug: string, ids: string[]): void {
+  const wanted = new Set(ids);
+  const found = new Map<string, RecordAt>();
+  for (const r of workRecords(w, head)) if (wanted.has(r.id)) found.set(r.id, r);
+  for (const id of ids) {
+    const r = found.get(id);
+    const rec = r?.record as { kind?: string; logical_operation_id?: string } | undefined;
+    if (!r || (rec?.kind !== 'handoff' && rec?.kind !== 'finish') || rec.logical_operation_id !== slug) {
+      throw new LedgerError('INPUT_REFUSED', `--supersedes ${id.slice(0, 19)}… is not a handoff or finish of ${slug} in this ledger${r ? ` (seq ${r.seq} is a ${String(rec?.kind)} of ${String(rec?.logical_operation_id ?? 'no operation')})` : ''}`, { supersedes: id });
+    }
+  }
+}
+
+/** "30m", "1500ms": a timeout as a duration flag would spell it. */
+function exactSpan(ms: number): string {
+  for (const [unit, n] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) if (ms % n === 0) return `${ms / n}${unit}`;
+  return `${ms}ms`;
+}
+
+/** Records a milestone of (checkpoint) or closes (finish) a work item the agent owns. */
+export function checkpointWork(w: WorkWriter, req: CheckpointRequest): Promise<WriteResult<'checkpoint'>> {
+  return writeWork(w, 'checkpoint', req);
+}
+
+export function finishWork(w: WorkWriter, req: FinishRequest): Promise<WriteResult<'finish'>> {
+  return writeWork(w, 'finish', req);
+}
+
+async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind: K, req: K extends 'finish' ? FinishRequest : CheckpointRequest): Promise<WriteResult<K>> {
+  // 1. the request, before anything runs or is written
+  const c = checkWrite(req);
+  const leaseMs = kind === 'checkpoint' ? ((req as CheckpointRequest).leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs((req as CheckpointRequest).leaseMs)) : 0;
+  const evidence: Record<string, Evidence> = req.evidence ?? {};
+  let finishFields: Pick<FinishPayload, 'outcome' | 'invariants' | 'depends_on' | 'supersedes' | 'note'> | null = null;
+  if (kind === 'finish') {
+    const f = req as FinishRequest;
+    finishFields = {
+      outcome: f.outcome ?? 'success',
+      invariants: f.invariants ?? {},
+      depends_on: f.depends_on ?? [],
+      ...(f.supersedes !== undefined ? { supersedes: f.supersedes } : {}),
+      ...(f.note !== undefined ? { note: f.note } : {}),
+    };
+  }
+
+  // 2. advisory: a non-owner is refused before a test suite runs for nothing
+  decideWrite(foldWorkLog(workRecords(w, w.head())).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
+  let captured: CapturedTests | null = null;
+  const tests = c.tests;
+  const { DEFAULT_TESTS_TIMEOUT_MS, runTestsCommand, storeReportedTests } = await import('./tests-cmd.js');
+  if (tests !== undefined && 'command' in tests) {
+    captured = await runTestsCommand(tests.command, { cwd: dirname(w.paths.dir), ledgerDir: w.paths.dir, timeoutMs: tests.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS, env: tests.env ?? process.env });
+  } else if (tests !== undefined) {
+    captured = storeReportedTests(tests.text, w.paths.dir);
+  }
+
+  // 3. the decision that counts, under the writer lock
+  const now = w.now();
+  let lapsedAt: string | null = null;
+  const res = transact(at(w, now), w.signer(), (view) => {
+    const decision = decideWrite(foldWorkLog(workRecords(w, view.head)).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now });
+    if (finishFields?.supersedes) checkSupersedes(w, view.head, c.slug, finishFields.supersedes);
+    lapsedAt = decision.lapsedAt;
+    const common = {
+      logical_operation_id: c.slug,
+      execution_id: decision.execution_id,
+      done: c.done,
+      state: c.state,
+      next: c.next,
+      verified: c.verified,
+      attempted: c.attempted,
+      blockers: c.blockers,
+      ...(captured ? { tests: captured.tests as TestsRun } : {}),
+    };
+    if (kind === 'checkpoint') {
+      const payload: CheckpointPayload = {
+        ...common,
+        ...(Object.keys(evidence).length ? { evidence } : {}),
+        lease_until: new Date(now.getTime() + leaseMs).toISOString(),
+      };
+      return [{ kind, agent: c.agent, ...payload } as Draft];
+    }
+    const payload: FinishPayload = { ...common, ...finishFields!, evidence };
+    return [{ kind, agent: c.agent, ...payload } as Draft];
+  });
+
+  // 4. warnings and views
+  const warnings: string[] = [];
+  recoveredWarning(res.recovered, warnings);
+  if (lapsedAt) warnings.push(`your lease on ${c.slug} had lapsed at ${lapsedAt} (nobody took over); this ${kind} ${kind === 'checkpoint' ? 'renews it' : 'closes the item'}`);
+  if (c.verified.length && !captured) warnings.push(`${c.verified.length} item${c.verified.length === 1 ? '' : 's'} claimed as verified, but no test output recorded (--tests-cmd CMD, or --tests TEXT): the next session will read them as claims`);
+  if (c.verified.length && captured?.tests.exit_code !== undefined && captured.tests.exit_code !== 0) warnings.push(`items claimed as verified while the test command exited ${captured.tests.exit_code}`);
+  if (captured?.timedOut && tests !== undefined && 'command' in tests) warnings.push(`--tests-cmd was stopped after ${tests.timeoutLabel ?? exactSpan(tests.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS)}; recorded as exit code 124`);
+  if (kind === 'finish' && finishFields!.outcome === 'success' && c.blockers.length) warnings.push(`finished with outcome success while ${c.blockers.length} blocker${c.blockers.length === 1 ? ' is' : 's are'} open`);
+  const views = await refreshViews(w, req.views, warnings);
+  return { record: res.records[0] as WriteResult<K>['record'], recovered: res.recovered, warnings, views, tests: captured, lapsedAt };
+}

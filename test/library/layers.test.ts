@@ -1,0 +1,68 @@
+// The dependency direction of STYLE.md: the Ledger (src/ledger.ts) sits above the rules it
+// applies, so nothing under it imports it, and the CLI sits above the Ledger. An append goes
+// cli -> ledger -> causal and handoff rules -> store -> fs, never back up.
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/cli.js';
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : /\.c?ts$/.test(e.name) ? [join(dir, e.name)] : []));
+}
+
+/** Every file a source file imports (static, dynamic, type-only), relative to ROOT. */
+function imports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(/(?:^|\s)(?:import|export)\s[^'";]*?from\s*['"](\.[^'"]+)['"]|import\s*\(\s*['"](\.[^'"]+)['"]\s*\)/gm)) {
+    out.push(relative(ROOT, resolve(dirname(file), (m[1] ?? m[2]).replace(/\.js$/, '.ts'))));
+  }
+  return out;
+}
+
+/** Lower first: a file may import only files of its own rank or lower. */
+const RANK: [RegExp, number][] = [
+  [/^src\/(canonical|record|sign|sign-batch|ed25519-reference|errors)\.ts$/, 0],
+  [/^src\/keys\//, 1],
+  [/^audit\//, 1],
+  [/^src\/fs\//, 2],
+  [/^src\/store\//, 3],
+  [/^src\/causal\//, 4],
+  [/^src\/handoff\//, 5],
+  [/^src\/ledger\.ts$/, 6],
+  [/^src\/(index|formats)\.ts$/, 7],
+  [/^src\/cli\//, 8],
+];
+const rankOf = (f: string) => RANK.find(([re]) => re.test(f))?.[1];
+
+describe('the layers', () => {
+  const files = [...tsFiles(join(ROOT, 'src')), ...tsFiles(join(ROOT, 'audit'))].map((f) => relative(ROOT, f));
+
+  it('finds the files the rule is about (the scan is not vacuous)', () => {
+    expect(files).toEqual(expect.arrayContaining(['src/ledger.ts', 'src/causal/retry.ts', 'src/causal/gate-run.ts', 'src/handoff/workflow.ts', 'src/handoff/views.ts', 'src/cli/commands/handoff-verbs.ts']));
+    expect(imports(join(ROOT, 'src/ledger.ts'))).toEqual(expect.arrayContaining(['src/causal/retry.ts', 'src/handoff/workflow.ts']));
+  });
+
+  it('nothing below the Ledger imports it, and nothing but the CLI imports the CLI', () => {
+    const bad: string[] = [];
+    for (const f of files) {
+      const r = rankOf(f);
+      for (const t of imports(join(ROOT, f))) {
+        if (t === 'src/ledger.ts' && r !== undefined && r < 6) bad.push(`${f} imports ${t}`);
+        if (t.startsWith('src/cli/') && !f.startsWith('src/cli/')) bad.push(`${f} imports ${t}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('the rules import downwards: causal never the handoff log, the store neither of them', () => {
+    const bad: string[] = [];
+    for (const f of files.filter((x) => /^src\/(store|causal|handoff)\//.test(x))) {
+      for (const t of imports(join(ROOT, f))) {
+        const rt = rankOf(t);
+        if (rt !== undefined && rt > rankOf(f)!) bad.push(`${f} imports ${t}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+});
