@@ -33,8 +33,10 @@ async function step(name, run) {
   try {
     await run();
   } catch (e) {
-    // esbuild has already printed its own diagnostics (file, line, the code) above this line.
-    process.stderr.write(`build: ${name} failed: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}\n`);
+    // esbuild has already printed its diagnostics (file, line, the code) above this line, and
+    // its message only counts them.
+    const why = Array.isArray(e?.errors) ? `${e.errors.length} error(s), shown above` : e instanceof Error ? e.message.split('\n')[0] : String(e);
+    process.stderr.write(`build: ${name} failed: ${why}\n`);
     process.exit(1);
   }
 }
