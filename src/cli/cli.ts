@@ -1,41 +1,32 @@
 // Builds the `ledger` command line (cac). createCli() never exits and never reads process
 // globals, so tests drive it in-process; bin.ts maps its outcome to an exit code.
-// Each verb's implementation is imported only when that verb runs, to keep start-up light
-// (`ledger append` must cost little more than starting node).
+// Each verb is a declaration (verbs.ts) whose implementation is imported only when that verb
+// runs, to keep start-up light (`ledger append` must cost little more than starting node).
 import { cac, type CAC } from 'cac';
 import { LedgerError } from '../errors.js';
 import { restoreRawValues, type CliIO } from './commands/common.js';
-import { registerWriteCommands } from './commands/write.js';
-import { registerReadCommands } from './commands/read.js';
-import { registerHandoffCommands } from './commands/handoff.js';
-import { registerAudit } from './commands/audit.js';
-import { registerCausalCommands } from './commands/causal.js';
-import { registerDoctor } from './commands/doctor.js';
+import { declareVerbs, type VerbDeclaration } from './verbs.js';
+import { WRITE_VERBS } from './commands/write.js';
+import { READ_VERBS } from './commands/read.js';
+import { HANDOFF_VERBS } from './commands/handoff.js';
+import { AUDIT_VERBS } from './commands/audit.js';
+import { CAUSAL_VERBS } from './commands/causal.js';
+import { DOCTOR_VERBS } from './commands/doctor.js';
 
 export const VERSION = '0.1.0';
 
-// Which register function defines which verbs, so that a start registers only the named verb's
-// group (registering all of them costs every command most of a millisecond). A test holds this
-// table to what the register functions really define.
-export const VERB_GROUPS: readonly [(cli: CAC, io: CliIO) => void, readonly string[]][] = [
-  [registerWriteCommands, ['init', 'keygen', 'append', 'recover']],
-  [registerReadCommands, ['show', 'log', 'head']],
-  [registerHandoffCommands, ['start', 'checkpoint', 'finish', 'resume', 'render']],
-  [registerAudit, ['audit']],
-  [registerCausalCommands, ['gate', 'revoke', 'pending']],
-  [registerDoctor, ['doctor']],
-];
+/** Every verb, in the order the top-level help lists them. */
+export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...READ_VERBS, ...HANDOFF_VERBS, ...AUDIT_VERBS, ...CAUSAL_VERBS, ...DOCTOR_VERBS];
 
 /**
- * The command line. With `verb`, only the group that defines it is registered (an unknown verb
- * registers them all, for the usual error); without, every verb, for the full help.
+ * The command line. With `verb`, only that verb's command is built (an unknown word builds them
+ * all, for the usual error); without, every verb, for the full help.
  */
 export function createCli(io: CliIO, verb?: string): CAC {
   const cli = cac('ledger');
   cli.option('--dir <dir>', 'Ledger directory (default: $LEDGER_DIR, else .ledger)', { type: [String] });
   cli.option('--json', 'Print one JSON object on stdout');
-  const group = verb === undefined ? undefined : VERB_GROUPS.find(([, verbs]) => verbs.includes(verb));
-  for (const [register] of group ? [group] : VERB_GROUPS) register(cli, io);
+  declareVerbs(cli, io, VERBS, verb);
   cli.example('ledger init --name my-project                    # a ledger in .ledger/, a key in keys/');
   cli.example('ledger append handoff --agent codex --op migrate_schema_17 --exec execution_002 --outcome success --evidence schema=db/schema.sql --invariant tests=ok');
   cli.example('ledger audit && ledger gate migrate_schema_17 --require-invariant tests && ./deploy.sh');
@@ -61,8 +52,9 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
   let verb: string | undefined;
   try {
     const named = argv[0] !== undefined && !argv[0].startsWith('-') ? argv[0] : undefined;
+    // cac matches a command on the first positional, and no global option comes before it, so a
+    // first word that names a verb is the only command that can match: it is the only one built.
     const cli = createCli(io, named);
-    if (named !== undefined) onlyTheNamedVerb(cli, named);
     printingThrough(io, () => cli.parse(['node', 'ledger', ...argv], { run: false }));
     restoreRawValues(cli, argv);
     json = cli.options.json === true;
@@ -95,17 +87,6 @@ function printingThrough<T>(io: CliIO, f: () => T): T {
   } finally {
     console.info = info;
   }
-}
-
-/**
- * cac's parse runs its option parser once per registered command to find the one that matches,
- * which costs every start about 1.5 ms. When the first argument names a verb, that verb is the
- * only one that can match (cac matches on the first positional, and no global option comes
- * before it), so the others are dropped first. An unknown word keeps them all, for the usual error.
- */
-function onlyTheNamedVerb(cli: CAC, verb: string): void {
-  const named = cli.commands.filter((c) => c.isMatched(verb));
-  if (named.length === 1) cli.commands = named;
 }
 
 /**

@@ -1,24 +1,24 @@
 // `ledger audit` (SPEC 8, SPEC 10): flags to options, the audit library (audit/), the report to
 // stdout, and the exit code: 0 pass, 10-14 by failing layer, 2 usage or configuration, 1 internal.
 // The library is imported only when the verb runs, so other verbs do not pay for loading it.
-import type { CAC } from 'cac';
+import { verb } from '../verbs.js';
 import { LedgerError } from '../../errors.js';
 import { STRING, durationFlag, flag, ledgerDir, one, trustPath, withTrust, type CliIO, type Opts } from './common.js';
 import { resolve } from 'node:path';
 
-export function registerAudit(cli: CAC, io: CliIO): void {
-  withTrust(
-    cli
-      .command('audit', 'Verify the ledger: schema, linkage, signature, key-pin, freshness (exit 0 pass, 10-14 the failing layer)')
-      .option('--floor <file>', 'Trust floor: check only the records after it (a missing file means a full audit)', STRING)
-      .option('--advance', 'After a pass, move the floor to the new HEAD (needs --floor)')
-      .option('--max-age <dur>', 'Fail when HEAD is older than this (90s, 45m, 24h, 7d)', STRING)
-      .option('--skew <dur>', 'Allowed clock skew for timestamps in the future (default: 5m)', STRING),
-  )
-    .example('ledger audit')
-    .example('ledger audit --floor ~/.cache/ledger.floor --advance --max-age 24h --json')
-    .action((opts: Opts) => runAudit(io, opts));
-}
+export const AUDIT_VERBS = [
+  verb('audit', 'Verify the ledger: schema, linkage, signature, key-pin, freshness (exit 0 pass, 10-14 the failing layer)', (c, io) =>
+    withTrust(
+      c
+        .option('--floor <file>', 'Trust floor: check only the records after it (a missing file means a full audit)', STRING)
+        .option('--advance', 'After a pass, move the floor to the new HEAD (needs --floor)')
+        .option('--max-age <dur>', 'Fail when HEAD is older than this (90s, 45m, 24h, 7d)', STRING)
+        .option('--skew <dur>', 'Allowed clock skew for timestamps in the future (default: 5m)', STRING),
+    )
+      .example('ledger audit')
+      .example('ledger audit --floor ~/.cache/ledger.floor --advance --max-age 24h --json')
+      .action((opts: Opts) => runAudit(io, opts))),
+];
 
 /** A progress line on stderr, only on a terminal and only once an audit has run a while. */
 function progress(io: CliIO, started: number) {

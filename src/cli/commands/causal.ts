@@ -1,6 +1,6 @@
 // The causal verbs (SPEC 9, SPEC 10, issue 4): gate (with --consume-as), revoke, pending.
 // Registration is light; each verb loads its implementation when it runs.
-import type { CAC } from 'cac';
+import { verb } from '../verbs.js';
 import { resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
 import { DIGEST_RE } from '../../canonical.js';
@@ -13,30 +13,32 @@ import {
 /** Exit code of a gate that holds (SPEC 10). */
 export const GATE_HOLD_EXIT = 20;
 
-export function registerCausalCommands(cli: CAC, io: CliIO): void {
-  withWriter(withTrust(cli.command('gate <op>', 'May a consumer act on this operation now? Exit 0 to proceed, 20 to hold')))
-    .option('--accept <outcomes>', 'Outcomes to accept, comma-separated (default: success; repeatable)', STRING)
-    .option('--require-invariant <name>', 'An invariant the handoff must carry, ok (repeatable)', STRING)
-    .option('--max-age <dur>', 'Hold when the handoff is older than this (90s, 45m, 24h, 7d)', STRING)
-    .option('--floor <file>', 'Trust floor: audit only above it (the records relied on are verified one by one)', STRING)
-    .option('--consume-as <consumer>', 'If the gate passes, record under the writer lock that this consumer acted on the handoff (once)', STRING)
-    .option('--handoff <record-id>', 'Hold unless this is still the latest handoff of the operation (not superseded)', STRING)
-    .option('--allow-opaque-evidence', 'Count bare sha256: evidence as current (it cannot be recomputed)')
-    .example('ledger gate migrate_schema_17 --require-invariant tests --max-age 24h')
-    .example('ledger gate migrate_schema_17 --floor ~/.ledger-floor.json --consume-as deploy_api_18 --json')
-    .action((op: string, opts: Opts) => runGateCommand(io, op, opts));
+export const CAUSAL_VERBS = [
+  verb('gate <op>', 'May a consumer act on this operation now? Exit 0 to proceed, 20 to hold', (c, io) =>
+    withWriter(withTrust(c))
+      .option('--accept <outcomes>', 'Outcomes to accept, comma-separated (default: success; repeatable)', STRING)
+      .option('--require-invariant <name>', 'An invariant the handoff must carry, ok (repeatable)', STRING)
+      .option('--max-age <dur>', 'Hold when the handoff is older than this (90s, 45m, 24h, 7d)', STRING)
+      .option('--floor <file>', 'Trust floor: audit only above it (the records relied on are verified one by one)', STRING)
+      .option('--consume-as <consumer>', 'If the gate passes, record under the writer lock that this consumer acted on the handoff (once)', STRING)
+      .option('--handoff <record-id>', 'Hold unless this is still the latest handoff of the operation (not superseded)', STRING)
+      .option('--allow-opaque-evidence', 'Count bare sha256: evidence as current (it cannot be recomputed)')
+      .example('ledger gate migrate_schema_17 --require-invariant tests --max-age 24h')
+      .example('ledger gate migrate_schema_17 --floor ~/.ledger-floor.json --consume-as deploy_api_18 --json')
+      .action((op: string, opts: Opts) => runGateCommand(io, op, opts))),
 
-  withWriter(cli.command('revoke <record-id>', 'Revoke a handoff (or finish): a gate on it holds from then on'))
-    .option('--reason <text>', 'Why (1-4096 chars)', STRING)
-    .example('ledger revoke sha256:4f2a... --reason "evidence was taken from the wrong branch"')
-    .action((target: string, opts: Opts) => runRevoke(io, target, opts));
+  verb('revoke <record-id>', 'Revoke a handoff (or finish): a gate on it holds from then on', (c, io) =>
+    withWriter(c)
+      .option('--reason <text>', 'Why (1-4096 chars)', STRING)
+      .example('ledger revoke sha256:4f2a... --reason "evidence was taken from the wrong branch"')
+      .action((target: string, opts: Opts) => runRevoke(io, target, opts))),
 
-  cli
-    .command('pending', 'Executions with an intent or start and no terminal outcome since (what a crash leaves behind)')
-    .option('--op <id>', 'Only this logical operation', STRING)
-    .example('ledger pending --json')
-    .action((opts: Opts) => runPending(io, opts));
-}
+  verb('pending', 'Executions with an intent or start and no terminal outcome since (what a crash leaves behind)', (c, io) =>
+    c
+      .option('--op <id>', 'Only this logical operation', STRING)
+      .example('ledger pending --json')
+      .action((opts: Opts) => runPending(io, opts))),
+];
 
 function parseOp(op: string): string {
   if (typeof op !== 'string' || !ID_RE.test(op)) throw new LedgerError('USAGE', `OP must be a logical_operation_id, 1-128 chars of [A-Za-z0-9._:-], got "${String(op)}"`);

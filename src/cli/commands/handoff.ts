@@ -1,10 +1,8 @@
 // The handoff-log verbs (SPEC 6 and 10, issue 5): start, checkpoint, finish, resume, render.
-// Registration only: the implementation (src/commands/handoff-verbs.ts and src/handoff/) is
+// Declarations only (see ../verbs.ts): the implementation (handoff-verbs.ts and src/handoff/) is
 // imported when one of these verbs runs, so other verbs do not pay for it at start-up.
-import type { CAC } from 'cac';
+import { verb, type Command } from '../verbs.js';
 import { STRING, withWriter, type CliIO, type Opts } from './common.js';
-
-type Command = ReturnType<CAC['command']>;
 
 const withViews = (c: Command): Command =>
   c.option('--views <dir>', 'Where HANDOFF.md and HANDOFF.yml live (default: the folder that holds the ledger directory)', STRING);
@@ -23,41 +21,48 @@ const withCheckpoint = (c: Command): Command =>
     .option('--tests-timeout <dur>', 'Stop --tests-cmd after this long (default: 30m; recorded as exit code 124)', STRING)
     .option('--evidence <name=source>', 'Evidence, digested now: PATH, file:PATH, dir:PATH, git:REV or sha256:HEX (repeatable)', STRING);
 
-export function registerHandoffCommands(cli: CAC, io: CliIO): void {
-  const run = async (verb: 'start' | 'checkpoint' | 'finish' | 'resume' | 'render', slug: string | undefined, opts: Opts) => {
-    const verbs = await import('./handoff-verbs.js');
-    return verbs.runHandoffVerb(verb, io, slug, opts);
-  };
-  withViews(withWriter(cli.command('start <slug>', 'Take a work item (the slug is its logical_operation_id); refused while another agent\'s lease is live')))
-    .option('--summary <text>', 'What you are about to do', STRING)
-    .option('--lease <dur>', 'How long you hold it without a checkpoint (default: 60m)', STRING)
-    .option('--takeover', 'Take over an item whose owner\'s lease has lapsed (never a live one)')
-    .example('ledger start fix-tz --agent claude --summary "fix toLocal() for negative offsets"')
-    .example('npm run handoff -- start fix-tz --agent codex --takeover --summary "finish the tz fix"')
-    .action((slug: string, opts: Opts) => run('start', slug, opts));
+type HandoffVerb = 'start' | 'checkpoint' | 'finish' | 'resume' | 'render';
 
-  withViews(withCheckpoint(withWriter(cli.command('checkpoint <slug>', 'Record a verified milestone of a work item you own; renews your lease'))))
-    .option('--lease <dur>', 'The renewed lease (default: 60m)', STRING)
-    .example('ledger checkpoint fix-tz --agent claude --done "fixed toLocal()" --state "tz tests pass; DST not handled" --next "handle DST in toUTC()" --tests-cmd "npm test" --verified "toLocal for -05:00"')
-    .action((slug: string, opts: Opts) => run('checkpoint', slug, opts));
+const run = async (name: HandoffVerb, io: CliIO, slug: string | undefined, opts: Opts) => {
+  const verbs = await import('./handoff-verbs.js');
+  return verbs.runHandoffVerb(name, io, slug, opts);
+};
 
-  withViews(withCheckpoint(withWriter(cli.command('finish <slug>', 'Close a work item you own, as a handoff the gate can accept; releases it'))))
-    .option('--outcome <o>', 'success (default), failure, timeout, ambiguous or cancelled', STRING)
-    .option('--invariant <name=ok|fail[:detail]>', 'What was verified (repeatable)', STRING)
-    .option('--depends-on <id[:outcome]>', 'An operation that must still hold (repeatable)', STRING)
-    .option('--supersedes <record-id>', 'An earlier handoff of this operation that this one replaces (repeatable)', STRING)
-    .option('--note <text>', 'A note (at most 4096 chars)', STRING)
-    .example('ledger finish fix-tz --agent claude --done "tz fix merged" --state "all 16 tests pass" --next "none: release 1.4" --tests-cmd "npm test" --evidence src=dir:src --invariant tests=ok')
-    .action((slug: string, opts: Opts) => run('finish', slug, opts));
+export const HANDOFF_VERBS = [
+  verb('start <slug>', 'Take a work item (the slug is its logical_operation_id); refused while another agent\'s lease is live', (c, io) =>
+    withViews(withWriter(c))
+      .option('--summary <text>', 'What you are about to do', STRING)
+      .option('--lease <dur>', 'How long you hold it without a checkpoint (default: 60m)', STRING)
+      .option('--takeover', 'Take over an item whose owner\'s lease has lapsed (never a live one)')
+      .example('ledger start fix-tz --agent claude --summary "fix toLocal() for negative offsets"')
+      .example('npm run handoff -- start fix-tz --agent codex --takeover --summary "finish the tz fix"')
+      .action((slug: string, opts: Opts) => run('start', io, slug, opts))),
 
-  cli
-    .command('resume <slug>', 'The short, bounded read (at most 80 lines) for whoever takes a work item over')
-    .example('ledger resume fix-tz')
-    .action((slug: string, opts: Opts) => run('resume', slug, opts));
+  verb('checkpoint <slug>', 'Record a verified milestone of a work item you own; renews your lease', (c, io) =>
+    withViews(withCheckpoint(withWriter(c)))
+      .option('--lease <dur>', 'The renewed lease (default: 60m)', STRING)
+      .example('ledger checkpoint fix-tz --agent claude --done "fixed toLocal()" --state "tz tests pass; DST not handled" --next "handle DST in toUTC()" --tests-cmd "npm test" --verified "toLocal for -05:00"')
+      .action((slug: string, opts: Opts) => run('checkpoint', io, slug, opts))),
 
-  withViews(cli.command('render', 'Rewrite HANDOFF.md and HANDOFF.yml from the ledger; --check only compares (exit 30 when they differ)'))
-    .option('--check', 'Write nothing; exit 30 when a view is missing, stale or was edited by hand')
-    .option('--wait <dur>', 'How long to wait for the views lock (default: 10s)', STRING)
-    .example('ledger render --check')
-    .action((opts: Opts) => run('render', undefined, opts));
-}
+  verb('finish <slug>', 'Close a work item you own, as a handoff the gate can accept; releases it', (c, io) =>
+    withViews(withCheckpoint(withWriter(c)))
+      .option('--outcome <o>', 'success (default), failure, timeout, ambiguous or cancelled', STRING)
+      .option('--invariant <name=ok|fail[:detail]>', 'What was verified (repeatable)', STRING)
+      .option('--depends-on <id[:outcome]>', 'An operation that must still hold (repeatable)', STRING)
+      .option('--supersedes <record-id>', 'An earlier handoff of this operation that this one replaces (repeatable)', STRING)
+      .option('--note <text>', 'A note (at most 4096 chars)', STRING)
+      .example('ledger finish fix-tz --agent claude --done "tz fix merged" --state "all 16 tests pass" --next "none: release 1.4" --tests-cmd "npm test" --evidence src=dir:src --invariant tests=ok')
+      .action((slug: string, opts: Opts) => run('finish', io, slug, opts))),
+
+  verb('resume <slug>', 'The short, bounded read (at most 80 lines) for whoever takes a work item over', (c, io) =>
+    c
+      .example('ledger resume fix-tz')
+      .action((slug: string, opts: Opts) => run('resume', io, slug, opts))),
+
+  verb('render', 'Rewrite HANDOFF.md and HANDOFF.yml from the ledger; --check only compares (exit 30 when they differ)', (c, io) =>
+    withViews(c)
+      .option('--check', 'Write nothing; exit 30 when a view is missing, stale or was edited by hand')
+      .option('--wait <dur>', 'How long to wait for the views lock (default: 10s)', STRING)
+      .example('ledger render --check')
+      .action((opts: Opts) => run('render', io, undefined, opts))),
+];

@@ -1,44 +1,47 @@
 // The writing verbs: init, keygen, append (one handoff or intent, or a batch from stdin),
-// recover. Registration only: the implementation (write-run.ts) loads when one of them runs.
-import type { CAC } from 'cac';
-import { STRING, withTrust, withWriter, type CliIO, type Opts } from './common.js';
+// recover. Declarations only (see ../verbs.ts): the implementation (write-run.ts) loads when one
+// of them runs.
+import { verb } from '../verbs.js';
+import { STRING, withTrust, withWriter, type Opts } from './common.js';
 
 const impl = () => import('./write-run.js');
 
-export function registerWriteCommands(cli: CAC, io: CliIO): void {
-  withTrust(withWriter(cli.command('init', 'Create a ledger with its genesis record')))
-    .option('--name <name>', 'A name for the ledger (kept in the genesis record)', STRING)
-    .example('ledger init --name my-project')
-    .action(async (opts: Opts) => (await impl()).runInit(io, opts));
+export const WRITE_VERBS = [
+  verb('init', 'Create a ledger with its genesis record', (c, io) =>
+    withTrust(withWriter(c))
+      .option('--name <name>', 'A name for the ledger (kept in the genesis record)', STRING)
+      .example('ledger init --name my-project')
+      .action(async (opts: Opts) => (await impl()).runInit(io, opts))),
 
-  cli
-    .command('keygen', 'Write a new secret key file (mode 0600) and print its trust-file entry')
-    .option('--out <file>', 'Where to write the secret key (never overwritten)', STRING)
-    .option('--name <name>', 'The key\'s name in the trust file (default: harness)', STRING)
-    .example('ledger keygen --out keys/ci.key --name ci')
-    .action(async (opts: Opts) => (await impl()).runKeygen(io, opts));
+  verb('keygen', 'Write a new secret key file (mode 0600) and print its trust-file entry', (c, io) =>
+    c
+      .option('--out <file>', 'Where to write the secret key (never overwritten)', STRING)
+      .option('--name <name>', 'The key\'s name in the trust file (default: harness)', STRING)
+      .example('ledger keygen --out keys/ci.key --name ci')
+      .action(async (opts: Opts) => (await impl()).runKeygen(io, opts))),
 
-  withWriter(cli.command('append [kind]', 'Append one handoff or intent, or a batch of JSON payloads from stdin'))
-    .option('--op <id>', 'logical_operation_id: the intent, stable across retries', STRING)
-    .option('--exec <id>', 'execution_id: this one attempt', STRING)
-    .option('--outcome <o>', 'success, failure, timeout, ambiguous or cancelled', STRING)
-    .option('--evidence <name=source>', 'Evidence, digested now: PATH, file:PATH, dir:PATH, git:REV or sha256:HEX (repeatable)', STRING)
-    .option('--invariant <name=ok|fail[:detail]>', 'What was verified (repeatable)', STRING)
-    .option('--depends-on <id[:outcome]>', 'An operation that must still hold (repeatable)', STRING)
-    .option('--supersedes <record-id>', 'An earlier handoff of this operation that this one replaces (repeatable)', STRING)
-    .option('--note <text>', 'A note (at most 4096 chars)', STRING)
-    .option('--action <text>', 'intent: the external side effect about to happen (1-1024 chars)', STRING)
-    .option('--batch', 'Read JSON payloads from stdin, one per line, and append them all or none')
-    .example('ledger append handoff --op migrate_schema_17 --exec execution_002 --outcome success --evidence schema=db/schema.sql --invariant tests=ok')
-    .example('ledger append intent --op migrate_schema_17 --exec execution_002 --action "apply migration 17 to production"')
-    .example('cat payloads.jsonl | ledger append --batch --agent ci')
-    .action(async (kind: string | undefined, opts: Opts) => (await impl()).runAppend(io, kind, opts));
+  verb('append [kind]', 'Append one handoff or intent, or a batch of JSON payloads from stdin', (c, io) =>
+    withWriter(c)
+      .option('--op <id>', 'logical_operation_id: the intent, stable across retries', STRING)
+      .option('--exec <id>', 'execution_id: this one attempt', STRING)
+      .option('--outcome <o>', 'success, failure, timeout, ambiguous or cancelled', STRING)
+      .option('--evidence <name=source>', 'Evidence, digested now: PATH, file:PATH, dir:PATH, git:REV or sha256:HEX (repeatable)', STRING)
+      .option('--invariant <name=ok|fail[:detail]>', 'What was verified (repeatable)', STRING)
+      .option('--depends-on <id[:outcome]>', 'An operation that must still hold (repeatable)', STRING)
+      .option('--supersedes <record-id>', 'An earlier handoff of this operation that this one replaces (repeatable)', STRING)
+      .option('--note <text>', 'A note (at most 4096 chars)', STRING)
+      .option('--action <text>', 'intent: the external side effect about to happen (1-1024 chars)', STRING)
+      .option('--batch', 'Read JSON payloads from stdin, one per line, and append them all or none')
+      .example('ledger append handoff --op migrate_schema_17 --exec execution_002 --outcome success --evidence schema=db/schema.sql --invariant tests=ok')
+      .example('ledger append intent --op migrate_schema_17 --exec execution_002 --action "apply migration 17 to production"')
+      .example('cat payloads.jsonl | ledger append --batch --agent ci')
+      .action(async (kind: string | undefined, opts: Opts) => (await impl()).runAppend(io, kind, opts))),
 
-  cli
-    .command('recover', 'Move unpublished bytes past HEAD into quarantine/ (never touches published records)')
-    .option('--dry-run', 'Only report what would be moved')
-    .example('ledger recover --dry-run')
-    .example('ledger recover --json')
-    .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', STRING)
-    .action(async (opts: Opts) => (await impl()).runRecover(io, opts));
-}
+  verb('recover', 'Move unpublished bytes past HEAD into quarantine/ (never touches published records)', (c, io) =>
+    c
+      .option('--dry-run', 'Only report what would be moved')
+      .example('ledger recover --dry-run')
+      .example('ledger recover --json')
+      .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', STRING)
+      .action(async (opts: Opts) => (await impl()).runRecover(io, opts))),
+];

@@ -1,0 +1,73 @@
+// The verbs are declarations (src/cli/verbs.ts), and every list of verbs is derived from them:
+// each one reachable by its name, the names unique, the top-level help listing exactly them, and
+// a start building only the named verb's command.
+import { describe, expect, it } from 'vitest';
+import { cac } from 'cac';
+import { VERBS, createCli } from '../../src/cli/cli.js';
+import type { CliIO } from '../../src/cli/commands/common.js';
+import { ROOT, runLedger } from '../helpers/cli.js';
+
+const io: CliIO = { stdout: () => {}, stderr: () => {}, env: {}, cwd: ROOT, isTTY: false, readStdin: async () => '' };
+const names = VERBS.map((v) => v.name);
+
+describe('when the verbs are declared', () => {
+  it('each declaration builds exactly one command, under its own name', () => {
+    for (const v of VERBS) {
+      const cli = cac('ledger');
+      v.declare(cli, io);
+      expect(cli.commands.map((c) => c.name), v.name).toEqual([v.name]);
+    }
+  });
+
+  it('no two verbs share a name', () => {
+    expect(new Set(names).size).toBe(names.length);
+    expect(names.length).toBeGreaterThan(0);
+  });
+});
+
+describe('when a verb is asked for its help', () => {
+  it.each(names)('`ledger %s --help` exits 0 and prints that verb\'s usage and options', async (name) => {
+    const r = await runLedger([name, '--help'], { cwd: ROOT });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(new RegExp(`\\$ ledger ${name}( |\\n)`));
+    expect(r.stdout).toContain('--dir <dir>');
+    // A verb's help is its own: the top-level help's exit-code table is not in it.
+    expect(r.stdout).not.toContain('Exit codes');
+  });
+});
+
+describe('when the top-level help is printed', () => {
+  /** The words in the help's "Commands:" section, in order. */
+  const listed = (help: string) => {
+    const section = help.split('\nCommands:\n')[1]?.split('\n\n')[0] ?? '';
+    return section.split('\n').map((line) => line.trim().split(/\s+/)[0]);
+  };
+
+  it.each([[['--help']], [[]]])('`ledger %j` lists exactly the declared verbs, in their order', async (argv) => {
+    const r = await runLedger(argv, { cwd: ROOT });
+    expect(r.code).toBe(0);
+    expect(listed(r.stdout)).toEqual(names);
+    expect(r.stdout).toContain('Exit codes');
+  });
+});
+
+describe('when a command line names a verb', () => {
+  it('builds only that verb\'s command', () => {
+    for (const name of names) expect(createCli(io, name).commands.map((c) => c.name)).toEqual([name]);
+  });
+
+  it('builds every verb when none is named, or the word is not a verb (for the usual error)', async () => {
+    expect(createCli(io).commands.map((c) => c.name)).toEqual(names);
+    expect(createCli(io, 'no-such-verb').commands.map((c) => c.name)).toEqual(names);
+    const r = await runLedger(['no-such-verb'], { cwd: ROOT });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('unknown command "no-such-verb"');
+  });
+
+  it('still finds the verb after a global option that comes first', async () => {
+    const r = await runLedger(['--json', 'head', '--help'], { cwd: ROOT });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\$ ledger head\n/);
+  });
+});
