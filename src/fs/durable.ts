@@ -1,6 +1,7 @@
 // The durable write recipe, written once (SPEC 3). Every file that must survive a crash, HEAD,
-// the views, floors, the trust file, index segments, blobs, the quarantine and the secret key
-// file, is written here, over the FileOps seam, so a fault model can stop it at any step:
+// the views, floors, the trust file, index segments, blobs, quarantine files, the secret key
+// file and the launcher's code cache, is written here, over the FileOps seam, so a fault model
+// can stop it at any step:
 //
 //   1. create a temp file beside the target, with a random name, O_CREAT | O_EXCL | O_NOFOLLOW
 //      and the file's mode: a planted file or symbolic link by that name is refused, never
@@ -11,7 +12,7 @@
 //      exists (create, never overwrite), then remove the temp name
 //   5. fsync the directory: the new name survives a power cut
 //
-// A reader sees the old file or the new one, never a mix. When a step before 4 fails, the temp
+// A reader sees the old file or the new one, never a mix. When a step up to 4 fails, the temp
 // file is removed (best effort): a refused write leaves nothing of its own behind. A directory
 // made on the way to a file (mkdirDurable) has its own entry made durable the same way (step 5
 // on its parent), or a power cut could take the directory, and the file in it, back.

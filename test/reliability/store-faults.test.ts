@@ -274,3 +274,50 @@ describe('when an earlier recovery left its quarantine file behind (it died befo
     expect(snapshot(dir)).toEqual(before);
   });
 });
+
+describe('when recovery moves unpublished bytes into a new quarantine file', () => {
+  it('creates it by the durable recipe (linked from an fsynced temp file, never renamed over a name) before it cuts records.jsonl', () => {
+    const records = join(dir, 'records.jsonl');
+    const tail = Buffer.from('{"v":1,"seq":1,"torn');
+    writeFileSync(records, tail, { flag: 'a' });
+    const calls: string[] = [];
+    const paths = new Map<number, string>();
+    const ops = withFaults({
+      open: (p, flags, mode) => {
+        const fd = realFileOps.open(p, flags, mode);
+        paths.set(fd, p);
+        return fd;
+      },
+      fsync: (fd) => {
+        calls.push(`fsync ${paths.get(fd)}`);
+        realFileOps.fsync(fd);
+      },
+      link: (a, b) => {
+        calls.push(`link ${b}`);
+        realFileOps.link(a, b);
+      },
+      rename: (a, b) => {
+        calls.push(`rename ${b}`);
+        realFileOps.rename(a, b);
+      },
+      ftruncate: (fd, n) => {
+        calls.push(`ftruncate ${paths.get(fd)}`);
+        realFileOps.ftruncate(fd, n);
+      },
+    });
+    const report = Ledger.open({ dir, ops }).recover();
+    expect(report.moved).toBe(true);
+    const file = report.file!;
+    expect(readFileSync(file)).toEqual(tail);
+    const q = join(dir, 'quarantine');
+    // The quarantine directory's own entry, the temp file's bytes, the link, the directory, then the cut.
+    expect(calls.filter((c) => !c.startsWith('fsync ') || c === `fsync ${dir}` || c === `fsync ${q}` || /\.tmp$/.test(c))).toEqual([
+      `fsync ${dir}`,
+      expect.stringMatching(new RegExp(`^fsync ${q}/\\..*\\.tmp$`)),
+      `link ${file}`,
+      `fsync ${q}`,
+      `ftruncate ${records}`,
+    ]);
+    expect(readdirSync(q)).toEqual([file.slice(q.length + 1)]);
+  });
+});
