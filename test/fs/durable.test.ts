@@ -12,9 +12,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LedgerError } from '../../src/errors.js';
 import { adoptFileDurable, createFileDurable, mkdirDurable, replaceFileDurable } from '../../src/fs/durable.js';
-import { realFileOps, type FileOps, type OpenFlags } from '../../src/fs/ops.js';
+import { realFileOps, type FileOps } from '../../src/fs/ops.js';
 import { scratch } from '../helpers/cli.js';
 import { runs } from '../helpers/runs.js';
+import { plantingLinks } from './planted-links.js';
 import { Crash, FaultyOps, SimDisk, type ErrCode, type Fault } from '../reliability/helpers/sim-disk.js';
 
 const DIR = '/w/d';
@@ -326,28 +327,12 @@ describe('when a temp name is planted as a symbolic link (real disk)', () => {
   });
   afterEach(() => s.cleanup());
 
-  /** The real disk, with a link to `to` planted at exactly the path of each 'wx' open, just before it. */
-  function planting(to: string): { ops: FileOps; opens: string[] } {
-    const opens: string[] = [];
-    const ops: FileOps = {
-      ...realFileOps,
-      open: (p: string, flags: OpenFlags, mode?: number) => {
-        if (flags === 'wx') {
-          opens.push(p);
-          symlinkSync(to, p);
-        }
-        return realFileOps.open(p, flags, mode);
-      },
-    };
-    return { ops, opens };
-  }
-
   for (const recipe of ['replace', 'create'] as const) {
     const run = (ops: FileOps) => (recipe === 'replace' ? replaceFileDurable(ops, dir, NAME, NEW) : createFileDurable(ops, dir, NAME, NEW));
 
     it(`${recipe}: fails with EEXIST after one open, and the victim the link names is byte-identical`, () => {
       if (recipe === 'replace') writeFileSync(join(dir, NAME), OLD);
-      const { ops, opens } = planting(victim);
+      const { ops, opens } = plantingLinks(victim);
       expect(() => run(ops)).toThrow(expect.objectContaining({ code: 'EEXIST' }));
       expect(opens).toHaveLength(1); // no retry under another name
       expect(readFileSync(victim)).toEqual(VICTIM);
@@ -360,7 +345,7 @@ describe('when a temp name is planted as a symbolic link (real disk)', () => {
 
     it(`${recipe}: a dangling planted link is not followed to create its target`, () => {
       const nowhere = join(s.dir, 'would-be-created');
-      const { ops } = planting(nowhere);
+      const { ops } = plantingLinks(nowhere);
       expect(() => run(ops)).toThrow(expect.objectContaining({ code: 'EEXIST' }));
       expect(existsSync(nowhere)).toBe(false);
     });

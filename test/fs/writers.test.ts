@@ -14,6 +14,7 @@ import { parseSecretKeyFile } from '../../src/keys/secret-key.js';
 import { ROOT, scratch } from '../helpers/cli.js';
 import { FIXED_SEED } from '../helpers/fixed-keys.js';
 import { FaultyOps, SimDisk, errno } from '../reliability/helpers/sim-disk.js';
+import { plantingLinks } from './planted-links.js';
 
 /** The real disk, recording each call that changes or syncs something, by path ("fsync <path>"). */
 function spy(over: Partial<FileOps> = {}): { ops: FileOps; calls: string[] } {
@@ -109,13 +110,7 @@ describe('when a secret key file is written', () => {
   it('is never written through a link planted at its temp name, nor through one at its own name', () => {
     const victim = join(s.dir, 'victim');
     writeFileSync(victim, 'victim\n');
-    const planted: FileOps = {
-      ...realFileOps,
-      open: (p, flags, mode) => {
-        if (flags === 'wx') symlinkSync(victim, p);
-        return realFileOps.open(p, flags, mode);
-      },
-    };
+    const { ops: planted } = plantingLinks(victim);
     const path = join(s.dir, 'k', 'harness.key');
     expect(() => writeSecretKey(path, 'harness', FIXED_SEED, planted)).toThrow(expect.objectContaining({ code: 'OP_IO' }));
     expect(existsSync(path)).toBe(false);
@@ -208,13 +203,7 @@ describe('when a test command\'s output is captured and adopted into the blob st
   it('opens the scratch file as a new file only: a link planted at its name is refused, and its victim untouched', () => {
     const victim = join(s.dir, 'victim');
     writeFileSync(victim, 'victim\n');
-    const planted: FileOps = {
-      ...realFileOps,
-      open: (p, flags, mode) => {
-        if (flags === 'wx') symlinkSync(victim, p);
-        return realFileOps.open(p, flags, mode);
-      },
-    };
+    const { ops: planted } = plantingLinks(victim);
     expect(() => openBlobScratch(ledgerDir, planted)).toThrow(expect.objectContaining({ code: 'OP_IO', data: expect.objectContaining({ errno: 'EEXIST' }) }));
     expect(readFileSync(victim, 'utf8')).toBe('victim\n');
   });

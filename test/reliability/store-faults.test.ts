@@ -32,6 +32,17 @@ afterEach(() => s.cleanup());
 /** The real FileOps with some calls replaced. */
 const withFaults = (over: Partial<FileOps>): FileOps => ({ ...realFileOps, ...over });
 
+/** The same, with the path each descriptor was opened by, for calls that take only a descriptor. */
+function withFaultsByPath(over: (pathOf: ReadonlyMap<number, string>) => Partial<FileOps>): FileOps {
+  const paths = new Map<number, string>();
+  const open: FileOps['open'] = (p, flags, mode) => {
+    const fd = realFileOps.open(p, flags, mode);
+    paths.set(fd, p);
+    return fd;
+  };
+  return withFaults({ open, ...over(paths) });
+}
+
 function codeOf(f: () => unknown): LedgerError {
   try {
     f();
@@ -245,18 +256,12 @@ describe('when an earlier recovery left its quarantine file behind (it died befo
     mkdirSync(join(dir, 'quarantine'));
     writeFileSync(join(dir, 'quarantine', file), tail);
     const synced: string[] = [];
-    const paths = new Map<number, string>();
-    const ops = withFaults({
-      open: (p, flags, mode) => {
-        const fd = realFileOps.open(p, flags, mode);
-        paths.set(fd, p);
-        return fd;
-      },
+    const ops = withFaultsByPath((paths) => ({
       fsync: (fd) => {
         synced.push(paths.get(fd)!);
         realFileOps.fsync(fd);
       },
-    });
+    }));
     const report = Ledger.open({ dir, ops }).recover();
     expect(report.moved).toBe(true);
     expect(synced).toEqual(expect.arrayContaining([join(dir, 'quarantine', file), join(dir, 'quarantine')]));
@@ -281,13 +286,7 @@ describe('when recovery moves unpublished bytes into a new quarantine file', () 
     const tail = Buffer.from('{"v":1,"seq":1,"torn');
     writeFileSync(records, tail, { flag: 'a' });
     const calls: string[] = [];
-    const paths = new Map<number, string>();
-    const ops = withFaults({
-      open: (p, flags, mode) => {
-        const fd = realFileOps.open(p, flags, mode);
-        paths.set(fd, p);
-        return fd;
-      },
+    const ops = withFaultsByPath((paths) => ({
       fsync: (fd) => {
         calls.push(`fsync ${paths.get(fd)}`);
         realFileOps.fsync(fd);
@@ -304,7 +303,7 @@ describe('when recovery moves unpublished bytes into a new quarantine file', () 
         calls.push(`ftruncate ${paths.get(fd)}`);
         realFileOps.ftruncate(fd, n);
       },
-    });
+    }));
     const report = Ledger.open({ dir, ops }).recover();
     expect(report.moved).toBe(true);
     const file = report.file!;
