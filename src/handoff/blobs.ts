@@ -97,9 +97,10 @@ export function adoptBlobFile(ledgerDir: string, scratch: string, ops: FileOps =
 }
 
 /**
- * Whether a blob by this name is there already; if so it is kept (its name is its content, and
- * every read re-verifies it), after its bytes and its entry are made durable: an earlier writer
- * may have died between its rename and its directory fsync, and a record is about to name it.
+ * Whether a blob by this name is there already. Policy: one that is there is kept, not rewritten
+ * (its name is its content, and every read re-verifies it), after its bytes and its entry are
+ * made durable: an earlier writer may have died between its rename and its directory fsync, and
+ * a record is about to name it.
  */
 function keepStored(ops: FileOps, dir: string, hex: string): boolean {
   const path = join(dir, hex);
