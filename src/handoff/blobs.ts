@@ -6,13 +6,16 @@
 // rule, one level down), so a published record never names a missing blob. A refused or crashed
 // command can leave a blob that no record names; it is harmless (its name is its content) and is
 // never trusted: every read re-verifies the digest.
+//
+// Every write goes through fs/durable.ts. `ops` is for tests; it must hand out real descriptors,
+// because a test command's child process writes its output through one.
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { DIGEST_RE, digestOf, sha256Hex } from '../canonical.js';
-import { fsyncDir, replaceFileDurable } from '../fs/durable.js';
-import { realFileOps } from '../fs/ops.js';
+import { adoptFileDurable, fsyncDir, fsyncFile, mkdirDurable, replaceFileDurable } from '../fs/durable.js';
+import { realFileOps, type FileOps } from '../fs/ops.js';
 import { hashOpenFile } from '../causal/evidence.js';
 
 export interface StoredBlob { digest: string; bytes: number; path: string }
@@ -26,55 +29,85 @@ export function blobPath(ledgerDir: string, digest: string): string {
   return join(blobDir(ledgerDir), digest.slice(7));
 }
 
-/** A fresh path in the store's scratch folder, for output captured before its digest is known. */
-export function blobScratchPath(ledgerDir: string): string {
+export interface BlobScratch { path: string; fd: number }
+
+/**
+ * A new, empty scratch file in the store's scratch folder, for output captured before its digest
+ * is known (step 1 of fs/durable.ts: a random name, O_CREAT | O_EXCL | O_NOFOLLOW, so a file or
+ * link planted by that name is refused, never written through). Hand it to adoptBlobFile, or
+ * remove it with discardBlobScratch.
+ */
+export function openBlobScratch(ledgerDir: string, ops: FileOps = realFileOps): BlobScratch {
   const dir = join(ledgerDir, 'blobs', 'tmp');
+  const path = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}`);
   try {
-    mkdirSync(dir, { recursive: true });
+    ops.mkdir(dir, 0o755); // scratch only: its entry need not survive a crash
+    return { path, fd: ops.open(path, 'wx', 0o644) };
   } catch (e) {
-    throw ioError(e, 'create', dir);
+    throw ioError(e, 'create', path);
   }
-  return join(dir, `${process.pid}-${randomBytes(6).toString('hex')}`);
 }
 
-/** Stores bytes under their digest (temp file, fsync, rename, fsync of the directory). */
-export function putBlob(ledgerDir: string, data: Uint8Array): StoredBlob {
+/** Removes a scratch file that will not be adopted (a leftover one is harmless, never read). */
+export function discardBlobScratch(scratch: string, ops: FileOps = realFileOps): void {
+  try {
+    ops.unlink(scratch);
+  } catch {
+    /* already gone, or the disk refuses: it is never read */
+  }
+}
+
+/** Stores bytes under their digest (fs/durable.ts: temp file, fsync, rename, fsync of the directory). */
+export function putBlob(ledgerDir: string, data: Uint8Array, ops: FileOps = realFileOps): StoredBlob {
   const hex = sha256Hex(data);
   const dir = blobDir(ledgerDir);
-  const path = join(dir, hex);
   try {
-    mkdirSync(dir, { recursive: true });
-    if (!existsSync(path)) replaceFileDurable(realFileOps, dir, hex, data);
+    mkdirDurable(ops, dir, 0o755);
+    if (!keepStored(ops, dir, hex)) replaceFileDurable(ops, dir, hex, data);
   } catch (e) {
     throw ioError(e, 'store a blob in', dir);
   }
-  return { digest: `sha256:${hex}`, bytes: data.length, path };
+  return { digest: `sha256:${hex}`, bytes: data.length, path: join(dir, hex) };
 }
 
-/** Moves a finished scratch file into the store under its digest, hashing it as it reads. */
-export function adoptBlobFile(ledgerDir: string, scratch: string): StoredBlob {
+/**
+ * Moves a finished scratch file (from openBlobScratch, its descriptor closed) into the store
+ * under its digest, hashing it as it reads: fsync, rename, fsync of the directory. On failure the
+ * scratch file is removed.
+ */
+export function adoptBlobFile(ledgerDir: string, scratch: string, ops: FileOps = realFileOps): StoredBlob {
   const dir = blobDir(ledgerDir);
   try {
-    const fd = openSync(scratch, 'r');
+    const fd = ops.open(scratch, 'r');
     let hex: string;
     let bytes: number;
     try {
       ({ hex, bytes } = hashOpenFile(fd));
-      fsyncSync(fd);
     } finally {
-      closeSync(fd);
+      ops.close(fd);
     }
-    const path = join(dir, hex);
-    mkdirSync(dir, { recursive: true });
-    if (existsSync(path)) unlinkSync(scratch);
-    else {
-      renameSync(scratch, path);
-      fsyncDir(realFileOps, dir);
-    }
-    return { digest: `sha256:${hex}`, bytes, path };
+    mkdirDurable(ops, dir, 0o755);
+    if (keepStored(ops, dir, hex)) discardBlobScratch(scratch, ops);
+    else adoptFileDurable(ops, scratch, dir, hex);
+    return { digest: `sha256:${hex}`, bytes, path: join(dir, hex) };
   } catch (e) {
+    discardBlobScratch(scratch, ops);
     throw ioError(e, 'store a blob in', dir);
   }
+}
+
+/**
+ * Whether a blob by this name is there already. Policy: one that is there is kept, not rewritten
+ * (its name is its content, and every read re-verifies it), after its bytes and its entry are
+ * made durable: an earlier writer may have died between its rename and its directory fsync, and
+ * a record is about to name it.
+ */
+function keepStored(ops: FileOps, dir: string, hex: string): boolean {
+  const path = join(dir, hex);
+  if (!ops.exists(path)) return false;
+  fsyncFile(ops, path);
+  fsyncDir(ops, dir);
+  return true;
 }
 
 /** A blob's bytes, re-verified against its name ("expected X, computed Y"). */

@@ -10,11 +10,11 @@
 // Exit codes as a shell reports them: the command's own, 128 + N when signal N killed it, and
 // Policy: 124 when the ledger stopped it on timeout (as GNU `timeout` does).
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { LedgerError, ioError } from '../errors.js';
 import type { TestsRun } from '../record.js';
-import { adoptBlobFile, blobScratchPath, putBlob, type StoredBlob } from './blobs.js';
+import { adoptBlobFile, discardBlobScratch, openBlobScratch, putBlob, type StoredBlob } from './blobs.js';
 import { EXCERPT_WINDOW, excerptOf } from './excerpt.js';
 
 export const DEFAULT_TESTS_TIMEOUT_MS = 30 * 60_000;
@@ -43,13 +43,8 @@ export async function runTestsCommand(
   command: string,
   opts: { cwd: string; ledgerDir: string; timeoutMs: number; env: NodeJS.ProcessEnv },
 ): Promise<CapturedTests> {
-  const scratch = blobScratchPath(opts.ledgerDir);
-  let fd: number;
-  try {
-    fd = openSync(scratch, 'w', 0o644);
-  } catch (e) {
-    throw ioError(e, 'create', scratch);
-  }
+  // A new file only (O_EXCL | O_NOFOLLOW): a name planted in blobs/tmp is refused, not written through.
+  const { path: scratch, fd } = openBlobScratch(opts.ledgerDir);
   let timedOut = false;
   let interrupted: NodeJS.Signals | null = null;
   let exit: { code: number | null; signal: NodeJS.Signals | null };
@@ -93,20 +88,26 @@ export async function runTestsCommand(
         resolvePromise({ code, signal });
       });
     });
+  } catch (e) {
+    discardBlobScratch(scratch);
+    throw e;
   } finally {
     closeSync(fd);
   }
   if (interrupted) {
-    try {
-      unlinkSync(scratch);
-    } catch {
-      /* a leftover scratch file is harmless */
-    }
+    discardBlobScratch(scratch);
     throw new LedgerError('OP_IO', `--tests-cmd was interrupted by ${interrupted}; nothing was recorded (run the checkpoint again)`, { signal: interrupted });
   }
   const exitCode = timedOut ? TIMEOUT_EXIT : exit.code ?? 128 + (exit.signal ? constants.signals[exit.signal] ?? 0 : 0);
-  const size = statSync(scratch).size;
-  const tail = lastBytes(scratch, size);
+  let size: number;
+  let tail: Buffer;
+  try {
+    size = statSync(scratch).size;
+    tail = lastBytes(scratch, size);
+  } catch (e) {
+    discardBlobScratch(scratch);
+    throw ioError(e, 'read the output of --tests-cmd in', scratch);
+  }
   const blob = adoptBlobFile(opts.ledgerDir, scratch);
   return {
     tests: { excerpt: excerptOf(tail, size > tail.length), digest: blob.digest, command, exit_code: exitCode, bytes: blob.bytes },

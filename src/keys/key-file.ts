@@ -1,8 +1,10 @@
 // Secret key files on disk (SPEC 7): written 0600 and refused when group or other may read
 // them, as ssh refuses them. Trust files are read in src/keys/trust-file.ts.
-import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
+import { createFileDurable, mkdirDurable } from '../fs/durable.js';
+import { realFileOps, type FileOps } from '../fs/ops.js';
 import { formatSecretKeyFile, parseSecretKeyFile } from './secret-key.js';
 
 /** Reads a secret key file, refusing it when its mode lets group or other read or write it. */
@@ -28,27 +30,27 @@ export function readSecretKey(path: string): { name: string; seed: Uint8Array } 
   }
 }
 
-/** Writes a new secret key file with mode 0600; never overwrites an existing file. */
-export function writeSecretKey(path: string, name: string, seed: Uint8Array): void {
+/**
+ * Writes a new secret key file, mode 0600, durably and whole or not at all (fs/durable.ts,
+ * create): never over an existing file or a symbolic link, and the directories it makes (0700)
+ * are fsynced into their parents. Without that, a power cut could leave the trust file naming a
+ * key whose file is empty or gone. `ops` is for tests; callers use the real disk.
+ */
+export function writeSecretKey(path: string, name: string, seed: Uint8Array, ops: FileOps = realFileOps): void {
+  const dir = dirname(path);
   try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    mkdirDurable(ops, dir, 0o700);
   } catch (e) {
     throw ioError(e, 'create directory for', path);
   }
-  let fd: number;
   try {
-    fd = openSync(path, 'wx', 0o600);
+    // Policy: the mode is 0600 as the umask narrows it, never widened afterwards: a stricter
+    // umask gives a stricter file, which readSecretKey still accepts.
+    createFileDurable(ops, dir, basename(path), Buffer.from(formatSecretKeyFile(name, seed), 'utf8'), 0o600);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-      throw new LedgerError('INPUT_EXISTS', `${path} already exists; a key file is never overwritten (choose another --out)`, { path });
+    if (e instanceof LedgerError && e.code === 'INPUT_EXISTS') {
+      throw new LedgerError('INPUT_EXISTS', `${path} already exists; a key file is never overwritten`, { path }, 'choose another --out');
     }
     throw ioError(e, 'create key file', path);
   }
-  try {
-    chmodSync(path, 0o600); // the umask may have narrowed it further; never widened
-    writeSync(fd, formatSecretKeyFile(name, seed));
-  } finally {
-    closeSync(fd);
-  }
 }
-

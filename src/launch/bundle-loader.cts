@@ -9,7 +9,7 @@
 // another user could plant one: whoever can write it can already rewrite the bundle itself. V8
 // rejects a cache made for other source bytes or another V8, and a missing, stale or unwritable
 // cache only costs time.
-import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import Module from 'node:module';
 import { join } from 'node:path';
 import vm from 'node:vm';
@@ -53,20 +53,23 @@ export function loadBundle(dir: string, parent: NodeModule, useCache = true): Lo
   return { cli: mod.exports, script, cacheAccepted: cached !== undefined && !script.cachedDataRejected };
 }
 
-/** Writes the cache for `script` beside the bundle, atomically; returns false if it could not. */
+/**
+ * Writes the cache for `script` beside the bundle by the durable recipe (src/fs/durable.ts);
+ * returns false if it could not.
+ *
+ * Policy: the cache must be whole or absent, like any file that must survive a crash. V8 checks
+ * a cache's header and length but, in release builds, not its checksum: a cache of the right
+ * length whose bytes a power cut zeroed crashes node at every start (SIGSEGV, tried on Node
+ * 20.20), where a missing or truncated one only costs time. The recipe is loaded here, at the
+ * rare write, not at every start.
+ */
 export function writeCache(dir: string, script: vm.Script): boolean {
-  const file = join(dir, 'bundle.cache');
-  const tmp = `${file}.${process.pid}.tmp`;
   try {
-    writeFileSync(tmp, script.createCachedData());
-    renameSync(tmp, file);
+    const { replaceFileDurable } = require('../fs/durable.js') as typeof import('../fs/durable.js');
+    const { realFileOps } = require('../fs/ops.js') as typeof import('../fs/ops.js');
+    replaceFileDurable(realFileOps, dir, 'bundle.cache', script.createCachedData());
     return true;
   } catch {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* not writable: run without a cache */
-    }
-    return false;
+    return false; // not writable: run without a cache
   }
 }

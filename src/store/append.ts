@@ -12,12 +12,11 @@
 // it. If anything fails before the rename, the new bytes are cut back off, so a refused or
 // failed append leaves records.jsonl and HEAD as they were.
 import { randomBytes } from 'node:crypto';
-import { dirname } from 'node:path';
 import { canonicalAroundSig, canonicalLine, digestOf, ed25519SigJson, recordId, toBase64url } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { makeSig, signingMessage, type Sig, type Signer } from '../sign.js';
-import { fsyncDir, writeAll } from '../fs/durable.js';
+import { fsyncDir, mkdirDurable, writeAll } from '../fs/durable.js';
 import { fsError, realFileOps, type FileOps } from '../fs/ops.js';
 import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
 import { acquireLock } from './lock.js';
@@ -294,10 +293,7 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
   try {
     // A directory's entry lives in its parent: fsync the parent of the ledger directory and of
     // every directory made here, or a power cut after init returned can lose the whole ledger.
-    const made: string[] = [];
-    for (let d = paths.dir; !ops.exists(d) && dirname(d) !== d; d = dirname(d)) made.push(d);
-    ops.mkdir(paths.dir, 0o755);
-    for (const d of new Set([paths.dir, ...made])) fsyncDir(ops, dirname(d));
+    mkdirDurable(ops, paths.dir, 0o755);
   } catch (e) {
     throw ioError(e, 'create', paths.dir);
   }

@@ -96,6 +96,10 @@ function isStale(l: { info: LockInfo | null; ageMs: number }): boolean {
   return l.info.host === HOST && !pidAlive(l.info.pid);
 }
 
+// Policy: the lock is created in place, not by fs/durable.ts, and never fsynced. Its creation
+// is the mutual exclusion ('wx': O_CREAT | O_EXCL | O_NOFOLLOW, so a planted link is a held lock,
+// never followed), and it must not outlive its holder: one a power cut brings back is stale by
+// its boot id, one left unwritten by its age.
 function tryCreate(ops: FileOps, path: string, info: LockInfo): boolean {
   let fd: number;
   try {

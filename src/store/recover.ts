@@ -4,7 +4,7 @@
 import { LedgerError, ioError } from '../errors.js';
 import { sha256Hex } from '../canonical.js';
 import type { Head } from '../record.js';
-import { fsyncDir, replaceFileDurable } from '../fs/durable.js';
+import { createFileDurable, fsyncDir, fsyncFile, mkdirDurable } from '../fs/durable.js';
 import type { FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
 
@@ -63,10 +63,11 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
     const file = `${paths.quarantine}/${name}`;
     if (dryRun) return { published, unpublished, file, moved: false };
 
-    ops.mkdir(paths.quarantine, 0o755);
-    fsyncDir(ops, paths.dir);
+    mkdirDurable(ops, paths.quarantine, 0o755);
     if (!ops.exists(file)) {
-      replaceFileDurable(ops, paths.quarantine, name, bytes.subarray(0, got));
+      // Policy: created, never replaced (SPEC 3: quarantine/ files are only added); the writer
+      // lock keeps a second recovery from racing this one to the same name.
+      createFileDurable(ops, paths.quarantine, name, bytes.subarray(0, got));
     } else {
       // An earlier recovery left this file, perhaps one that failed or died right after its
       // rename, before the directory fsync. It must hold exactly these bytes, and they and its
@@ -74,12 +75,7 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
       if (!ops.readFile(file).equals(bytes.subarray(0, got))) {
         throw new LedgerError('OP_CORRUPT', `refusing to recover: ${file} exists but holds other bytes than the ${got} past HEAD; move it aside and run \`ledger recover\` again`, { file });
       }
-      const qfd = ops.open(file, 'r');
-      try {
-        ops.fsync(qfd);
-      } finally {
-        ops.close(qfd);
-      }
+      fsyncFile(ops, file);
       fsyncDir(ops, paths.quarantine);
     }
     ops.ftruncate(fd, published);

@@ -1,6 +1,7 @@
-// Issue 2's targets: durable in-process append >= 0.7x the raw limit on the same disk;
-// `ledger append` wall time <= 1.3x `node -e ''`; `append --batch` >= 20,000 records/s.
-import { closeSync, fdatasyncSync, fsyncSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+// The append targets: durable in-process append >= 0.5x the raw limit on the same disk (issue 12,
+// the plain sequential recipe); `ledger append` wall time <= 1.3x `node -e ''`; `append --batch`
+// >= 20,000 records/s.
+import { closeSync, fdatasyncSync, fsyncSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ledger } from '../../src/ledger.js';
@@ -18,9 +19,14 @@ function draft(i: number): Draft {
   return { kind: 'handoff', agent: 'bench', logical_operation_id: `op_${i % 100}`, execution_id: `exec_${i}`, outcome: 'success', evidence: {}, invariants: { tests: { ok: true, detail: '14 passed' } }, depends_on: [] } as Draft;
 }
 
-/** The raw limit: the same durable steps with no crypto, no JSON, no lock. */
+/**
+ * The raw limit: exactly the durable steps of one append, back to back, with no crypto, no JSON,
+ * no lock and no checks: the line written and fdatasynced, then HEAD's temp file created,
+ * written and fsynced, renamed over HEAD, and the directory fsynced. `line` and `head` are the
+ * real bytes of one of our appends, so both sides write as much.
+ */
 function rawAppends(dir: string, n: number, line: Buffer, head: Buffer): number[] {
-  const rec = openSync(join(dir, 'records.jsonl'), 'a');
+  const rec = openSync(join(dir, 'records.jsonl'), 'w');
   const times: number[] = [];
   let size = 0;
   for (let i = 0; i < n; i++) {
@@ -29,8 +35,8 @@ function rawAppends(dir: string, n: number, line: Buffer, head: Buffer): number[
     fdatasyncSync(rec);
     size += line.length;
     const tmp = join(dir, '.HEAD.tmp');
-    const fd = openSync(tmp, 'w');
-    writeSync(fd, head);
+    const fd = openSync(tmp, 'wx');
+    writeSync(fd, head, 0, head.length, 0);
     fsyncSync(fd);
     closeSync(fd);
     renameSync(tmp, join(dir, 'HEAD'));
@@ -51,11 +57,13 @@ export default async function appendBench(): Promise<BenchResult[]> {
     const signer = createSigner(seed);
     const { ledger } = Ledger.init({ dir: join(work, 'lib'), key: signer, agent: 'bench' });
     const rawDir = mkdtempSync(join(work, 'raw-'));
+    // The raw side writes the bytes of a real append: its line and the HEAD that publishes it.
+    ledger.append(draft(-1));
+    const sampleHead = readFileSync(join(work, 'lib', 'HEAD'));
+    const sampleLine = Buffer.from(readFileSync(join(work, 'lib', 'records.jsonl'), 'utf8').trimEnd().split('\n').at(-1) + '\n');
     // Interleave rounds of ours and raw so disk weather hits both.
     const ours: number[] = [];
     const raw: number[] = [];
-    const sampleLine = Buffer.from(JSON.stringify({ ...draft(0), pad: 'x'.repeat(200) }) + '\n');
-    const sampleHead = Buffer.from('x'.repeat(330) + '\n');
     for (let round = 0; round < 10; round++) {
       for (let i = 0; i < 20; i++) {
         const t0 = nowMs();
@@ -84,7 +92,7 @@ export default async function appendBench(): Promise<BenchResult[]> {
     const perSec = count / (tBatch / 1000);
 
     return [
-      atLeast('durable in-process append vs raw write+fsync+rename limit', durable, 0.7, `median ${median(ours).toFixed(2)} ms vs raw ${median(raw).toFixed(2)} ms per append`),
+      atLeast('durable in-process append vs the raw limit (line write+fdatasync, HEAD temp write+fsync, rename, directory fsync)', durable, 0.5, `median ${median(ours).toFixed(2)} ms vs raw ${median(raw).toFixed(2)} ms per append`),
       atMost('`ledger append` wall time vs `node -e \'\'`', tAppend / tNode, 1.3, `median ${tAppend.toFixed(1)} ms vs ${tNode.toFixed(1)} ms`),
       atLeast('`append --batch` records/s vs 20,000', perSec / 20_000, 1, `${Math.round(perSec)} records/s (${count} in ${tBatch.toFixed(0)} ms)`),
     ];

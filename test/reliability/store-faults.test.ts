@@ -32,6 +32,17 @@ afterEach(() => s.cleanup());
 /** The real FileOps with some calls replaced. */
 const withFaults = (over: Partial<FileOps>): FileOps => ({ ...realFileOps, ...over });
 
+/** The same, with the path each descriptor was opened by, for calls that take only a descriptor. */
+function withFaultsByPath(over: (pathOf: ReadonlyMap<number, string>) => Partial<FileOps>): FileOps {
+  const paths = new Map<number, string>();
+  const open: FileOps['open'] = (p, flags, mode) => {
+    const fd = realFileOps.open(p, flags, mode);
+    paths.set(fd, p);
+    return fd;
+  };
+  return withFaults({ open, ...over(paths) });
+}
+
 function codeOf(f: () => unknown): LedgerError {
   try {
     f();
@@ -245,18 +256,12 @@ describe('when an earlier recovery left its quarantine file behind (it died befo
     mkdirSync(join(dir, 'quarantine'));
     writeFileSync(join(dir, 'quarantine', file), tail);
     const synced: string[] = [];
-    const paths = new Map<number, string>();
-    const ops = withFaults({
-      open: (p, flags, mode) => {
-        const fd = realFileOps.open(p, flags, mode);
-        paths.set(fd, p);
-        return fd;
-      },
+    const ops = withFaultsByPath((paths) => ({
       fsync: (fd) => {
         synced.push(paths.get(fd)!);
         realFileOps.fsync(fd);
       },
-    });
+    }));
     const report = Ledger.open({ dir, ops }).recover();
     expect(report.moved).toBe(true);
     expect(synced).toEqual(expect.arrayContaining([join(dir, 'quarantine', file), join(dir, 'quarantine')]));
@@ -272,5 +277,46 @@ describe('when an earlier recovery left its quarantine file behind (it died befo
     const e = codeOf(() => Ledger.open({ dir }).recover());
     expect(e.code).toBe('OP_CORRUPT');
     expect(snapshot(dir)).toEqual(before);
+  });
+});
+
+describe('when recovery moves unpublished bytes into a new quarantine file', () => {
+  it('creates it by the durable recipe (linked from an fsynced temp file, never renamed over a name) before it cuts records.jsonl', () => {
+    const records = join(dir, 'records.jsonl');
+    const tail = Buffer.from('{"v":1,"seq":1,"torn');
+    writeFileSync(records, tail, { flag: 'a' });
+    const calls: string[] = [];
+    const ops = withFaultsByPath((paths) => ({
+      fsync: (fd) => {
+        calls.push(`fsync ${paths.get(fd)}`);
+        realFileOps.fsync(fd);
+      },
+      link: (a, b) => {
+        calls.push(`link ${b}`);
+        realFileOps.link(a, b);
+      },
+      rename: (a, b) => {
+        calls.push(`rename ${b}`);
+        realFileOps.rename(a, b);
+      },
+      ftruncate: (fd, n) => {
+        calls.push(`ftruncate ${paths.get(fd)}`);
+        realFileOps.ftruncate(fd, n);
+      },
+    }));
+    const report = Ledger.open({ dir, ops }).recover();
+    expect(report.moved).toBe(true);
+    const file = report.file!;
+    expect(readFileSync(file)).toEqual(tail);
+    const q = join(dir, 'quarantine');
+    // The quarantine directory's own entry, the temp file's bytes, the link, the directory, then the cut.
+    expect(calls.filter((c) => !c.startsWith('fsync ') || c === `fsync ${dir}` || c === `fsync ${q}` || /\.tmp$/.test(c))).toEqual([
+      `fsync ${dir}`,
+      expect.stringMatching(new RegExp(`^fsync ${q}/\\..*\\.tmp$`)),
+      `link ${file}`,
+      `fsync ${q}`,
+      `ftruncate ${records}`,
+    ]);
+    expect(readdirSync(q)).toEqual([file.slice(q.length + 1)]);
   });
 });

@@ -355,6 +355,11 @@ export class FaultyOps {
   crashed = false;
   /** Whether the plan's fault happened during the command (a plan past its last operation does nothing). */
   fired = false;
+  /**
+   * The operation the fault first hit: `at` for a crash; for an errno, the first operation at or
+   * after `at` that the code can hit (ENOSPC at a close lands on the next allocation).
+   */
+  firedAt: number | null = null;
   private tornOnce = false;
   readonly ops: FileOps;
 
@@ -370,6 +375,7 @@ export class FaultyOps {
     this.step = 0;
     this.crashed = false;
     this.fired = false;
+    this.firedAt = null;
     this.tornOnce = false;
   }
 
@@ -380,6 +386,7 @@ export class FaultyOps {
     const p = this.plan;
     if (p.t === 'crash' && step === p.at) {
       this.fired = true;
+      this.firedAt = step;
       this.crashed = true;
       if (name === 'write' && p.tear !== null) {
         const data = args[1] as Uint8Array;
@@ -390,6 +397,7 @@ export class FaultyOps {
     }
     if (p.t === 'error' && step >= p.at && (p.sticky || !this.fired) && hits(p.code, name, args)) {
       this.fired = true;
+      this.firedAt ??= step;
       if (name === 'exists') return false; // existsSync reports any failure as "not there"
       if (name === 'close') real(...args); // close(2) frees the descriptor even when it reports EIO
       if (name === 'write' && p.code === 'ENOSPC' && !this.tornOnce && p.tear > 0) {
