@@ -1,7 +1,9 @@
 // Trust files on disk (SPEC 7), read strictly through src/keys/trust.ts.
-import { mkdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
+import { mkdirDurable, replaceFileDurable } from '../fs/durable.js';
+import { realFileOps, type FileOps } from '../fs/ops.js';
 import { formatTrust, parseTrust, type Trust } from './trust.js';
 
 export function readTrust(path: string): Trust {
@@ -18,11 +20,11 @@ export function readTrust(path: string): Trust {
 }
 
 /** Writes a trust file (it holds public keys only) with the durable replace recipe. */
-export function writeTrust(path: string, trust: Trust, replace: (dir: string, name: string, data: Uint8Array) => void): void {
+export function writeTrust(path: string, trust: Trust, ops: FileOps = realFileOps): void {
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirDurable(ops, dirname(path), 0o755);
+    replaceFileDurable(ops, dirname(path), basename(path), Buffer.from(formatTrust(trust)));
   } catch (e) {
-    throw ioError(e, 'create directory for', path);
+    throw ioError(e, 'write trust file', path);
   }
-  replace(dirname(path), path.slice(dirname(path).length + 1), Buffer.from(formatTrust(trust)));
 }

@@ -265,7 +265,6 @@ describe('when the sources are read for writes that bypass the recipe', () => {
     'src/demo/demo.ts': 'the demo edits its own scratch project as a user would; not shipped',
     'src/launch/prime-cache.cts': 'the build writes a throwaway project to run the verbs in',
     'src/causal/record-index.ts': 'issue 12: the index split moves its segment writer onto replaceFileDurable',
-    'audit/floor.ts': 'issue 12: the floor write moves out of audit/ onto fs/durable',
   };
 
   function sources(dir: string): string[] {
