@@ -11,7 +11,7 @@
 // - `revoke` must name a handoff or finish in the ledger; revoking it again is idempotent the
 //   same way (same reason and agent: the existing revocation; anything else: refused).
 // - `consume` is written only by `ledger gate --consume-as`, never appended directly.
-import { DELTA_MAX_RECORDS, RecordIndex } from './record-index.js';
+import { DELTA_MAX_RECORDS, RecordIndex } from './index/record-index.js';
 import { canonicalJson } from '../canonical.js';
 import { LedgerError } from '../errors.js';
 import { transactChecked, type Ledger } from '../ledger.js';
