@@ -70,7 +70,7 @@ export function lineEndingAt(ops: FileOps, fd: number, path: string, end: number
   for (let chunk = 4096; ; chunk = Math.min(chunk * 16, MAX_LINE_BYTES)) {
     const from = Math.max(0, lo - chunk);
     const part = Buffer.allocUnsafe(lo - from);
-    if (ops.read(fd, part, from) !== part.length) throw corrupt(path, `is shorter than ${end} bytes`, end);
+    if (readFully(ops, fd, part, from) !== part.length) throw corrupt(path, `is shorter than ${end} bytes`, end);
     if (lo === end && part[part.length - 1] !== 0x0a) throw corrupt(path, `does not end a line at byte ${end}`, end);
     chunks.unshift(part);
     // The newline that ends the line before this one (not the one that ends this line).
@@ -85,4 +85,15 @@ export function lineEndingAt(ops: FileOps, fd: number, path: string, end: number
     }
     if (end - lo >= MAX_LINE_BYTES) throw overLong(path, lo);
   }
+}
+
+/** Reads until `buf` is full or the file ends (a read may return fewer bytes than asked). */
+function readFully(ops: FileOps, fd: number, buf: Buffer, position: number): number {
+  let got = 0;
+  while (got < buf.length) {
+    const n = ops.read(fd, buf.subarray(got), position + got);
+    if (n <= 0) break;
+    got += n;
+  }
+  return got;
 }
