@@ -188,16 +188,16 @@ export function isCanonicalText(value: unknown, text: string): boolean {
   }
 }
 
+// Without the u flag this matches any surrogate code unit, and is much faster to run on every
+// string; only a string that has one is asked whether one stands alone.
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+
 /**
  * True when JSON.stringify(value) is already the JCS text: every object's keys are in JCS order
  * (UTF-16 code units, which is how JS compares strings), every number is a safe integer, and no
  * string holds a lone surrogate (JCS and `canonicalize` refuse those). Then `canonicalize`, which
  * writes sorted keys with JSON.stringify's own escaping, would produce the same text.
  */
-// Without the u flag this matches any surrogate code unit, and is much faster to run on every
-// string; only a string that has one is asked whether one stands alone.
-const ANY_SURROGATE = /[\uD800-\uDFFF]/;
-
 function isSortedSafe(v: unknown): boolean {
   if (typeof v === 'string') return !ANY_SURROGATE.test(v) || !LONE_SURROGATE.test(v);
   if (typeof v === 'number') return Number.isSafeInteger(v);

@@ -13,28 +13,27 @@
 /** Where a record filed under a key is: its seq and the offset of its line in records.jsonl. */
 export interface Posting { seq: number; offset: number }
 
-/** The rows (key hash, seq, offset) of the records in a byte range, and the range's last record. */
-export interface Rows {
-  h1: number[];
-  h2: number[];
-  seq: number[];
-  offset: number[];
+/** The seq and byte range a segment covers, and its last record (to check it against the ledger). */
+export interface SegmentRange {
   fromSeq: number;
   toSeq: number;
   fromOffset: number;
   endOffset: number;
+  /** Where the line of record toSeq starts, and its id. */
   lastOffset: number;
   lastId: string;
 }
 
-/** What a segment's header says it covers. */
-export interface SegmentHeader {
-  fromSeq: number;
-  toSeq: number;
-  fromOffset: number;
-  endOffset: number;
-  lastOffset: number;
-  lastId: string;
+/** The rows (key hash, seq, offset) of the records in a range: what a segment is made from. */
+export interface Rows extends SegmentRange {
+  h1: number[];
+  h2: number[];
+  seq: number[];
+  offset: number[];
+}
+
+/** What a segment's header says: its range, its ledger's genesis, and its table sizes. */
+export interface SegmentHeader extends SegmentRange {
   genesis: string;
   bucketCount: number;
   entryCount: number;
