@@ -1,6 +1,6 @@
 // The only place values become bytes (RFC 8785 JCS via `canonicalize`) and bytes become ids
 // (SHA-256). Pure: no I/O. SPEC 2 and SPEC 4.
-import { createHash, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { LedgerError } from './errors.js';
 
@@ -229,7 +229,7 @@ function isSortedSafe(v: unknown): boolean {
  *
  * How: JCS writes an object's members in sorted order, each member's text independent of its
  * neighbours, joined by commas, so JCS(r without sig) is the line with the `"sig":JCS(sig)` member
- * and one comma cut out; the two pieces around it are hashed as they are. The member's text is
+ * and one comma cut out; the two pieces around it are hashed. The member's text is
  * rebuilt from the parsed `sig`, and the cut is made only where that text occurs exactly once: an
  * unescaped `"sig":` cannot occur inside a JSON string, but a nested object, or a key such as
  * `x"sig` (written `"x\"sig"`), can hold the same text, and then the full JCS computation decides.
@@ -245,10 +245,9 @@ export function idFromLine(line: string | Uint8Array, value?: object): string {
   const member = '"sig":' + sigJson((v as { sig: unknown }).sig);
   const cut = typeof body === 'string' ? cutAround(body, member, member.length) : cutAround(body, Buffer.from(member), Buffer.byteLength(member));
   if (cut === null) return recordId(v);
-  const h = createHash('sha256');
-  if (typeof body === 'string') h.update(body.slice(0, cut[0])).update(body.slice(cut[1]));
-  else h.update(body.subarray(0, cut[0])).update(body.subarray(cut[1]));
-  return 'sha256:' + h.digest('hex');
+  // One piece for the one-shot hash: measured faster than a Hash object fed the two pieces.
+  const rest = typeof body === 'string' ? body.slice(0, cut[0]) + body.slice(cut[1]) : Buffer.concat([body.subarray(0, cut[0]), body.subarray(cut[1])]);
+  return 'sha256:' + sha256Hex(rest);
 }
 
 /**
