@@ -12,8 +12,7 @@
 // Attacker-controlled input: every byte read here comes from records.jsonl.
 import { isUtf8 } from 'node:buffer';
 import { idFromLine, isCanonicalText } from '../canonical.js';
-import { ioError } from '../errors.js';
-import { lineEndingAt, linesForward } from '../fs/lines.js';
+import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
 import type { Trust } from '../keys/trust.js';
 import { pinProblem } from '../keys/trust.js';
@@ -55,13 +54,7 @@ export class RecordReader {
   ) {}
 
   private file(): number {
-    if (this.fd === null) {
-      try {
-        this.fd = this.ops.open(this.paths.records, 'r');
-      } catch (e) {
-        throw ioError(e, 'open', this.paths.records);
-      }
-    }
+    if (this.fd === null) this.fd = openToRead(this.ops, this.paths.records);
     return this.fd;
   }
 

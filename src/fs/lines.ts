@@ -4,9 +4,18 @@
 // refuse, as OP_CORRUPT, what no reader may show as records: a file shorter than the range, a
 // line over 1 MiB, bytes that do not end in a newline where the range ends.
 // (audit/lines.ts is the auditor's own reader: the independent second reader shares no I/O code.)
-import { LedgerError } from '../errors.js';
+import { LedgerError, ioError } from '../errors.js';
 import { MAX_LINE_BYTES } from '../record.js';
 import type { FileOps } from './ops.js';
+
+/** Opens `path` for these readers; a file that cannot be opened is OP_IO (or OP_PERMISSION). */
+export function openToRead(ops: FileOps, path: string): number {
+  try {
+    return ops.open(path, 'r');
+  } catch (e) {
+    throw ioError(e, 'open', path);
+  }
+}
 
 /** One line: its bytes without the newline, and the offset where it starts. */
 export interface StoredLine {

@@ -2,9 +2,9 @@
 // `size` are not part of the ledger).
 import { isUtf8 } from 'node:buffer';
 import { idFromLine, isCanonicalText } from '../canonical.js';
-import { LedgerError, ioError } from '../errors.js';
+import { LedgerError } from '../errors.js';
 import type { Head, LedgerRecord } from '../record.js';
-import { lineEndingAt, linesForward, type StoredLine } from '../fs/lines.js';
+import { lineEndingAt, linesForward, openToRead, type StoredLine } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
 
@@ -55,7 +55,7 @@ export function rememberTail(line: Buffer, at: { seq: number; offset: number; id
 
 /** The last record line, the one ending at `head.size`, read backwards (fs/lines.ts). */
 export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): RecordAt {
-  const fd = ops.open(paths.records, 'r');
+  const fd = openToRead(ops, paths.records);
   let line: StoredLine;
   try {
     line = lineEndingAt(ops, fd, paths.records, head.size);
@@ -93,12 +93,7 @@ export function assertTailIsLastLine(ops: FileOps, paths: LedgerPaths, head: Hea
  * line (an index or a floor); ids are recomputed from the bytes, never taken from a cache.
  */
 export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fromSeq = 0, ops: FileOps = realFileOps): Generator<RecordAt> {
-  let fd: number;
-  try {
-    fd = ops.open(paths.records, 'r');
-  } catch (e) {
-    throw ioError(e, 'open', paths.records);
-  }
+  const fd = openToRead(ops, paths.records);
   try {
     // Fail closed before showing anything: a HEAD that publishes more than the file holds, or
     // whose tail is not the line ending at its size, is not a state of this ledger, even if the

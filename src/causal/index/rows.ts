@@ -1,8 +1,8 @@
 // What the index reads from records.jsonl: the rows (key hashes, seq, offset) of a byte range of
 // lines, and the id of one line (a segment's last record, to check the segment still matches).
 import { idFromLine } from '../../canonical.js';
-import { LedgerError, ioError } from '../../errors.js';
-import { linesForward } from '../../fs/lines.js';
+import { LedgerError } from '../../errors.js';
+import { linesForward, openToRead } from '../../fs/lines.js';
 import type { FileOps } from '../../fs/ops.js';
 import { MAX_LINE_BYTES, type LedgerRecord } from '../../record.js';
 import type { LedgerPaths } from '../../store/paths.js';
@@ -32,12 +32,7 @@ export interface ScannedRows extends Rows {
 export function scanRows(ops: FileOps, paths: LedgerPaths, fromSeq: number, fromOffset: number, endOffset: number, ids = true): ScannedRows {
   const rows: ScannedRows = { h1: [], h2: [], seq: [], offset: [], fromSeq, toSeq: fromSeq - 1, fromOffset, endOffset, lastOffset: -1, lastId: '', lines: [] };
   let expect = fromSeq;
-  let fd: number;
-  try {
-    fd = ops.open(paths.records, 'r');
-  } catch (e) {
-    throw ioError(e, 'open', paths.records);
-  }
+  const fd = openToRead(ops, paths.records);
   try {
     for (const { bytes, offset } of linesForward(ops, fd, paths.records, fromOffset, endOffset)) {
       const line = bytes.toString('utf8');
