@@ -4,11 +4,11 @@
 // writes it with the one durable recipe (src/ledger.ts keepFloor, over src/fs/durable.ts).
 import { readFileSync } from 'node:fs';
 import { relative, resolve, isAbsolute } from 'node:path';
-import { parseJsonStrict, recordId } from '../src/canonical.js';
+import { isCanonicalText, parseJsonStrict, recordId } from '../src/canonical.js';
 import { LedgerError, ioError } from '../src/errors.js';
 import { MAX_LINE_BYTES, floorProblems, recordProblems, type Head, type LedgerRecord, type TrustFloor } from '../src/record.js';
 import { shortId } from './findings.js';
-import { decodeLine, isCanonicalText, readAt } from './lines.js';
+import { decodeLine, readAt } from './lines.js';
 
 /** Reads a floor file; null when it does not exist (SPEC 8: then the audit starts at genesis). */
 export function readFloor(path: string): TrustFloor | null {

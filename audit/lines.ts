@@ -1,10 +1,8 @@
-// Reading records.jsonl as lines, in fixed-size chunks (constant memory), and the two per-line
-// computations the layers share: the canonical check (SPEC 4) and the record id (SPEC 4), both
-// done without a second canonicalization of each record.
-import { createHash } from 'node:crypto';
+// Reading records.jsonl as lines, in fixed-size chunks (constant memory), and decoding a line.
+// This reader is the auditor's own, not src/fs/lines.ts: the auditor is the independent second
+// reader and imports no I/O code of the writer's (test/audit/independence.test.ts forbids it).
 import { readSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
-import { canonicalJson, recordId } from '../src/canonical.js';
 import { MAX_LINE_BYTES } from '../src/record.js';
 
 /** One line of records.jsonl, without its newline. Valid only until the reader moves on. */
@@ -108,8 +106,9 @@ export function readAt(fd: number, offset: number, max: number): Buffer {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The canonical check (SPEC 4): a line is a record only if its bytes are exactly
-// JCS(JSON.parse(line)) + "\n".
+// Decoding a line for the canonical check (SPEC 4: a line is a record only if its bytes are
+// exactly JCS(JSON.parse(line)) + "\n"). The check itself and the record id from a line are
+// src/canonical.ts's (isCanonicalText, idFromLine), one definition for every reader.
 
 /**
  * Decodes a line's bytes as UTF-8, or returns null. Policy: invalid UTF-8 is refused here,
@@ -119,89 +118,4 @@ export function readAt(fd: number, offset: number, max: number): Buffer {
 export function decodeLine(bytes: Uint8Array): string | null {
   if (!isUtf8(bytes)) return null;
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-}
-
-const SURROGATE_RE = /[\uD800-\uDFFF]/;
-
-function hasLoneSurrogate(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = s.charCodeAt(i + 1);
-      if (!(d >= 0xdc00 && d <= 0xdfff)) return true;
-      i++;
-    } else if (c >= 0xdc00 && c <= 0xdfff) return true;
-  }
-  return false;
-}
-
-/**
- * True when JSON.stringify(value) is already the JCS text: every object's keys are in JCS order
- * (UTF-16 code units, which is how JS compares strings), every number is a safe integer, and no
- * string holds a lone surrogate (JCS and `canonicalize` refuse those). Then `canonicalize`, which
- * writes sorted keys with JSON.stringify's own escaping, would produce the same text.
- */
-function isSortedSafe(v: unknown): boolean {
-  if (typeof v === 'string') return !SURROGATE_RE.test(v) || !hasLoneSurrogate(v);
-  if (typeof v === 'number') return Number.isSafeInteger(v);
-  if (v === null || typeof v === 'boolean') return true;
-  if (Array.isArray(v)) {
-    for (const x of v) if (!isSortedSafe(x)) return false;
-    return true;
-  }
-  const o = v as Record<string, unknown>;
-  let prev: string | null = null;
-  for (const k in o) {
-    if (prev !== null && !(prev < k)) return false;
-    if (SURROGATE_RE.test(k) && hasLoneSurrogate(k)) return false;
-    if (!isSortedSafe(o[k])) return false;
-    prev = k;
-  }
-  return true;
-}
-
-/**
- * SPEC 4's canonical check of a parsed line: `canonicalJson(value) === text`. The common case is
- * decided by the native JSON.stringify plus one walk (about three times faster than
- * `canonicalize`); anything else (integer-like keys, which JS objects reorder; escapes; numbers)
- * falls back to `canonicalJson` itself, whose verdict is final. A throw there (a lone surrogate,
- * an unsafe number, a nesting too deep) means not canonical: a check that cannot decide says no.
- */
-export function isCanonicalText(value: unknown, text: string): boolean {
-  try {
-    if (JSON.stringify(value) === text && isSortedSafe(value)) return true;
-    return canonicalJson(value) === text;
-  } catch {
-    return false;
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The record id (SPEC 4): "sha256:" + hex(SHA-256(UTF-8(JCS(r without "sig")))).
-
-/**
- * The id of a record whose line is canonical. JCS writes members in sorted order with no
- * whitespace, so JCS(r without sig) is the line with the `"sig":{...}` member (and one comma)
- * cut out; hashing the two remaining byte ranges avoids a second canonicalization. The member's
- * text is rebuilt from the parsed value; if it does not occur exactly once (it always does for a
- * schema-valid record), the id is computed the slow way.
- */
-export function lineRecordId(bytes: Buffer, record: { sig: { alg: string; key: string; value: string } }): string {
-  const s = record.sig;
-  // JCS of the sig object: its three members are already in sorted order.
-  const member = `"sig":{"alg":${JSON.stringify(s.alg)},"key":${JSON.stringify(s.key)},"value":${JSON.stringify(s.value)}}`;
-  const at = bytes.indexOf(member, 0, 'utf8');
-  if (at < 0 || bytes.indexOf(member, at + 1, 'utf8') >= 0) return recordId(record);
-  const after = at + Buffer.byteLength(member);
-  const hash = createHash('sha256');
-  if (bytes[at - 1] === 0x2c) {
-    // ...,"sig":{...}  -> drop the comma before it
-    hash.update(bytes.subarray(0, at - 1)).update(bytes.subarray(after));
-  } else if (bytes[after] === 0x2c) {
-    // {"sig":{...},... -> drop the comma after it
-    hash.update(bytes.subarray(0, at)).update(bytes.subarray(after + 1));
-  } else {
-    hash.update(bytes.subarray(0, at)).update(bytes.subarray(after));
-  }
-  return 'sha256:' + hash.digest('hex');
 }

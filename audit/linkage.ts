@@ -6,7 +6,7 @@ import type { LedgerRecord } from '../src/record.js';
 import type { AuditContext, ChainPoint, Layer, LineView } from './context.js';
 import { placementOf, shortId } from './context.js';
 import type { FindingCollector } from './findings.js';
-import { lineRecordId } from './lines.js';
+import { idFromLine } from '../src/canonical.js';
 
 export interface Problem { code: string; expected: string; actual: string; reason: string }
 
@@ -49,7 +49,7 @@ export function linkageLayer(ctx: AuditContext): Layer {
     checkRecord(line: LineView, sink) {
       if (prev === undefined) prev = ctx.before;
       const r = line.record!;
-      const id = lineRecordId(line.bytes, r);
+      const id = idFromLine(line.bytes, r); // the schema layer has checked the line is canonical
       line.id = id;
       let ok = true;
       const bad = (p: Problem) => {

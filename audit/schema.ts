@@ -4,7 +4,8 @@
 import { headProblems, recordProblems, MAX_LINE_BYTES, type Head, type LedgerRecord } from '../src/record.js';
 import type { AuditContext, Layer, LineView } from './context.js';
 import { clip, type FindingCollector } from './findings.js';
-import { decodeLine, isCanonicalText } from './lines.js';
+import { isCanonicalText } from '../src/canonical.js';
+import { decodeLine } from './lines.js';
 
 export function schemaLayer(ctx: AuditContext): Layer {
   const fail = (sink: FindingCollector, code: string, seq: number | null, expected: string, actual: string, reason: string) =>

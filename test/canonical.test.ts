@@ -1,17 +1,23 @@
 // src/canonical.ts: the bytes of records and HEAD, ids, strict base64url and strict JSON.
 // The golden ids were cross-checked once with an independent implementation (Python json with
 // sorted keys + hashlib, and the signatures with pyca/cryptography); they must never change.
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  canonicalAroundSig, canonicalJson, canonicalLine, canonicalLineId, ed25519SigJson, digestOf, findDuplicateKey, fromBase64url, headDigest, parseJsonStrict, recordId, toBase64url, withoutSig,
+  canonicalAroundSig, canonicalJson, canonicalLine, ed25519SigJson, digestOf, findDuplicateKey, fromBase64url, headDigest, idFromLine, isCanonicalText, parseJsonStrict, recordId, toBase64url, withoutSig,
 } from '../src/canonical.js';
 import { verifyReference } from '../src/ed25519-reference.js';
 import { LedgerError } from '../src/errors.js';
 import { signingMessage, verifySig } from '../src/sign.js';
 import { FIXED_PUBLIC_KEY } from './helpers/fixed-keys.js';
+import { buildLedger } from './helpers/gen-ledger.js';
 import { goldenGenesis, goldenHandoff, goldenHead } from './helpers/golden-records.js';
 import { runs } from './helpers/runs.js';
+
+// `npm run soak` multiplies the runs; give those tests room beyond the 60 s default.
+const SOAK_TIMEOUT = process.env.SOAK === '1' ? 60 * 60_000 : undefined;
 
 const GENESIS_LINE =
   '{"agent":"harness","kind":"genesis","name":"golden","nonce":"AAECAwQFBgcICQoLDA0ODw","prev_tail_hash":null,"seq":0,' +
@@ -222,34 +228,195 @@ describe('canonicalAroundSig agrees with canonicalJson on any value', () => {
       { numRuns: runs(1000, 50_000) },
     );
   });
+});
 
-  it('canonicalLineId is the id exactly when the line is the canonical line, for any value and line', () => {
-    const reference = (v: object, line: string) => {
-      try {
-        return canonicalLine(v) === line ? recordId(v) : null;
-      } catch {
-        return null;
-      }
-    };
-    const withSig = fc.record({ alg: fc.constant('ed25519'), key: str, value: str });
-    const obj = fc.oneof(
-      fc.dictionary(key, value, { maxKeys: 6 }),
-      fc.tuple(fc.dictionary(key, value, { maxKeys: 6 }), withSig).map(([o, sig]) => ({ ...o, sig })),
-      fc.array(value, { maxLength: 3 }),
-    );
+describe('idFromLine, the id of a record from its stored line', () => {
+  // The definition, from `canonicalize` directly: SPEC 4's id of the value the line holds.
+  const byDefinition = (r: Record<string, unknown>) => {
+    const rest = Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'sig'));
+    return 'sha256:' + createHash('sha256').update(canonicalize(rest) as string, 'utf8').digest('hex');
+  };
+  // Well-formed Unicode (lone surrogates have no canonical form), with the characters JSON escapes
+  // and fragments of the sig member itself, so a string can hold what the cut looks for.
+  const text = fc.oneof(
+    fc.string({ unit: 'grapheme', maxLength: 8 }),
+    fc.string({ unit: 'binary', maxLength: 8 }),
+    fc.constantFrom('"', '\\', '\n', '\u2028', ',"sig":', '"sig":{"alg":"ed25519"', 'é', '☕', '\u{1F600}'),
+  ).filter((x) => !/[\uD800-\uDFFF]/u.test(x));
+  // Keys that sort before and after "sig", and keys whose encoding ends in `"sig"` (`x"sig`).
+  const key = fc.oneof(fc.constantFrom('a', 'agent', 'kind', 's', 'sif', 'sig', 'sig0', 'sih', 'si', 'ts', 'v', 'z', '"sig', 'x"sig', '10', '9', '__proto__', ''), text);
+  const json: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+    node: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null), fc.boolean(), fc.maxSafeInteger(), text,
+      fc.array(tie('node'), { maxLength: 3 }),
+      fc.dictionary(key, tie('node'), { maxKeys: 4 }),
+    ),
+  })).node;
+  const b64 = (n: number) => fc.uint8Array({ minLength: n, maxLength: n }).map((u) => toBase64url(u));
+  const sig = fc.oneof(
+    fc.record({ alg: fc.constant('ed25519'), key: b64(32), value: b64(64) }),
+    fc.record({ alg: text, key: text, value: text }),
+    json,
+  );
+  const envelope = fc.record({
+    v: fc.constant(1), seq: fc.nat(), prev_tail_hash: fc.oneof(fc.constant(null), fc.uint8Array({ minLength: 32, maxLength: 32 }).map((u) => 'sha256:' + Buffer.from(u).toString('hex'))),
+    ts: fc.constant('2026-11-29T17:00:00.000Z'), kind: fc.constantFrom('handoff', 'intent', 'x'), agent: fc.constantFrom('agent-a', 'b'),
+  });
+  // Where a copy of the sig member's text is planted besides the real one: nowhere, in a nested
+  // object, or under a key whose encoding ends in "sig".
+  const plant = fc.constantFrom('none', 'nested', 'quoted-key', 'x-quoted-key');
+
+  it('equals SHA-256 of JCS(record without sig) for any record-shaped value, from its text or bytes', () => {
     fc.assert(
-      fc.property(obj, fc.nat(), fc.boolean(), (v, at, damage) => {
-        let line: string;
-        try {
-          line = canonicalLine(v);
-        } catch {
-          line = '{"kind":"x"}\n'; // a value with no canonical form: no line can be its own
-        }
-        if (damage && line.length > 1) line = line.slice(0, at % (line.length - 1)) + ' ' + line.slice(at % (line.length - 1));
-        expect(canonicalLineId(v as object, line)).toBe(reference(v as object, line));
+      fc.property(envelope, fc.dictionary(key, json, { maxKeys: 5 }), fc.option(sig, { nil: undefined }), plant, (env, payload, s, where) => {
+        const r: Record<string, unknown> = { ...payload, ...env };
+        if (s !== undefined) r.sig = s;
+        if (where === 'nested') r.evidence = { copy: { sig: s ?? null } };
+        if (where === 'quoted-key') r['"sig'] = s ?? null;
+        if (where === 'x-quoted-key') r['x"sig'] = s ?? null;
+        const line = canonicalLine(r);
+        const want = byDefinition(r);
+        const parsed = JSON.parse(line) as object;
+        expect(idFromLine(line)).toBe(want);
+        expect(idFromLine(line, parsed)).toBe(want);
+        expect(idFromLine(line.slice(0, -1), parsed)).toBe(want);
+        expect(idFromLine(Buffer.from(line), parsed)).toBe(want);
+        expect(idFromLine(Buffer.from(line.slice(0, -1)), parsed)).toBe(want);
       }),
       { numRuns: runs(1000, 50_000) },
     );
+  });
+
+  it('gives the id of every kind of record a writer makes, by the fast cut (the member occurs once)', () => {
+    const led = buildLedger({ count: 40, kinds: ['handoff', 'checkpoint', 'start', 'finish', 'intent', 'revoke', 'consume'] });
+    led.lines.forEach((line, i) => {
+      expect(idFromLine(line), `seq ${i}`).toBe(led.ids[i]);
+      const member = `"sig":${canonicalJson((JSON.parse(line) as { sig: object }).sig)}`;
+      expect(line.split(member).length, `seq ${i}`).toBe(2);
+    });
+  });
+
+  it('gives the pinned ids of the golden lines, and HEAD\'s pinned digest', () => {
+    expect(idFromLine(GENESIS_LINE)).toBe(GENESIS_ID);
+    expect(idFromLine(HANDOFF_LINE)).toBe(HANDOFF_ID);
+    expect(idFromLine(Buffer.from(HEAD_LINE))).toBe(HEAD_DIGEST);
+  });
+
+  describe('when the line is damaged', () => {
+    it('refuses a line that is not JSON, or not a JSON object, with INPUT_JSON', () => {
+      for (const line of [GENESIS_LINE.slice(0, 100), '', '{"a":1', '[1,2]\n', '"sig"', 'null', '7']) {
+        expect(() => idFromLine(line), JSON.stringify(line)).toThrow(expect.objectContaining({ code: 'INPUT_JSON' }));
+      }
+    });
+
+    it('still gives the id when a payload holds the sig member\'s text (a nested copy, a key that ends in "sig", a string)', () => {
+      const r = goldenHandoff() as unknown as Record<string, unknown>;
+      const sigText = canonicalJson(r.sig);
+      for (const planted of [
+        { evidence: { sig: r.sig } },
+        { '"sig': r.sig },
+        { 'x"sig': r.sig },
+        { note: `,"sig":${sigText}` },
+        { note: '"sig":{"alg":"ed25519"}', evidence: { sig: { digest: 'sha256:' + 'a'.repeat(64), source: ',"sig":' } } },
+      ]) {
+        const line = canonicalLine({ ...r, ...planted });
+        expect(idFromLine(line), Object.keys(planted).join()).toBe(recordId({ ...r, ...planted }));
+      }
+    });
+
+    it('gives the same id for a line whose signature was changed: the sig is not part of the id', () => {
+      const bent = HANDOFF_LINE.replace('"value":"qOiR', '"value":"AAAA');
+      expect(bent).not.toBe(HANDOFF_LINE);
+      expect(idFromLine(bent)).toBe(HANDOFF_ID);
+    });
+
+    it('hashes the whole line of a value without sig, and one whose sig is not an object', () => {
+      expect(idFromLine('{"a":1}\n')).toBe(digestOf('{"a":1}'));
+      expect(idFromLine('{"a":1,"sig":5}')).toBe(digestOf('{"a":1}'));
+      expect(idFromLine('{"sig":null}')).toBe(digestOf('{}'));
+    });
+
+    it('is not defined on a line that is not canonical: that is what the canonical check is for', () => {
+      // Each of these holds the golden handoff, re-encoded: whitespace, members out of order, an
+      // escape JCS does not write, a number JCS writes otherwise. Every reader checks first.
+      const value = JSON.parse(HANDOFF_LINE) as Record<string, unknown>;
+      for (const text of [
+        JSON.stringify(value, null, 1),
+        JSON.stringify(Object.fromEntries(Object.entries(value).reverse())),
+        HANDOFF_LINE.slice(0, -1).replace('"agent-a"', '"agent\\u002da"'),
+        HANDOFF_LINE.slice(0, -1).replace('"seq":1', '"seq":1.0'),
+      ]) {
+        expect(JSON.parse(text)).toEqual(value);
+        expect(isCanonicalText(JSON.parse(text), text), text.slice(0, 40)).toBe(false);
+      }
+      expect(isCanonicalText(value, HANDOFF_LINE.slice(0, -1))).toBe(true);
+    });
+  });
+});
+
+// JSON values of the shapes records have, with keys that JS objects reorder (integer-like) and
+// strings that need escapes.
+const keyArb = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('0', '1', '10', '9', 'sig', '__proto__', 'é', '\u2028'));
+const jsonArb = fc.letrec((tie) => ({
+  value: fc.oneof({ depthSize: 'small' }, fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.constant(null), tie('array'), tie('object')),
+  array: fc.array(tie('value'), { maxLength: 4 }),
+  object: fc.dictionary(keyArb, tie('value'), { maxKeys: 5 }),
+})).value;
+
+/** Writes the first a-z inside a JSON string as a \u00XX escape (same content, other bytes). */
+function escapeFirstLetterInString(text: string): string {
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString && c === '\\') i++;
+    else if (c === '"') inString = !inString;
+    else if (inString && c >= 'a' && c <= 'z') return text.slice(0, i) + '\\u00' + c.charCodeAt(0).toString(16) + text.slice(i + 1);
+  }
+  return text;
+}
+
+/** The definition: is `text` exactly canonicalJson(JSON.parse(text))? */
+function canonicalByDefinition(text: string): boolean {
+  try {
+    return canonicalJson(JSON.parse(text)) === text;
+  } catch {
+    return false;
+  }
+}
+
+describe('isCanonicalText agrees with canonicalJson', () => {
+  it('on canonical texts of random values (always true)', () => {
+    fc.assert(
+      fc.property(jsonArb, (v) => {
+        let text: string;
+        try {
+          text = canonicalJson(v);
+        } catch {
+          return; // a lone surrogate: no canonical form to test
+        }
+        expect(isCanonicalText(JSON.parse(text), text)).toBe(true);
+      }),
+      { numRuns: runs(500, 50_000) },
+    );
+  }, SOAK_TIMEOUT);
+
+  it('on other encodings of random values (JSON.stringify, spaces, escapes)', () => {
+    fc.assert(
+      fc.property(jsonArb, fc.constantFrom(0, 1, 2), (v, how) => {
+        let text = JSON.stringify(v);
+        if (how === 1) text = JSON.stringify(v, null, 1);
+        if (how === 2) text = escapeFirstLetterInString(text);
+        expect(isCanonicalText(JSON.parse(text), text)).toBe(canonicalByDefinition(text));
+      }),
+      { numRuns: runs(500, 50_000) },
+    );
+  }, SOAK_TIMEOUT);
+
+  it('on the hard cases named one by one', () => {
+    for (const text of ['{"10":1,"9":2}', '{"9":2,"10":1}', '{"a":1.0}', '{"a":1e2}', '{"a":-0}', '{"a":9007199254740993}', '{"a":"\\ud800"}', '{"\\udc00":1}', '{"a":"\\u00e9"}', '{"a":"é"}', '{"b":1,"a":2}', '{"a":1,"a":1}', '"\\/"', '[1,2]', '{"a":"\\u2028"}', '{"a":"\u2028"}']) {
+      expect(isCanonicalText(JSON.parse(text), text), text).toBe(canonicalByDefinition(text));
+    }
   });
 });
 

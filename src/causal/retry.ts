@@ -15,7 +15,7 @@
 //   workflow (src/handoff/workflow.ts), which applies the ownership and lease rules.
 // This is what `Ledger.append` (src/ledger.ts) and so `ledger append` apply: the causal layer
 // sits under the façade and reaches the disk only through the store's transact.
-import { DELTA_MAX_RECORDS, RecordIndex } from './record-index.js';
+import { DELTA_MAX_RECORDS, RecordIndex } from './index/record-index.js';
 import { canonicalJson } from '../canonical.js';
 import { LedgerError } from '../errors.js';
 import type { Draft, Head, Kind, LedgerRecord } from '../record.js';

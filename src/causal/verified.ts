@@ -10,12 +10,13 @@
 //              HEAD's tail, for the last record) links back to it (SPEC 4, SPEC 5)
 //
 // Attacker-controlled input: every byte read here comes from records.jsonl.
-import { closeSync, openSync, readSync } from 'node:fs';
-import { canonicalLine } from '../canonical.js';
-import { lineId } from './record-index.js';
+import { isUtf8 } from 'node:buffer';
+import { idFromLine, isCanonicalText } from '../canonical.js';
+import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
+import { realFileOps, type FileOps } from '../fs/ops.js';
 import type { Trust } from '../keys/trust.js';
 import { pinProblem } from '../keys/trust.js';
-import { MAX_LINE_BYTES, recordProblems, type Head, type LedgerRecord } from '../record.js';
+import { recordProblems, type Head, type LedgerRecord } from '../record.js';
 import { verifySig } from '../sign.js';
 import type { LedgerPaths } from '../store/paths.js';
 
@@ -34,7 +35,11 @@ export class RecordProblem extends Error {
   }
 }
 
-interface Line { text: string; start: number; end: number }
+/** A line read from records.jsonl: its bytes (without the newline), where it starts and ends. */
+interface Line { bytes: Buffer; start: number; end: number }
+
+// Records are usually well under 4 KiB: the first read of a line is that long, then grows.
+const FIRST_READ = 4096;
 
 export class RecordReader {
   private fd: number | null = null;
@@ -45,65 +50,71 @@ export class RecordReader {
     readonly head: Head,
     /** null: skip the pin check (a writer checking its own ledger for retries, not a gate). */
     private readonly trust: Trust | null,
+    private readonly ops: FileOps = realFileOps,
   ) {}
 
   private file(): number {
-    if (this.fd === null) this.fd = openSync(this.paths.records, 'r');
+    if (this.fd === null) this.fd = openToRead(this.ops, this.paths.records);
     return this.fd;
   }
 
   close(): void {
-    if (this.fd !== null) closeSync(this.fd);
+    if (this.fd !== null) this.ops.close(this.fd);
     this.fd = null;
   }
 
-  /** The line starting at `start` (without its newline), or null when it does not end by HEAD's size. */
+  /**
+   * The line starting at `start`, or null when there is no whole line of at most 1 MiB there
+   * within HEAD's size: the reader's refusal is this record's finding, not a crash.
+   */
   private lineAt(start: number): Line | null {
     if (start < 0 || start >= this.head.size) return null;
-    // Records are usually well under 4 KiB; a longer one is read again at its full bound.
-    for (const max of [4096, MAX_LINE_BYTES]) {
-      const len = Math.min(max, this.head.size - start);
-      const buf = Buffer.allocUnsafe(len);
-      const n = readSync(this.file(), buf, 0, len, start);
-      const nl = buf.subarray(0, n).indexOf(0x0a);
-      if (nl >= 0) return { text: buf.toString('utf8', 0, nl), start, end: start + nl + 1 };
-      if (n < len || len < max) return null;
+    try {
+      for (const { bytes } of linesForward(this.ops, this.file(), this.paths.records, start, this.head.size, FIRST_READ)) {
+        return { bytes, start, end: start + bytes.length + 1 }; // the reader stops here: its buffer stays ours
+      }
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== 'OP_CORRUPT') throw e;
     }
     return null;
   }
 
-  /** The line that ends just before `end` (whose newline is at end - 1). */
+  /** The line that ends at `end` (whose newline is at end - 1), or null as for lineAt. */
   private lineBefore(end: number): Line | null {
     if (end <= 0) return null;
-    // Read a window before `end`, growing it until it holds the previous newline (or byte 0).
-    for (let win = 4096; ; win *= 4) {
-      const lo = Math.max(0, end - 1 - win);
-      const buf = Buffer.allocUnsafe(end - 1 - lo);
-      const n = readSync(this.file(), buf, 0, buf.length, lo);
-      if (n !== buf.length) return null;
-      const nl = buf.lastIndexOf(0x0a);
-      if (nl >= 0 || lo === 0) {
-        const start = nl >= 0 ? lo + nl + 1 : 0;
-        return { text: buf.toString('utf8', start - lo), start, end };
-      }
-      if (win > MAX_LINE_BYTES) return null;
+    try {
+      const { bytes, offset } = lineEndingAt(this.ops, this.file(), this.paths.records, end);
+      return { bytes, start: offset, end };
+    } catch (e) {
+      if ((e as { code?: unknown }).code !== 'OP_CORRUPT') throw e;
+      return null;
     }
   }
 
-  private parse(line: Line, seq: number): LedgerRecord {
+  /**
+   * Whether a line (its bytes, their text, what that parses to) is canonical JSON (SPEC 4).
+   * Policy: the bytes must be UTF-8, as the store's reader requires: decoding would turn a bad
+   * byte into U+FFFD, and the canonical comparison would no longer compare the stored bytes.
+   */
+  private static isCanonical(line: Line, text: string, value: unknown): boolean {
+    return isUtf8(line.bytes) && isCanonicalText(value, text);
+  }
+
+  private parse(line: Line, seq: number): { record: LedgerRecord; text: string } {
     const fail = (why: string) => new RecordProblem(seq, line.start, `the record at seq ${seq} (byte ${line.start}) ${why}`);
+    const text = line.bytes.toString('utf8');
     let value: unknown;
     try {
-      value = JSON.parse(line.text);
+      value = JSON.parse(text);
     } catch {
       throw fail('is not JSON');
     }
     const problems = recordProblems(value);
     if (problems.length) throw fail(`is not a valid record (${problems[0]})`);
-    if (canonicalLine(value) !== line.text + '\n') throw fail('is not canonical JSON');
+    if (!RecordReader.isCanonical(line, text, value)) throw fail('is not canonical JSON');
     const rec = value as LedgerRecord;
     if (rec.seq !== seq) throw fail(`says seq ${rec.seq}`);
-    return rec;
+    return { record: rec, text };
   }
 
   /**
@@ -113,18 +124,18 @@ export class RecordReader {
   private idBefore(offset: number, seq: number, fail: (why: string) => RecordProblem): string {
     const prevLine = this.lineBefore(offset);
     if (!prevLine) throw fail('has no line before it');
+    const text = prevLine.bytes.toString('utf8');
     let prev: unknown;
     try {
-      prev = JSON.parse(prevLine.text);
+      prev = JSON.parse(text);
     } catch {
       prev = null;
     }
-    if (prev === null || typeof prev !== 'object' || (prev as { seq?: unknown }).seq !== seq - 1) throw fail(`follows a line that is not record seq ${seq - 1}`);
-    try {
-      return lineId(prevLine.text, prev);
-    } catch {
+    // idFromLine's precondition: the line is canonical, so the id is the one SPEC 4 defines.
+    if (prev === null || typeof prev !== 'object' || (prev as { seq?: unknown }).seq !== seq - 1 || !RecordReader.isCanonical(prevLine, text, prev)) {
       throw fail(`follows a line that is not record seq ${seq - 1}`);
     }
+    return idFromLine(text, prev);
   }
 
   /** Reads and verifies record `seq` whose line starts at `offset`; throws RecordProblem. */
@@ -135,10 +146,9 @@ export class RecordReader {
     if (seq > this.head.seq) throw fail(`is past HEAD (seq ${this.head.seq})`);
     const line = this.lineAt(offset);
     if (!line) throw fail(`has no complete line at byte ${offset} within HEAD's size`);
-    const record = this.parse(line, seq);
-    // hash: the line is canonical and schema-valid (parse), so its id is the digest of the line
-    // without its sig member (lineId), the same value recordId computes, without a second JCS pass.
-    const id = lineId(line.text, record);
+    const { record, text } = this.parse(line, seq);
+    // hash: the line is canonical and schema-valid (parse), so idFromLine gives its id (SPEC 4).
+    const id = idFromLine(text, record);
     // signature
     if (!verifySig('record', id, record.sig)) throw fail(`(${id}) has a signature that does not verify`);
     // pin
@@ -160,7 +170,7 @@ export class RecordReader {
       const next = this.lineAt(line.end);
       let linksBack = false;
       try {
-        const v = next ? (JSON.parse(next.text) as { seq?: unknown; prev_tail_hash?: unknown }) : null;
+        const v = next ? (JSON.parse(next.bytes.toString('utf8')) as { seq?: unknown; prev_tail_hash?: unknown }) : null;
         linksBack = v !== null && v.seq === seq + 1 && v.prev_tail_hash === id;
       } catch {
         linksBack = false;

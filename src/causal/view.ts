@@ -7,7 +7,9 @@ import { rmSync } from 'node:fs';
 import type { Trust } from '../keys/trust.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
-import { IndexDamaged, RecordIndex, consumeKey, idKey, identityKey, opKey, revokeKey, type Posting } from './record-index.js';
+import { consumeKey, idKey, identityKey, opKey, revokeKey } from './index/keys.js';
+import { RecordIndex } from './index/record-index.js';
+import { IndexDamaged, type Posting } from './index/segment-format.js';
 import { RecordProblem, RecordReader, type VerifiedRecord } from './verified.js';
 
 export type { VerifiedRecord } from './verified.js';

@@ -6,7 +6,6 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fromBase64url } from '../canonical.js';
 import { publicKeyProblem } from '../ed25519-reference.js';
-import { LedgerError } from '../errors.js';
 import { parseTrust, pinProblem, trustEntry, type Trust } from '../keys/trust.js';
 import type { Head } from '../record.js';
 import { parseSecretKeyFile } from '../keys/secret-key.js';
@@ -14,7 +13,7 @@ import { createSigner } from '../sign.js';
 import { realFileOps } from '../fs/ops.js';
 import { readHead } from '../store/head.js';
 import { ledgerPaths } from '../store/paths.js';
-import { readTailLine } from '../store/read.js';
+import { assertTailIsLastLine } from '../store/read.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 export interface DoctorCheck { name: string; status: CheckStatus; detail: string; fix?: string }
@@ -102,8 +101,7 @@ function checkLedger(o: DoctorOptions, checks: DoctorCheck[]): Head | null {
     return head;
   }
   try {
-    const tail = readTailLine(realFileOps, paths, head);
-    if (tail.id !== head.tail || tail.seq !== head.seq) throw new LedgerError('OP_CORRUPT', `HEAD's tail is seq ${head.seq} ${head.tail} but the last published line is seq ${tail.seq} ${tail.id}`);
+    assertTailIsLastLine(realFileOps, paths, head);
     checks.push({ name: 'HEAD', status: 'ok', detail: `seq ${head.seq}, signed, and its tail is the last published line` });
   } catch (e) {
     checks.push({ name: 'HEAD', status: 'fail', detail: message(e), fix: 'run `ledger audit` to see which layer fails' });

@@ -21,7 +21,7 @@ import { fsError, realFileOps, type FileOps } from '../fs/ops.js';
 import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
-import { readTailLine, rememberTail } from './read.js';
+import { assertTailIsLastLine, rememberTail } from './read.js';
 import { quarantineUnpublished, type RecoverReport } from './recover.js';
 
 export interface StoreOptions {
@@ -186,10 +186,7 @@ function appendLocked(
     const current = readHeadWithBytes(ops, paths);
     if (!current) throw notALedger(paths);
     const { head } = current;
-    const tail = readTailLine(ops, paths, head);
-    if (tail.id !== head.tail || tail.seq !== head.seq) {
-      throw new LedgerError('OP_CORRUPT', `HEAD says the tail is seq ${head.seq} ${head.tail}, but the last published line is seq ${tail.seq} ${tail.id}; run \`ledger audit\``);
-    }
+    const tail = assertTailIsLastLine(ops, paths, head);
     const drafts = decide({ paths, head, tail: { id: tail.id, record: tail.record } });
     if (drafts.length === 0) return { records: [], head, recovered: null };
     if (!allChecked(drafts, checkedDrafts)) assertDrafts(drafts);
@@ -353,10 +350,7 @@ export function recoverLedger(opts: StoreOptions, dryRun: boolean): RecoverRepor
     // the line ending at its size), as a writer checks before it appends. (A file shorter than
     // HEAD's size is refused by quarantineUnpublished, with its own message.)
     if (head && ops.exists(paths.records) && ops.size(paths.records) >= head.size) {
-      const tail = readTailLine(ops, paths, head);
-      if (tail.id !== head.tail || tail.seq !== head.seq) {
-        throw new LedgerError('OP_CORRUPT', `refusing to recover: HEAD says the tail is seq ${head.seq} ${head.tail}, but the line ending at its size is seq ${String(tail.seq)} ${tail.id}; run \`ledger audit\``);
-      }
+      assertTailIsLastLine(ops, paths, head, 'refusing to recover: ');
     }
     return quarantineUnpublished(ops, paths, head, dryRun);
   } catch (e) {

@@ -1,6 +1,6 @@
 // Reading and writing HEAD (SPEC 5). The writer re-checks what it reads (canonical bytes,
 // schema, signature) before building on it: it must never extend a forged pointer.
-import { canonicalAroundSig, canonicalLineId, digestOf } from '../canonical.js';
+import { canonicalAroundSig, digestOf, idFromLine, isCanonicalText } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { headProblems, type Head } from '../record.js';
 import { makeSig, verifySig, type Sig, type Signer } from '../sign.js';
@@ -33,10 +33,10 @@ export function parseHead(bytes: Buffer, path: string): Head {
   }
   const problems = headProblems(value);
   if (problems.length) throw new LedgerError('OP_CORRUPT', `${path} is malformed (${problems[0]}); run \`ledger audit\``, { path, problems });
-  // SPEC 5: HEAD's digest is computed like a record id, so the canonical check yields it too.
-  const digest = canonicalLineId(value as Head, text);
-  if (digest === null) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON; run \`ledger audit\``, { path });
+  // SPEC 5: HEAD is JCS(head) + "\n", and its digest is computed like a record id.
+  if (!text.endsWith('\n') || !isCanonicalText(value, text.slice(0, -1))) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON; run \`ledger audit\``, { path });
   const head = value as Head;
+  const digest = idFromLine(text, head);
   if (!verifySig('head', digest, head.sig)) {
     throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify; run \`ledger audit\``, { path });
   }

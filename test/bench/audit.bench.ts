@@ -12,8 +12,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runAudit, runAuditSyncInternal as auditLedger } from '../../audit/index.js';
-import { lineRecordId } from '../../audit/lines.js';
-import { canonicalLine } from '../../src/canonical.js';
+import { canonicalLine, idFromLine } from '../../src/canonical.js';
 import { parseTrust, type Trust } from '../../src/keys/trust.js';
 import { signingMessage } from '../../src/sign.js';
 import { streamLedger, type LedgerSpec } from '../helpers/gen-ledger.js';
@@ -76,7 +75,7 @@ function limitPass(path: string): { ms: number; records: number } {
       const line = bytes.toString('utf8');
       const v = JSON.parse(line);
       if (canonicalLine(v) !== line + '\n') throw new Error(`not canonical at ${records}`);
-      const id = lineRecordId(bytes, v); // SHA-256 over the id bytes
+      const id = idFromLine(bytes, v); // SHA-256 over the id bytes
       let key = keys.get(v.sig.key);
       if (!key) keys.set(v.sig.key, (key = createPublicKey({ key: Buffer.concat([spki, Buffer.from(v.sig.key, 'base64url')]), format: 'der', type: 'spki' })));
       if (!verify(null, signingMessage('record', id), key, Buffer.from(v.sig.value, 'base64url'))) throw new Error(`bad signature at ${records}`);

@@ -264,7 +264,6 @@ describe('when the sources are read for writes that bypass the recipe', () => {
     'src/cli/io.ts': 'writes stdout and stderr (writeSync to fds 1 and 2), not files',
     'src/demo/demo.ts': 'the demo edits its own scratch project as a user would; not shipped',
     'src/launch/prime-cache.cts': 'the build writes a throwaway project to run the verbs in',
-    'src/causal/record-index.ts': 'issue 12: the index split moves its segment writer onto replaceFileDurable',
   };
 
   function sources(dir: string): string[] {

@@ -1,0 +1,204 @@
+// The set of segment files on disk, `<ledger>/index/<from>-<to>.seg`: immutable files, each
+// covering a contiguous seq range, written by the durable recipe (fs/durable.ts), so a reader
+// sees a whole segment or none. They form a chain from seq 0, each checked against HEAD and
+// records.jsonl as it is opened, and are merged like a binary counter (two neighbours of similar
+// size become one), so a ledger of n records has O(log n) segments.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { LedgerError, ioError } from '../../errors.js';
+import { replaceFileDurable } from '../../fs/durable.js';
+import type { FileOps } from '../../fs/ops.js';
+import type { Head } from '../../record.js';
+import type { LedgerPaths } from '../../store/paths.js';
+import { lineIdAt, scanRows } from './rows.js';
+import { HEADER_BYTES, IndexDamaged, decodeHeader, encodeSegment, lookupPostings, type Posting, type Rows, type SegmentHeader } from './segment-format.js';
+
+const SEG_RE = /^(\d{13})-(\d{13})\.seg$/;
+// A segment's temp file as the durable recipe names it (`.<name>.<random>.tmp`), and as this
+// index named them before it used that recipe (`.tmp-<pid>-<random>.seg`).
+const TMP_RE = /^\.(\d{13}-\d{13}\.seg\.[0-9a-f]+\.tmp|tmp-.*\.seg)$/;
+const pad = (n: number) => String(n).padStart(13, '0');
+
+/** An open segment file: its header, and lookups that read the rest as needed. */
+export class Segment {
+  constructor(private readonly ops: FileOps, readonly fd: number, readonly name: string, readonly header: SegmentHeader) {}
+
+  get fromSeq(): number {
+    return this.header.fromSeq;
+  }
+
+  get toSeq(): number {
+    return this.header.toSeq;
+  }
+
+  get endOffset(): number {
+    return this.header.endOffset;
+  }
+
+  get count(): number {
+    return this.header.toSeq - this.header.fromSeq + 1;
+  }
+
+  lookup(h1: number, h2: number, out: Posting[]): void {
+    lookupPostings(this.header, (at, len) => this.read(at, len), this.name, h1, h2, out);
+  }
+
+  close(): void {
+    try {
+      this.ops.close(this.fd);
+    } catch {
+      /* already closed */
+    }
+  }
+
+  private read(at: number, len: number): Buffer {
+    const buf = Buffer.allocUnsafe(len);
+    if (len === 0) return buf;
+    if (this.ops.read(this.fd, buf, at) !== len) throw new IndexDamaged(`segment ${this.name} is truncated`);
+    return buf;
+  }
+}
+
+/** A segment was listed but removed before it was opened (a concurrent merge); list again. */
+export class SegmentVanished extends Error {}
+
+// The listing is the one read that FileOps does not carry: a directory's names.
+function listNames(dir: string): string[] | null {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The highest seq the segment files' names claim to cover, or -1: read from the directory
+ * listing alone, without opening or checking anything. Only a hint for when to bring the index
+ * up to date (never for what a decision relies on).
+ */
+export function namedThrough(dir: string): number {
+  let through = -1;
+  for (const name of listNames(dir) ?? []) {
+    const m = SEG_RE.exec(name);
+    if (m) through = Math.max(through, Number(m[2]));
+  }
+  return through;
+}
+
+function tryUnlink(ops: FileOps, path: string): void {
+  try {
+    ops.unlink(path);
+  } catch {
+    /* gone already, or a read-only ledger */
+  }
+}
+
+function removeOldTemp(ops: FileOps, path: string): void {
+  try {
+    // Policy: only a temp file ten minutes old is taken for abandoned; a younger one may be a
+    // write in progress in another process.
+    if (Date.now() - ops.mtimeMs(path) > 10 * 60_000) ops.unlink(path);
+  } catch {
+    /* another process is cleaning up too */
+  }
+}
+
+/**
+ * The chain of segments from seq 0, each starting where the previous ended, every one checked
+ * against HEAD and records.jsonl. A segment that does not match is dropped with all after it.
+ */
+export function loadChain(ops: FileOps, paths: LedgerPaths, head: Head, dir: string, write: boolean): Segment[] {
+  const names = listNames(dir);
+  if (names === null) return [];
+  const segs = new Map<number, { name: string; to: number }[]>();
+  for (const name of names) {
+    const m = SEG_RE.exec(name);
+    if (!m) {
+      if (write && TMP_RE.test(name)) removeOldTemp(ops, join(dir, name));
+      continue;
+    }
+    const [from, to] = [Number(m[1]), Number(m[2])];
+    if (!segs.has(from)) segs.set(from, []);
+    segs.get(from)!.push({ name, to });
+  }
+  const chain: Segment[] = [];
+  let cursor = 0;
+  let offset = 0;
+  const onChain = new Set<string>();
+  for (;;) {
+    // The longest segment from here that HEAD covers; a shorter one if the longer does not fit.
+    const candidates = (segs.get(cursor) ?? []).filter((c) => c.to <= head.seq).sort((a, b) => b.to - a.to);
+    let seg: Segment | null = null;
+    for (const pick of candidates) {
+      const path = join(dir, pick.name);
+      let fd: number;
+      try {
+        fd = ops.open(path, 'r');
+      } catch (e) {
+        for (const s of chain) s.close();
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new SegmentVanished(pick.name);
+        throw ioError(e, 'open index segment', path);
+      }
+      try {
+        const header = Buffer.alloc(HEADER_BYTES);
+        ops.read(fd, header, 0);
+        const h = decodeHeader(header);
+        const fits = h.fromSeq === cursor && h.toSeq === pick.to && h.fromOffset === offset && h.genesis === head.genesis && h.endOffset <= head.size;
+        if (!fits || lineIdAt(ops, paths, h.toSeq, h.lastOffset, h.endOffset) !== h.lastId) throw new IndexDamaged('does not match the ledger');
+        seg = new Segment(ops, fd, pick.name, h);
+        break;
+      } catch {
+        ops.close(fd);
+        // Policy: a segment that disagrees with the ledger is never repaired in place; it is
+        // dropped, and what it covered is indexed again from records.jsonl.
+        if (write) tryUnlink(ops, path);
+      }
+    }
+    if (!seg) break;
+    chain.push(seg);
+    onChain.add(seg.name);
+    cursor = seg.toSeq + 1;
+    offset = seg.endOffset;
+  }
+  // Segments wholly covered by the chain (left by a merge that another process finished) go.
+  if (write) {
+    for (const [from, list] of segs) {
+      for (const s of list) if (!onChain.has(s.name) && s.to < cursor && from < cursor) tryUnlink(ops, join(dir, s.name));
+    }
+  }
+  return chain;
+}
+
+/**
+ * Writes a segment of `rows` with the durable recipe (a random temp name, fsync, rename, fsync
+ * of the directory) and opens it. Throws OP_IO or OP_PERMISSION when the disk refuses.
+ */
+export function writeSegment(ops: FileOps, dir: string, rows: Rows, genesis: string): Segment {
+  const name = `${pad(rows.fromSeq)}-${pad(rows.toSeq)}.seg`;
+  const path = join(dir, name);
+  const bytes = encodeSegment(rows, genesis);
+  let fd: number;
+  try {
+    replaceFileDurable(ops, dir, name, bytes);
+    fd = ops.open(path, 'r');
+  } catch (e) {
+    throw e instanceof LedgerError ? e : ioError(e, 'write index segment', path);
+  }
+  return new Segment(ops, fd, name, decodeHeader(bytes.subarray(0, HEADER_BYTES)));
+}
+
+/** Merges the newest segments while the older of the last two is not bigger than the newer. */
+export function compact(ops: FileOps, paths: LedgerPaths, dir: string, chain: Segment[], genesis: string): Segment[] {
+  while (chain.length >= 2) {
+    const a = chain[chain.length - 2];
+    const b = chain[chain.length - 1];
+    if (a.count > b.count) break;
+    const merged = writeSegment(ops, dir, scanRows(ops, paths, a.fromSeq, a.header.fromOffset, b.endOffset), genesis);
+    for (const s of [a, b]) {
+      s.close();
+      tryUnlink(ops, join(dir, s.name));
+    }
+    chain.splice(chain.length - 2, 2, merged);
+  }
+  return chain;
+}
