@@ -1,17 +1,18 @@
 // What an audit finds, and the collector that keeps the verdict rule of SPEC 8: the lowest
 // failing layer wins, and in it the lowest seq; every finding of that layer is listed.
+import { EXIT } from '../src/errors.js';
 
 /** The five layers of SPEC 8, in order. The index is the layer's rank. */
 export const LAYER_NAMES = ['schema', 'linkage', 'signature', 'key-pin', 'freshness'] as const;
 export type LayerName = (typeof LAYER_NAMES)[number];
 
-/** SPEC 8: the exit code of a failing layer (0 pass, 2 usage/config, 1 internal). */
+/** SPEC 8: the exit code of a failing layer, from the one table (src/errors.ts). */
 export const LAYER_EXIT: Record<LayerName, number> = {
-  schema: 10,
-  linkage: 11,
-  signature: 12,
-  'key-pin': 13,
-  freshness: 14,
+  schema: EXIT.schema,
+  linkage: EXIT.linkage,
+  signature: EXIT.signature,
+  'key-pin': EXIT.keyPin,
+  freshness: EXIT.freshness,
 };
 
 export interface Finding {

@@ -112,10 +112,10 @@ export function beginAudit(opts: AuditOptions): AuditRun {
   const dir = resolve(opts.dir);
   const warnings: string[] = [];
   try {
-    if (!statSync(dir).isDirectory()) throw new LedgerError('INPUT_NOT_FOUND', `${dir} is not a directory; pass --dir or set LEDGER_DIR`, { dir });
+    if (!statSync(dir).isDirectory()) throw new LedgerError('INPUT_NOT_FOUND', `${dir} is not a directory`, { dir }, 'pass --dir or set LEDGER_DIR');
   } catch (e) {
     if (e instanceof LedgerError) throw e;
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new LedgerError('INPUT_NOT_FOUND', `no ledger at ${dir}; pass --dir or set LEDGER_DIR`, { dir });
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new LedgerError('INPUT_NOT_FOUND', `no ledger at ${dir}`, { dir }, 'pass --dir or set LEDGER_DIR');
     throw ioError(e, 'open', dir);
   }
 
@@ -149,7 +149,7 @@ export function beginAudit(opts: AuditOptions): AuditRun {
         closeSync(headFd);
       }
     }
-    if (headFd === null && fd === null) throw new LedgerError('INPUT_NOT_FOUND', `no ledger at ${dir} (no HEAD, no records.jsonl); pass --dir or set LEDGER_DIR`, { dir });
+    if (headFd === null && fd === null) throw new LedgerError('INPUT_NOT_FOUND', `no ledger at ${dir} (no HEAD, no records.jsonl)`, { dir }, 'pass --dir or set LEDGER_DIR');
     const fileSize = fd === null ? -1 : fstatSync(fd).size;
     const ctx: AuditContext = {
       trust: opts.trust,

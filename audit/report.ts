@@ -3,6 +3,7 @@
 // line a person can act on.
 import type { TrustFloor } from '../src/record.js';
 import { shortId } from './context.js';
+import { EXIT } from '../src/errors.js';
 import { LAYER_EXIT, type Finding, type LayerName } from './findings.js';
 
 export interface AuditReport {
@@ -69,7 +70,7 @@ export function buildReport(input: ReportInput): AuditReport {
     head: input.head,
     floor: input.floor,
     advanced: input.advanced,
-    exit_code: layer === null ? 0 : LAYER_EXIT[layer],
+    exit_code: layer === null ? EXIT.ok : LAYER_EXIT[layer],
     verdict,
   };
 }

@@ -40,6 +40,9 @@ export const EXIT_MEANINGS: readonly { code: number; meaning: string }[] = [
   { code: EXIT.viewsDiffer, meaning: 'render --check: a view is missing, stale or was edited' },
 ];
 
+/** The hint of every error that means the ledger's files are not what a writer left. */
+export const RUN_AUDIT = 'run `ledger audit` to see what happened';
+
 export type ErrorCode =
   | 'USAGE'
   | 'INPUT_JSON'

@@ -100,7 +100,7 @@ export class Ledger {
   private signer(): Signer {
     if (!this.signerCache) {
       this.signerCache = toSigner(this.keyOpt);
-      if (!this.signerCache) throw new LedgerError('USAGE', 'writing needs a key: pass --key, set LEDGER_KEY, or open the ledger with { key }');
+      if (!this.signerCache) throw new LedgerError('USAGE', 'writing needs a key', {}, 'pass --key or set LEDGER_KEY; a library caller opens the ledger with { key }');
     }
     return this.signerCache;
   }

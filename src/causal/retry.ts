@@ -17,7 +17,7 @@
 // sits under the façade and reaches the disk only through the store's transact.
 import { DELTA_MAX_RECORDS, RecordIndex } from './index/record-index.js';
 import { canonicalJson } from '../canonical.js';
-import { LedgerError } from '../errors.js';
+import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Draft, Head, Kind, LedgerRecord } from '../record.js';
 import type { Signer } from '../sign.js';
 import { assertDrafts, transact, type StoreOptions } from '../store/append.js';
@@ -133,7 +133,7 @@ function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
 /** A record that failed verification cannot be compared with: refuse rather than guess. */
 function assertNoProblems(view: CausalView): void {
   if (view.problems.length) {
-    throw new LedgerError('OP_CORRUPT', `${view.problems[0].message}; run \`ledger audit\``, { seq: view.problems[0].seq });
+    throw new LedgerError('OP_CORRUPT', view.problems[0].message, { seq: view.problems[0].seq }, RUN_AUDIT);
   }
 }
 

@@ -3,7 +3,7 @@
 // Each verb is a declaration (verbs.ts) whose implementation is imported only when that verb
 // runs, to keep start-up light (`ledger append` must cost little more than starting node).
 import { cac, type CAC } from 'cac';
-import { LedgerError } from '../errors.js';
+import { EXIT, EXIT_MEANINGS, LedgerError } from '../errors.js';
 import { restoreRawValues, type CliIO } from './commands/common.js';
 import { declareVerbs, type VerbDeclaration } from './verbs.js';
 import { WRITE_VERBS } from './commands/write.js';
@@ -39,7 +39,7 @@ export function createCli(io: CliIO, verb?: string): CAC {
       sections[0],
       { body: 'Signed, hash-chained handoffs between coding agents and people, an independent auditor,\nand a gate that says whether the next step may act now.' },
       ...sections.slice(1),
-      { title: 'Exit codes', body: '  0 ok   1 internal error   2 usage or bad input (nothing changed)   3 operational (lock, I/O, permissions, corrupt ledger)\n  10-14 audit: schema, linkage, signature, key-pin, freshness   20 gate: hold   30 render --check: a view differs' },
+      { title: 'Exit codes', body: EXIT_MEANINGS.map((e) => `  ${String(e.code).padEnd(3)} ${e.meaning}`).join('\n') },
     ];
   });
   cli.version(VERSION);
@@ -64,7 +64,7 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
         printingThrough(io, () => cli.outputHelp());
         return 0;
       }
-      throw new LedgerError('USAGE', `unknown command "${cli.args[0]}" (run \`ledger --help\` for the list)`);
+      throw new LedgerError('USAGE', `unknown command "${cli.args[0]}"`, {}, 'run `ledger --help` for the list');
     }
     verb = cli.matchedCommand.name;
     const code = await cli.runMatchedCommand();
@@ -90,33 +90,33 @@ function printingThrough<T>(io: CliIO, f: () => T): T {
 }
 
 /**
- * What to do next, for an error that does not already say: a bad flag or payload points at the
- * verb's help, where every flag is listed with its form and examples.
+ * What to do next: the thrower's hint when it gave one (a library error states the fact; its
+ * hint says what to do), else one chosen by the error's code alone: a bad flag or payload points
+ * at the verb's help, where every flag is listed with its form and examples; a bad trust, key or
+ * JSON file at the file and `ledger doctor`. Never read from the message's text.
  */
-function withNextStep(message: string, code: string, verb: string | undefined): string {
-  if (/`ledger [^`]*`|--help|run `|pass --|set LEDGER_/.test(message)) return message;
-  const fromStdin = message.startsWith('stdin');
-  if (code === 'USAGE' || code === 'INPUT_SCHEMA' || code === 'INPUT_CANONICAL' || (code === 'INPUT_JSON' && fromStdin)) {
-    return `${message} (see \`ledger ${verb ?? ''}${verb ? ' ' : ''}--help\`)`;
-  }
-  if (code === 'INPUT_TRUST' || code === 'INPUT_KEY' || code === 'INPUT_JSON') {
-    return `${message} (fix that file; \`ledger doctor\` checks the whole setup)`;
-  }
-  return message;
+function nextStep(code: string, hint: string | null, verb: string | undefined): string | null {
+  if (hint !== null) return hint;
+  if (code === 'USAGE' || code === 'INPUT_SCHEMA' || code === 'INPUT_CANONICAL') return `see \`ledger ${verb ? `${verb} ` : ''}--help\``;
+  if (code === 'INPUT_TRUST' || code === 'INPUT_KEY' || code === 'INPUT_JSON') return 'fix that file; `ledger doctor` checks the whole setup';
+  return null;
 }
 
 export function reportError(e: unknown, io: CliIO, json: boolean, verb?: string): number {
   let code: string;
   let message: string;
+  let hint: string | null = null;
   let exit: number;
   if (e instanceof LedgerError) {
-    [code, message, exit] = [e.code, withNextStep(e.message.split('\n')[0], e.code, verb), e.exitCode];
+    [code, message, exit] = [e.code, e.message.split('\n')[0], e.exitCode];
+    hint = nextStep(code, e.hint, verb);
   } else if ((e as Error)?.name === 'CACError') {
-    [code, message, exit] = ['USAGE', withNextStep((e as Error).message, 'USAGE', verb), 2];
+    [code, message, exit] = ['USAGE', (e as Error).message.split('\n')[0], EXIT.usage];
+    hint = nextStep(code, null, verb);
   } else {
-    [code, message, exit] = ['INTERNAL', `internal error: ${(e as Error)?.stack ?? String(e)}`, 1];
+    [code, message, exit] = ['INTERNAL', `internal error: ${(e as Error)?.stack ?? String(e)}`, EXIT.internal];
   }
-  io.stderr(`ledger: ${exit === 1 ? message : message.split('\n')[0]}\n`);
-  if (json) io.stdout(JSON.stringify({ ok: false, error: { code, message: message.split('\n')[0] } }) + '\n');
+  io.stderr(`ledger: ${message}${hint ? `; ${hint}` : ''}\n`);
+  if (json) io.stdout(JSON.stringify({ ok: false, error: { code, message: message.split('\n')[0], ...(hint ? { hint } : {}) } }) + '\n');
   return exit;
 }

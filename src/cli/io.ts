@@ -63,7 +63,7 @@ export function processIO(): ProcessIO {
       try {
         return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
       } catch {
-        throw new LedgerError('INPUT_JSON', 'stdin is not valid UTF-8; payloads must be UTF-8 JSON, one object per line');
+        throw new LedgerError('INPUT_JSON', 'stdin is not valid UTF-8', {}, 'payloads are UTF-8 JSON, one object per line: see `ledger append --help`');
       }
     },
   };

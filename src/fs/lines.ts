@@ -4,7 +4,7 @@
 // refuse, as OP_CORRUPT, what no reader may show as records: a file shorter than the range, a
 // line over 1 MiB, bytes that do not end in a newline where the range ends.
 // (audit/lines.ts is the auditor's own reader: the independent second reader shares no I/O code.)
-import { LedgerError, ioError } from '../errors.js';
+import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES } from '../record.js';
 import type { FileOps } from './ops.js';
 
@@ -26,7 +26,7 @@ export interface StoredLine {
 const MAX_CHUNK = 4 << 20;
 
 const corrupt = (path: string, what: string, offset: number) =>
-  new LedgerError('OP_CORRUPT', `${path} ${what}; run \`ledger audit\``, { path, offset });
+  new LedgerError('OP_CORRUPT', `${path} ${what}`, { path, offset }, RUN_AUDIT);
 
 const overLong = (path: string, offset: number) => corrupt(path, `has a line over 1 MiB at byte ${offset}`, offset);
 

@@ -1,10 +1,11 @@
 // One owner per work item: the decisions of start, checkpoint and finish, as pure functions of
-// the folded state and the command's captured `now`. The CLI calls them twice: once before any
-// slow work (a test run) to fail fast, and again inside Ledger.transact, under the writer lock on
+// the folded state and the command's captured `now`. The workflow (workflow.ts) calls them twice: once before
+// any slow work (a test run) to fail fast, and again inside the store's transact, under the writer lock on
 // the current HEAD, where the answer is final (two processes racing to start a slug cannot both
 // win, because the second one decides on a HEAD that already holds the first one's start).
 //
-// Refusals are LedgerErrors (exit 2, nothing written), each naming what was wrong and what to do:
+// Refusals are LedgerErrors (exit 2, nothing written), each stating what was wrong, with what to do
+// as its hint:
 //   INPUT_CONFLICT   another agent owns the item (its lease is live, or it lapsed and --takeover
 //                    was not given); a live lease can never be taken over
 //   INPUT_NOT_FOUND  checkpoint/finish of a slug that was never started
@@ -45,10 +46,9 @@ export function decideStart(item: WorkItem | undefined, req: StartRequest): Star
   };
   if (item === undefined || item.status === 'finished') {
     if (req.takeover) {
-      const why = item === undefined
-        ? `${req.slug} has never been started`
-        : `${req.slug} was finished (${item.outcome}) by ${item.owner}; read \`ledger resume ${req.slug}\` first`;
-      throw new LedgerError('INPUT_REFUSED', `nothing to take over: ${why}; start it without --takeover`, { slug: req.slug, status: item?.status ?? 'none' });
+      const why = item === undefined ? `${req.slug} has never been started` : `${req.slug} was finished (${item.outcome}) by ${item.owner}`;
+      const hint = item === undefined ? 'start it without --takeover' : `read \`ledger resume ${req.slug}\` first; start it without --takeover`;
+      throw new LedgerError('INPUT_REFUSED', `nothing to take over: ${why}`, { slug: req.slug, status: item?.status ?? 'none' }, hint);
     }
     return payload;
   }
@@ -61,17 +61,17 @@ export function decideStart(item: WorkItem | undefined, req: StartRequest): Star
   if (leaseLive(item.lease_until!, req.now)) {
     throw new LedgerError(
       'INPUT_CONFLICT',
-      `slug ${req.slug} is owned by ${item.owner} until ${item.lease_until}; wait, or ask ${item.owner} to finish it ` +
-        `(takeover is possible only after the lease lapses: --takeover)`,
+      `slug ${req.slug} is owned by ${item.owner} until ${item.lease_until}`,
       { slug: req.slug, owner: item.owner, execution_id: item.execution_id, lease_until: item.lease_until, takeover_requested: req.takeover },
+      `wait, or ask ${item.owner} to finish it (takeover is possible only after the lease lapses: --takeover)`,
     );
   }
   if (!req.takeover) {
     throw new LedgerError(
       'INPUT_CONFLICT',
-      `slug ${req.slug} is owned by ${item.owner} (execution ${item.execution_id}), whose lease ${describeLease(item.lease_until!, req.now)}; ` +
-        `read \`ledger resume ${req.slug}\`, then start it with --takeover to take it over`,
+      `slug ${req.slug} is owned by ${item.owner} (execution ${item.execution_id}), whose lease ${describeLease(item.lease_until!, req.now)}`,
       { slug: req.slug, owner: item.owner, execution_id: item.execution_id, lease_until: item.lease_until },
+      `read \`ledger resume ${req.slug}\`, then start it with --takeover to take it over`,
     );
   }
   return { ...payload, takeover: previous };
@@ -93,13 +93,14 @@ export interface WriteDecision {
 /** Decides whether `agent` may checkpoint or finish `slug`; throws the refusal. */
 export function decideWrite(item: WorkItem | undefined, req: WriteRequest): WriteDecision {
   if (item === undefined) {
-    throw new LedgerError('INPUT_NOT_FOUND', `no work item ${req.slug} in this ledger; take it first: \`ledger start ${req.slug} --agent ${req.agent} --summary ...\``, { slug: req.slug });
+    throw new LedgerError('INPUT_NOT_FOUND', `no work item ${req.slug} in this ledger`, { slug: req.slug }, `take it first: \`ledger start ${req.slug} --agent ${req.agent} --summary ...\``);
   }
   if (item.status === 'finished') {
     throw new LedgerError(
       'INPUT_REFUSED',
-      `work item ${req.slug} was finished (${item.outcome}) by ${item.owner}; a ${req.kind} needs an open item: \`ledger start ${req.slug}\` reopens it`,
+      `work item ${req.slug} was finished (${item.outcome}) by ${item.owner}; a ${req.kind} needs an open item`,
       { slug: req.slug, status: 'finished', owner: item.owner, outcome: item.outcome },
+      `\`ledger start ${req.slug}\` reopens it`,
     );
   }
   const live = leaseLive(item.lease_until!, req.now);
@@ -114,8 +115,9 @@ export function decideWrite(item: WorkItem | undefined, req: WriteRequest): Writ
       : '';
     throw new LedgerError(
       'INPUT_CONFLICT',
-      `only the owner may ${req.kind} ${req.slug}: it is owned by ${item.owner} (execution ${item.execution_id}), lease ${describeLease(item.lease_until!, req.now)}, not by ${req.agent}${taken}; ${what}`,
+      `only the owner may ${req.kind} ${req.slug}: it is owned by ${item.owner} (execution ${item.execution_id}), lease ${describeLease(item.lease_until!, req.now)}, not by ${req.agent}${taken}`,
       { slug: req.slug, owner: item.owner, execution_id: item.execution_id, lease_until: item.lease_until, agent: req.agent },
+      what,
     );
   }
   // Policy: an owner whose lease lapsed but whom nobody took over is still the owner; its

@@ -74,7 +74,7 @@ export function checkEvidence(recorded: Map<string, Evidence>, asOf: number | nu
 export function buildResume(log: WorkLog, slug: string, ctx: ResumeContext): ResumeReport {
   const item = log.items.get(slug);
   if (!item) {
-    throw new LedgerError('INPUT_NOT_FOUND', `no work item ${slug} in this ledger (no start record); \`ledger start ${slug} --agent NAME --summary TEXT\` opens it`, { slug });
+    throw new LedgerError('INPUT_NOT_FOUND', `no work item ${slug} in this ledger (no start record)`, { slug }, `\`ledger start ${slug} --agent NAME --summary TEXT\` opens it`);
   }
   const latest = latestCheckpoint(item);
   const before = item.entries.filter((e) => e !== latest).slice(-TRAIL_LENGTH).reverse();

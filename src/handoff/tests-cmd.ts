@@ -96,7 +96,7 @@ export async function runTestsCommand(
   }
   if (interrupted) {
     discardBlobScratch(scratch);
-    throw new LedgerError('OP_IO', `--tests-cmd was interrupted by ${interrupted}; nothing was recorded (run the checkpoint again)`, { signal: interrupted });
+    throw new LedgerError('OP_IO', `--tests-cmd was interrupted by ${interrupted}; nothing was recorded`, { signal: interrupted }, 'run the checkpoint again');
   }
   const exitCode = timedOut ? TIMEOUT_EXIT : exit.code ?? 128 + (exit.signal ? constants.signals[exit.signal] ?? 0 : 0);
   let size: number;

@@ -14,7 +14,7 @@ export function readSecretKey(path: string): { name: string; seed: Uint8Array } 
     fd = openSync(path, 'r');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new LedgerError('INPUT_KEY', `no key file at ${path}; pass --key, set LEDGER_KEY, or create one with \`ledger keygen --out ${path}\``, { path });
+      throw new LedgerError('INPUT_KEY', `no key file at ${path}`, { path }, `pass --key or set LEDGER_KEY, or create one with \`ledger keygen --out ${path}\``);
     }
     throw ioError(e, 'read key file', path);
   }
@@ -22,7 +22,7 @@ export function readSecretKey(path: string): { name: string; seed: Uint8Array } 
     // fstat on the open descriptor: the mode checked is the mode of the file we read.
     const mode = fstatSync(fd).mode & 0o777;
     if (mode & 0o077) {
-      throw new LedgerError('OP_INSECURE_KEY', `key file ${path} has mode ${mode.toString(8).padStart(4, '0')}; others can read it, so it is refused (run \`chmod 600 ${path}\`)`, { path, mode });
+      throw new LedgerError('OP_INSECURE_KEY', `key file ${path} has mode ${mode.toString(8).padStart(4, '0')}; others can read it, so it is refused`, { path, mode }, `run \`chmod 600 ${path}\``);
     }
     return parseSecretKeyFile(readFileSync(fd, 'utf8'), path);
   } finally {

@@ -12,7 +12,7 @@ export function readTrust(path: string): Trust {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new LedgerError('INPUT_TRUST', `no trust file at ${path}; pass --trust or set LEDGER_TRUST`, { path });
+      throw new LedgerError('INPUT_TRUST', `no trust file at ${path}`, { path }, 'pass --trust or set LEDGER_TRUST');
     }
     throw ioError(e, 'read trust file', path);
   }

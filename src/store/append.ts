@@ -13,7 +13,7 @@
 // failed append leaves records.jsonl and HEAD as they were.
 import { randomBytes } from 'node:crypto';
 import { canonicalAroundSig, canonicalLine, digestOf, ed25519SigJson, recordId, toBase64url } from '../canonical.js';
-import { LedgerError, ioError } from '../errors.js';
+import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { makeSig, signingMessage, type Sig, type Signer } from '../sign.js';
 import { fsyncDir, mkdirDurable, writeAll } from '../fs/durable.js';
@@ -77,7 +77,7 @@ export function assertDrafts(drafts: readonly unknown[]): asserts drafts is Draf
 
 /** The refusal when `paths.dir` holds no ledger (no HEAD). */
 export function notALedger(paths: LedgerPaths): LedgerError {
-  return new LedgerError('INPUT_NOT_FOUND', `no ledger at ${paths.dir} (no HEAD); run \`ledger init\` or pass --dir`, { dir: paths.dir });
+  return new LedgerError('INPUT_NOT_FOUND', `no ledger at ${paths.dir} (no HEAD)`, { dir: paths.dir }, 'run `ledger init`, or pass --dir');
 }
 
 function laterTs(now: Date, prev: string): string {
@@ -219,7 +219,7 @@ function headChanged(ops: FileOps, paths: LedgerPaths, before: Buffer | null): b
 
 function reachedHead(e: unknown, what: string, replaced: true | 'unknown'): LedgerError {
   const code = (e as NodeJS.ErrnoException).code ?? 'error';
-  return new LedgerError('OP_IO', `the ${what} ${replaced === true ? 'reached' : 'may have reached'} HEAD but its durability is unknown (${code}); run \`ledger audit\``, { cause: String(e) });
+  return new LedgerError('OP_IO', `the ${what} ${replaced === true ? 'reached' : 'may have reached'} HEAD but its durability is unknown (${code})`, { cause: String(e) }, RUN_AUDIT);
 }
 
 /**
@@ -283,7 +283,7 @@ export function appendDrafts(opts: StoreOptions, signer: Signer, drafts: readonl
 export function initLedger(opts: StoreOptions, signer: Signer, agent: string, name?: string): AppendResult {
   const { paths, ops, waitMs, now } = resolve(opts);
   if (ops.exists(paths.head)) {
-    throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}; \`ledger init\` never overwrites one (use another --dir)`, { dir: paths.dir });
+    throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}`, { dir: paths.dir }, '`ledger init` never overwrites a ledger: use another --dir');
   }
   const genesisDraft = { kind: 'genesis', agent, nonce: toBase64url(randomBytes(16)), ...(name !== undefined ? { name } : {}) } as Draft;
   assertDrafts([genesisDraft]);
@@ -306,7 +306,7 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
       statError = e;
     }
     if (statError === null) {
-      throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}; \`ledger init\` never overwrites one (use another --dir)`, { dir: paths.dir });
+      throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}`, { dir: paths.dir }, '`ledger init` never overwrites a ledger: use another --dir');
     }
     if ((statError as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError(statError, 'check for', paths.head);
     const recovered = quarantineUnpublished(ops, paths, null);

@@ -1,7 +1,7 @@
 // Reading and writing HEAD (SPEC 5). The writer re-checks what it reads (canonical bytes,
 // schema, signature) before building on it: it must never extend a forged pointer.
 import { canonicalAroundSig, digestOf, idFromLine, isCanonicalText } from '../canonical.js';
-import { LedgerError, ioError } from '../errors.js';
+import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { headProblems, type Head } from '../record.js';
 import { makeSig, verifySig, type Sig, type Signer } from '../sign.js';
 import { replaceFileDurable } from '../fs/durable.js';
@@ -29,16 +29,16 @@ export function parseHead(bytes: Buffer, path: string): Head {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new LedgerError('OP_CORRUPT', `${path} is not JSON; run \`ledger audit\` to see what happened`, { path });
+    throw new LedgerError('OP_CORRUPT', `${path} is not JSON`, { path }, RUN_AUDIT);
   }
   const problems = headProblems(value);
-  if (problems.length) throw new LedgerError('OP_CORRUPT', `${path} is malformed (${problems[0]}); run \`ledger audit\``, { path, problems });
+  if (problems.length) throw new LedgerError('OP_CORRUPT', `${path} is malformed (${problems[0]})`, { path, problems }, RUN_AUDIT);
   // SPEC 5: HEAD is JCS(head) + "\n", and its digest is computed like a record id.
-  if (!text.endsWith('\n') || !isCanonicalText(value, text.slice(0, -1))) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON; run \`ledger audit\``, { path });
+  if (!text.endsWith('\n') || !isCanonicalText(value, text.slice(0, -1))) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON`, { path }, RUN_AUDIT);
   const head = value as Head;
   const digest = idFromLine(text, head);
   if (!verifySig('head', digest, head.sig)) {
-    throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify; run \`ledger audit\``, { path });
+    throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify`, { path }, RUN_AUDIT);
   }
   verified = { bytes: Buffer.from(bytes), head: copyHead(head) };
   return head;

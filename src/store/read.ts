@@ -2,7 +2,7 @@
 // `size` are not part of the ledger).
 import { isUtf8 } from 'node:buffer';
 import { idFromLine, isCanonicalText } from '../canonical.js';
-import { LedgerError } from '../errors.js';
+import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Head, LedgerRecord } from '../record.js';
 import { lineEndingAt, linesForward, openToRead, type StoredLine } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
@@ -33,10 +33,10 @@ export function parseRecordLine(line: string, where: string): { record: LedgerRe
   try {
     value = JSON.parse(line);
   } catch {
-    throw new LedgerError('OP_CORRUPT', `${where} is not JSON; run \`ledger audit\``);
+    throw new LedgerError('OP_CORRUPT', `${where} is not JSON`, {}, RUN_AUDIT);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value) || !isCanonicalText(value, line)) {
-    throw new LedgerError('OP_CORRUPT', `${where} is not a canonical record line; run \`ledger audit\``);
+    throw new LedgerError('OP_CORRUPT', `${where} is not a canonical record line`, {}, RUN_AUDIT);
   }
   return { record: value as LedgerRecord, id: idFromLine(line, value) };
 }
@@ -67,7 +67,7 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): Reco
     return { seq: lastTail.seq, offset, id: lastTail.id, record: JSON.parse(bytes.toString('utf8')) as LedgerRecord };
   }
   const problem = lineBytesProblem(bytes);
-  if (problem) throw new LedgerError('OP_CORRUPT', `the last record of ${paths.records} ${problem}; run \`ledger audit\``);
+  if (problem) throw new LedgerError('OP_CORRUPT', `the last record of ${paths.records} ${problem}`, {}, RUN_AUDIT);
   const { record, id } = parseRecordLine(bytes.toString('utf8'), `the last record of ${paths.records}`);
   const at = { seq: record.seq, offset, id, record };
   rememberTail(bytes, at);
@@ -83,7 +83,7 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): Reco
 export function assertTailIsLastLine(ops: FileOps, paths: LedgerPaths, head: Head, refusing = ''): RecordAt {
   const tail = readTailLine(ops, paths, head);
   if (tail.id !== head.tail || tail.seq !== head.seq) {
-    throw new LedgerError('OP_CORRUPT', `${refusing}HEAD says the tail is seq ${head.seq} ${head.tail}, but the last published line is seq ${String(tail.seq)} ${tail.id}; run \`ledger audit\``);
+    throw new LedgerError('OP_CORRUPT', `${refusing}HEAD says the tail is seq ${head.seq} ${head.tail}, but the last published line is seq ${String(tail.seq)} ${tail.id}`, {}, RUN_AUDIT);
   }
   return tail;
 }
@@ -99,15 +99,15 @@ export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fro
     // whose tail is not the line ending at its size, is not a state of this ledger, even if the
     // first records are intact. (The writer checks the same before it appends.)
     const size = ops.size(paths.records);
-    if (size < head.size) throw new LedgerError('OP_CORRUPT', `${paths.records} has ${size} bytes but HEAD publishes ${head.size}; run \`ledger audit\``);
+    if (size < head.size) throw new LedgerError('OP_CORRUPT', `${paths.records} has ${size} bytes but HEAD publishes ${head.size}`, {}, RUN_AUDIT);
     assertTailIsLastLine(ops, paths, head);
     let seq = fromSeq;
     for (const { bytes, offset } of linesForward(ops, fd, paths.records, fromOffset, head.size)) {
       const where = `${paths.records} line at byte ${offset}`;
       const problem = lineBytesProblem(bytes);
-      if (problem) throw new LedgerError('OP_CORRUPT', `${where} ${problem}; run \`ledger audit\``);
+      if (problem) throw new LedgerError('OP_CORRUPT', `${where} ${problem}`, {}, RUN_AUDIT);
       const { record, id } = parseRecordLine(bytes.toString('utf8'), where);
-      if (record.seq !== seq) throw new LedgerError('OP_CORRUPT', `${where} has seq ${String(record.seq)}, expected ${seq}; run \`ledger audit\``);
+      if (record.seq !== seq) throw new LedgerError('OP_CORRUPT', `${where} has seq ${String(record.seq)}, expected ${seq}`, {}, RUN_AUDIT);
       yield { seq, offset, id, record };
       seq++;
     }

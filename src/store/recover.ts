@@ -1,7 +1,7 @@
 // Recovery: bytes past HEAD's `size` were never published (SPEC 5). They are moved, never
 // deleted, into quarantine/ before anything else is written, and published bytes are never
 // touched: a records.jsonl shorter than HEAD says is refused loudly.
-import { LedgerError, ioError } from '../errors.js';
+import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { sha256Hex } from '../canonical.js';
 import type { Head } from '../record.js';
 import { createFileDurable, fsyncDir, fsyncFile, mkdirDurable } from '../fs/durable.js';
@@ -40,10 +40,10 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
   const published = head ? head.size : 0;
   const size = fileSize(ops, paths.records);
   if (size < published) {
-    throw new LedgerError('OP_CORRUPT', `refusing to recover: ${paths.records} has ${size} bytes but HEAD publishes ${published}; published records are missing, run \`ledger audit\``, {
+    throw new LedgerError('OP_CORRUPT', `refusing to recover: ${paths.records} has ${size} bytes but HEAD publishes ${published}; published records are missing`, {
       size,
       published,
-    });
+    }, RUN_AUDIT);
   }
   const unpublished = size - published;
   if (unpublished === 0) return { published, unpublished, file: null, moved: false };
@@ -73,7 +73,7 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
       // rename, before the directory fsync. It must hold exactly these bytes, and they and its
       // entry must be durable, before a single byte is cut from records.jsonl.
       if (!ops.readFile(file).equals(bytes.subarray(0, got))) {
-        throw new LedgerError('OP_CORRUPT', `refusing to recover: ${file} exists but holds other bytes than the ${got} past HEAD; move it aside and run \`ledger recover\` again`, { file });
+        throw new LedgerError('OP_CORRUPT', `refusing to recover: ${file} exists but holds other bytes than the ${got} past HEAD`, { file }, 'move it aside and run `ledger recover` again');
       }
       fsyncFile(ops, file);
       fsyncDir(ops, paths.quarantine);

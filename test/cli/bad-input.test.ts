@@ -83,7 +83,7 @@ describe('bad input at every core verb', () => {
   it('with --json, an error is one JSON object on stdout naming its code', async () => {
     const r = await runLedger([...ok.slice(0, -1), 'done', '--json'], { cwd: project.dir, env });
     expect(r.code).toBe(2);
-    expect(JSON.parse(r.stdout)).toEqual({ ok: false, error: { code: 'USAGE', message: expect.stringMatching(/--outcome/) } });
+    expect(JSON.parse(r.stdout)).toEqual({ ok: false, error: { code: 'USAGE', message: expect.stringMatching(/--outcome/), hint: 'see `ledger append --help`' } });
   });
 
   it('refuses a key file that others can read with exit 3, as ssh does', async () => {

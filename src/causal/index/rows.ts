@@ -1,7 +1,7 @@
 // What the index reads from records.jsonl: the rows (key hashes, seq, offset) of a byte range of
 // lines, and the id of one line (a segment's last record, to check the segment still matches).
 import { idFromLine } from '../../canonical.js';
-import { LedgerError } from '../../errors.js';
+import { LedgerError, RUN_AUDIT } from '../../errors.js';
 import { linesForward, openToRead } from '../../fs/lines.js';
 import type { FileOps } from '../../fs/ops.js';
 import { MAX_LINE_BYTES, type LedgerRecord } from '../../record.js';
@@ -40,10 +40,10 @@ export function scanRows(ops: FileOps, paths: LedgerPaths, fromSeq: number, from
       try {
         rec = JSON.parse(line) as LedgerRecord;
       } catch {
-        throw new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} is not JSON; run \`ledger audit\``);
+        throw new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} is not JSON`, {}, RUN_AUDIT);
       }
       if (rec === null || typeof rec !== 'object' || rec.seq !== expect || typeof rec.kind !== 'string') {
-        throw new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} is not record seq ${expect}; run \`ledger audit\``);
+        throw new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} is not record seq ${expect}`, {}, RUN_AUDIT);
       }
       const id = ids ? idFromLine(line, rec) : null;
       if (!ids) rows.lines.push({ line, seq: expect, offset });

@@ -92,7 +92,7 @@ export function trustPath(io: CliIO, opts: Opts): string {
 /** The writing agent: --agent, else $LEDGER_AGENT; `fallback` (e.g. the key's name) if given. */
 export function agentName(io: CliIO, opts: Opts, fallback?: string): string {
   const a = one(opts, 'agent') ?? envValue(io, 'LEDGER_AGENT') ?? fallback;
-  if (a === undefined) throw new LedgerError('USAGE', '--agent is required (who is writing this record): pass --agent NAME or set LEDGER_AGENT');
+  if (a === undefined) throw new LedgerError('USAGE', '--agent is required (who is writing this record)', {}, 'pass --agent NAME or set LEDGER_AGENT');
   if (!/^[A-Za-z0-9._@-]{1,64}$/.test(a)) throw new LedgerError('USAGE', `--agent must be 1-64 chars of [A-Za-z0-9._@-], got "${a}"`);
   return a;
 }

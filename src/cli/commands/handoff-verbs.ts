@@ -5,7 +5,7 @@
 // test output, and rewrites HANDOFF.md and HANDOFF.yml. Policy: `now` is the real clock, read by
 // the workflow once per step, right before the decision that writes.
 import { dirname, relative, resolve } from 'node:path';
-import { LedgerError } from '../../errors.js';
+import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger } from '../../ledger.js';
 import type { Evidence, FinishPayload } from '../../record.js';
 import { checkItems, checkLeaseMs, checkNext, checkSlug, checkTestsCommand, checkTestsTimeoutMs, checkText, type TestsRequest } from '../../handoff/workflow.js';
@@ -18,9 +18,6 @@ import {
   agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
 } from './common.js';
 import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.js';
-
-/** `render --check` exit code when a view is missing, stale or hand-edited (README). */
-export const VIEWS_DIFFER_EXIT = 30;
 
 type Verb = 'start' | 'checkpoint' | 'finish' | 'resume' | 'render';
 
@@ -152,8 +149,8 @@ async function runRender(io: CliIO, opts: Opts): Promise<number> {
     const result = checkViews(dir, vdir);
     const lines = result.views.map((v) => `${v.status.padEnd(7)} ${v.file}${v.status === 'stale' ? ` (rendered through seq ${v.through_seq}; the ledger's work log is through seq ${result.through?.seq})` : ''}`);
     if (!result.ok) lines.push('run `ledger render` to rewrite the views from the ledger');
-    emit(io, opts, { ...result, exit_code: result.ok ? 0 : VIEWS_DIFFER_EXIT }, lines);
-    return result.ok ? 0 : VIEWS_DIFFER_EXIT;
+    emit(io, opts, { ...result, exit_code: result.ok ? EXIT.ok : EXIT.viewsDiffer }, lines);
+    return result.ok ? EXIT.ok : EXIT.viewsDiffer;
   }
   const written = writeViews(dir, vdir, waitMs(opts));
   emit(io, opts, { ok: true, ...written }, [`rewrote ${written.files.join(' and ')} through seq ${written.through?.seq ?? 0}`]);

@@ -20,7 +20,7 @@ import { parseEvidence, parseHandoffTail, parseId, parseOutcome } from './handof
 export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   if (existsSync(`${dir}/HEAD`)) {
-    throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${dir}; \`ledger init\` never overwrites one (use another --dir)`);
+    throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${dir}`, {}, '`ledger init` never overwrites a ledger: use another --dir');
   }
   const name = one(opts, 'name');
   if (name !== undefined && name.length > 128) throw new LedgerError('USAGE', `--name is ${name.length} chars; at most 128`);
@@ -99,13 +99,23 @@ function intentFromFlags(opts: Opts): IntentPayload {
   return payload;
 }
 
+/** One line of batch input as JSON; a malformed one is bad input to this verb, not a bad file. */
+function batchLine(line: string, n: number): unknown {
+  try {
+    return parseJsonStrict(line, `stdin line ${n}`);
+  } catch (e) {
+    if (e instanceof LedgerError) throw new LedgerError(e.code, e.message, e.data, 'see `ledger append --help`');
+    throw e;
+  }
+}
+
 /** Parses `append --batch` input: one JSON payload object per non-empty line, strictly. */
 export function parseBatch(text: string, defaultAgent: string | undefined): Draft[] {
   const drafts: Draft[] = [];
   const lines = text.split('\n');
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
-    const value = parseJsonStrict(line, `stdin line ${i + 1}`);
+    const value = batchLine(line, i + 1);
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new LedgerError('INPUT_SCHEMA', `stdin line ${i + 1}: expected a JSON object payload with "kind"`);
     }
