@@ -2,7 +2,8 @@
 // in seq order. Pure: the same records always give the same state, which is what makes the views
 // deterministic and lets ownership be decided under the writer lock from the published chain.
 //
-// Rules of the fold (the CLI never writes a record that breaks them, but `append --batch` can):
+// Rules of the fold (no verb and no Ledger method writes a record that breaks them, but a record written
+// with the formats alone, or by an older version, can):
 //   start       makes its agent the owner under a new execution, open, with the start's lease
 //   checkpoint  of the owning execution (same agent, same execution_id) renews the lease
 //   finish      of the owning execution closes the item (status finished, no lease)

@@ -1,5 +1,5 @@
 // The secret key file format (SPEC 7): {"v":1,"alg":"ed25519","name","secret_key"}. Pure: no
-// I/O, and no noble import, so the CLI's append path stays light (src/keyfiles.ts reads files).
+// I/O, and no noble import, so the CLI's append path stays light (key-file.ts reads and writes files).
 import { fromBase64url, parseJsonStrict, toBase64url } from '../canonical.js';
 import { LedgerError } from '../errors.js';
 

@@ -1,5 +1,5 @@
-// Secret key files, trust files and pins, as formats (SPEC 7). Pure: no I/O (src/keyfiles.ts
-// reads and writes them). Both formats are parsed strictly: unknown fields, duplicate keys, bad
+// Secret key files, trust files and pins, as formats (SPEC 7). Pure: no I/O (key-file.ts and
+// trust-file.ts read and write them). Both formats are parsed strictly: unknown fields, duplicate keys, bad
 // base64url and unpinnable keys are refused with the reason.
 import { fromBase64url, parseJsonStrict } from '../canonical.js';
 import { pointEncodingProblem } from '../sign.js';

@@ -21,8 +21,8 @@ import { alternate, atLeast, atMost, median, nowMs, timeCommand, type BenchResul
 // The shipped binary (package.json "bin": the esbuild bundle) when it was built, else tsc's.
 const BUNDLE = fileURLToPath(new URL('../../cli/ledger.cjs', import.meta.url));
 const BIN = existsSync(BUNDLE) ? BUNDLE : fileURLToPath(new URL('../../src/cli/bin.js', import.meta.url));
-const CLI = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
-const IO = fileURLToPath(new URL('../../src/commands/process-io.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../src/cli/cli.js', import.meta.url));
+const IO = fileURLToPath(new URL('../../src/cli/io.js', import.meta.url));
 const GNU_TIME = '/usr/bin/time';
 const BASE = fileURLToPath(new URL('../../../test/.scratch/', import.meta.url));
 const NOW = Date.parse('2026-11-29T00:00:00.000Z');

@@ -1,5 +1,5 @@
 // Two real processes race to `start` the same slug: exactly one wins. Ownership is decided
-// inside Ledger.transact, under the cross-process writer lock, on the HEAD as it is then, so the
+// inside the store's transact (through the workflow), under the cross-process writer lock, on the HEAD as it is then, so the
 // loser sees the winner's start and is refused. Needs the built CLI (`npx tsc -p .`; `npm test`
 // builds it first).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
