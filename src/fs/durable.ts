@@ -157,7 +157,8 @@ function closeQuietly(ops: FileOps, fd: number): void {
   }
 }
 
-function removeQuietly(ops: FileOps, path: string): void {
+/** Removes a file, best effort: it may be gone already, or the disk may refuse even this. */
+export function removeQuietly(ops: FileOps, path: string): void {
   try {
     ops.unlink(path);
   } catch {

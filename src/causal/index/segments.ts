@@ -6,7 +6,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { LedgerError, ioError } from '../../errors.js';
-import { replaceFileDurable } from '../../fs/durable.js';
+import { removeQuietly, replaceFileDurable } from '../../fs/durable.js';
 import type { FileOps } from '../../fs/ops.js';
 import type { Head } from '../../record.js';
 import type { LedgerPaths } from '../../store/paths.js';
@@ -85,14 +85,6 @@ export function namedThrough(dir: string): number {
   return through;
 }
 
-function tryUnlink(ops: FileOps, path: string): void {
-  try {
-    ops.unlink(path);
-  } catch {
-    /* gone already, or a read-only ledger */
-  }
-}
-
 function removeOldTemp(ops: FileOps, path: string): void {
   try {
     // Policy: only a temp file ten minutes old is taken for abandoned; a younger one may be a
@@ -151,7 +143,7 @@ export function loadChain(ops: FileOps, paths: LedgerPaths, head: Head, dir: str
         ops.close(fd);
         // Policy: a segment that disagrees with the ledger is never repaired in place; it is
         // dropped, and what it covered is indexed again from records.jsonl.
-        if (write) tryUnlink(ops, path);
+        if (write) removeQuietly(ops, path);
       }
     }
     if (!seg) break;
@@ -163,7 +155,7 @@ export function loadChain(ops: FileOps, paths: LedgerPaths, head: Head, dir: str
   // Segments wholly covered by the chain (left by a merge that another process finished) go.
   if (write) {
     for (const [from, list] of segs) {
-      for (const s of list) if (!onChain.has(s.name) && s.to < cursor && from < cursor) tryUnlink(ops, join(dir, s.name));
+      for (const s of list) if (!onChain.has(s.name) && s.to < cursor && from < cursor) removeQuietly(ops, join(dir, s.name));
     }
   }
   return chain;
@@ -196,7 +188,7 @@ export function compact(ops: FileOps, paths: LedgerPaths, dir: string, chain: Se
     const merged = writeSegment(ops, dir, scanRows(ops, paths, a.fromSeq, a.header.fromOffset, b.endOffset), genesis);
     for (const s of [a, b]) {
       s.close();
-      tryUnlink(ops, join(dir, s.name));
+      removeQuietly(ops, join(dir, s.name));
     }
     chain.splice(chain.length - 2, 2, merged);
   }
