@@ -1,6 +1,7 @@
 // Issue 3's targets, each against a limit measured in the same run:
 //   1. audit rate at 100k records >= 0.8x the per-record limit (what no verifier can skip: JSON
-//      parse, the canonical check, SHA-256, one native Ed25519 verify), one core; and on all cores;
+//      parse, the canonical check, SHA-256, one native Ed25519 verify), one core; and >= 1.5x on
+//      two or more cores (issue 12);
 //   2. RSS of `ledger audit` over 1,000,000 records <= 200 MB;
 //   3. `ledger audit --floor` with the floor at HEAD of that ledger <= 1.3x `node -e ''`;
 //   4. for perspective: `git log --show-signature` over 300 SSH-signed commits, in records/s.
@@ -174,7 +175,8 @@ export default async function auditBench(): Promise<BenchResult[]> {
     many.push(nowMs() - t0);
   }
   const tMany = median(many);
-  push(atLeast(`audit rate at 100k, ${cores} cores, vs the one-core limit`, tLimit / tMany, 0.8, `${perSec(tMany)} records/s (${(tOne / tMany).toFixed(2)}x one core; cores are shared, so this varies)`));
+  // Issue 12: >= 1.5x the one-core limit with both cores (a machine with one core has no second).
+  push(atLeast(`audit rate at 100k, ${cores} cores, vs the one-core limit`, tLimit / tMany, cores >= 2 ? 1.5 : 0.8, `${perSec(tMany)} records/s (${(tOne / tMany).toFixed(2)}x one core; cores are shared, so this varies)`));
 
   // 2. RSS of the CLI over 1,000,000 records.
   const big = ensureLedger('bench-audit-1m', { count: 1_000_000, start: '2026-01-01T00:00:00.000Z', stepMs: 10, nonce: 'bench-1m' });

@@ -26,6 +26,7 @@ import { idKey } from './keys.js';
 import { scanRows, type TailLine } from './rows.js';
 import type { Posting } from './segment-format.js';
 import { Segment, SegmentVanished, compact, loadChain, namedThrough, writeSegment } from './segments.js';
+import { tailRows } from './tail-memo.js';
 
 /** Past this many unindexed records (or bytes), the tail is written as a segment. */
 export const DELTA_MAX_RECORDS = 128;
@@ -108,7 +109,7 @@ export class RecordIndex {
     const tail = new Map<string, Posting[]>();
     let unhashed: TailLine[] = [];
     if (fromOffset < head.size) {
-      const rows = scanRows(ops, paths, fromSeq, fromOffset, head.size, false);
+      const rows = tailRows(ops, paths, head.genesis, fromSeq, fromOffset, head.size);
       for (let i = 0; i < rows.seq.length; i++) addTail(tail, rows.h1[i], rows.h2[i], { seq: rows.seq[i], offset: rows.offset[i] });
       unhashed = rows.lines;
     }
