@@ -9,6 +9,7 @@
 // ended the scanned range is still there with the same id (recomputed from records.jsonl on every
 // use). Like a segment, it only locates records: every record a decision relies on is read again
 // and verified from its bytes (../verified.ts). A range that does not match is scanned afresh.
+import { idFromLine } from '../../canonical.js';
 import type { FileOps } from '../../fs/ops.js';
 import type { LedgerPaths } from '../../store/paths.js';
 import { lineIdAt, scanRows, type ScannedRows } from './rows.js';
@@ -38,8 +39,9 @@ export function tailRows(ops: FileOps, paths: LedgerPaths, genesis: string, from
   } else {
     rows = scanRows(ops, paths, fromSeq, fromOffset, endOffset, false);
   }
+  // The last line was just read from records.jsonl, as a check would read it: its id is that line's.
   const last = rows.lines[rows.lines.length - 1];
-  memo = last === undefined ? null : { dir: paths.dir, genesis, rows, lastId: lineIdAt(ops, paths, rows.toSeq, rows.lastOffset, rows.endOffset) };
+  memo = last === undefined ? null : { dir: paths.dir, genesis, rows, lastId: idFromLine(last.line) };
   return rows;
 }
 
