@@ -40,10 +40,6 @@ export function publicKeyReference(seed: Uint8Array): Uint8Array {
   return ed.getPublicKey(seed);
 }
 
-export function randomSeed(): Uint8Array {
-  return ed.utils.randomSecretKey();
-}
-
 /**
  * Why a 32-byte public key cannot be pinned, or null when it can. Policy: beyond a canonical
  * encoding and not of small order, a pinned key must lie in the prime-order subgroup, so that the

@@ -48,10 +48,6 @@ function privateKeyObject(seed: Uint8Array): KeyObject {
   }
 }
 
-export function publicKeyFromSeed(seed: Uint8Array): Uint8Array {
-  return fromBase64url(publicKeyOf(privateKeyObject(seed)), 32)!;
-}
-
 /** The base64url public key of a private key object, as OpenSSL derives it. */
 function publicKeyOf(privateKey: KeyObject): string {
   const x = privateKey.export({ format: 'jwk' }).x;
@@ -83,11 +79,6 @@ export function createSigner(seed: Uint8Array): Signer {
     sign,
     signProduced: (count, produce) => signProduced(count, produce, Buffer.concat([PKCS8_PREFIX, seed]), sign),
   };
-}
-
-/** Signs each message with `sign`; a test and the batch path share this one definition. */
-export function signSequential(messages: readonly Uint8Array[], sign: (m: Uint8Array) => Uint8Array): Uint8Array[] {
-  return messages.map(sign);
 }
 
 /** The `sig` member for a digest in a domain. */
