@@ -16,7 +16,7 @@ import { replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
-import { AGENT_RE, ID_RE, NAME_RE, OUTCOMES, type Draft, type Head, type Kind, type Outcome, type TrustFloor } from './record.js';
+import { AGENT_RE, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
 import { readHead } from './store/head.js';
@@ -24,10 +24,11 @@ import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { readRecords, type RecordAt } from './store/read.js';
 import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
+import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
 import { findPending, type PendingEntry } from './causal/pending.js';
 import { appendCausal, type CausalAppendResult, type CausalAppended } from './causal/retry.js';
 import {
-  checkpointWork, finishWork, startWork,
+  checkAgent, checkpointWork, finishWork, startWork,
   type CheckpointRequest, type FinishRequest, type StartRequest, type WorkResult, type WorkWriter, type WriteResult,
 } from './handoff/workflow.js';
 
@@ -148,7 +149,7 @@ export class Ledger {
    * passes, the consume record is appended under the writer lock in the same critical section.
    */
   gate(op: string, opts: GateCallOptions): GateRun {
-    if (typeof op !== 'string' || !ID_RE.test(op)) throw new LedgerError('USAGE', `OP must be a logical_operation_id, 1-128 chars of [A-Za-z0-9._:-], got "${String(op)}"`);
+    checkOp(op);
     const { consumeAs, agent, ...rest } = opts;
     const o: GateRunOptions = {
       accept: ['success'],
@@ -159,11 +160,10 @@ export class Ledger {
     };
     checkGateOptions(o);
     if (consumeAs === undefined) return runGate(this.writer(), o, op);
-    if (typeof consumeAs !== 'string' || !ID_RE.test(consumeAs)) throw new LedgerError('USAGE', `--consume-as must be 1-128 chars of [A-Za-z0-9._:-], got "${String(consumeAs)}"`);
+    checkConsumer(consumeAs);
     // Policy: the agent defaults to the consumer's name when that is a valid agent name (the
     // consumer is who acts), as the CLI does.
-    const who = agent ?? (AGENT_RE.test(consumeAs) ? consumeAs : undefined);
-    if (who === undefined || !AGENT_RE.test(who)) throw new LedgerError('USAGE', `--agent must be 1-64 chars of [A-Za-z0-9._@-], got "${String(who)}"`);
+    const who = checkAgent(agent ?? (AGENT_RE.test(consumeAs) ? consumeAs : undefined));
     return runGateAndConsume(this.writer(), { ...o, agent: who }, op, consumeAs);
   }
 
@@ -211,14 +211,6 @@ export class Ledger {
   recover(opts: { dryRun?: boolean } = {}): RecoverReport {
     return recoverLedger(this.store, opts.dryRun ?? false);
   }
-}
-
-// Checked so, a JavaScript caller's typo is refused rather than read as a gate that holds.
-function checkGateOptions(o: GateRunOptions): void {
-  for (const a of o.accept) if (!(OUTCOMES as readonly string[]).includes(a)) throw new LedgerError('USAGE', `accept takes outcomes from ${OUTCOMES.join(', ')}; got "${String(a as Outcome)}"`);
-  for (const n of o.requireInvariants) if (typeof n !== 'string' || !NAME_RE.test(n)) throw new LedgerError('USAGE', `--require-invariant must be 1-64 chars of [A-Za-z0-9._-], got "${String(n)}"`);
-  if (o.maxAgeMs !== null && !(Number.isSafeInteger(o.maxAgeMs) && o.maxAgeMs > 0)) throw new LedgerError('USAGE', `--max-age must be more than 0 ms, got ${String(o.maxAgeMs)}`);
-  if (!Number.isFinite(o.now)) throw new LedgerError('USAGE', `"now" expected a time in ms, got ${String(o.now)}`);
 }
 
 /**

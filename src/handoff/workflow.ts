@@ -125,7 +125,8 @@ export function checkSlug(slug: unknown): string {
   return slug;
 }
 
-function checkAgent(agent: unknown): string {
+/** Who writes: an agent name (SPEC 4). */
+export function checkAgent(agent: unknown): string {
   if (typeof agent !== 'string' || !AGENT_RE.test(agent)) throw new LedgerError('USAGE', `--agent must be 1-64 chars of [A-Za-z0-9._@-], got "${String(agent)}"`);
   return agent;
 }

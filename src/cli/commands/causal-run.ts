@@ -3,14 +3,10 @@
 import { resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { DIGEST_RE } from '../../canonical.js';
-import { AGENT_RE, ID_RE, NAME_RE, OUTCOMES, type Outcome } from '../../record.js';
+import { AGENT_RE, OUTCOMES, type Outcome } from '../../record.js';
+import { checkConsumer, checkOp, checkRequiredInvariants } from '../../causal/gate/options.js';
 import { age } from '../../causal/gate/format.js';
 import { agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
-
-function parseOp(op: string): string {
-  if (typeof op !== 'string' || !ID_RE.test(op)) throw new LedgerError('USAGE', `OP must be a logical_operation_id, 1-128 chars of [A-Za-z0-9._:-], got "${String(op)}"`);
-  return op;
-}
 
 export function parseAccept(values: string[]): Outcome[] {
   if (values.length === 0) return ['success'];
@@ -26,15 +22,14 @@ export function parseAccept(values: string[]): Outcome[] {
 
 export async function runGateCommand(io: CliIO, opText: string, opts: Opts): Promise<number> {
   // Everything the command line says is checked before anything is read or written.
-  const op = parseOp(opText);
+  const op = checkOp(opText);
   const accept = parseAccept(many(opts, 'accept'));
-  const requireInvariants = many(opts, 'requireInvariant', 'require-invariant');
-  for (const n of requireInvariants) if (!NAME_RE.test(n)) throw new LedgerError('USAGE', `--require-invariant must be 1-64 chars of [A-Za-z0-9._-], got "${n}"`);
+  const requireInvariants = checkRequiredInvariants(many(opts, 'requireInvariant', 'require-invariant'));
   const maxAgeMs = durationFlag(opts, 'maxAge', undefined) ?? null;
   if (maxAgeMs === 0) throw new LedgerError('USAGE', '--max-age must be more than 0 (a handoff is never younger than that)');
   const floorFlag = one(opts, 'floor');
-  const consumer = one(opts, 'consumeAs', 'consume-as');
-  if (consumer !== undefined && !ID_RE.test(consumer)) throw new LedgerError('USAGE', `--consume-as must be 1-128 chars of [A-Za-z0-9._:-], got "${consumer}"`);
+  const consumerFlag = one(opts, 'consumeAs', 'consume-as');
+  const consumer = consumerFlag === undefined ? undefined : checkConsumer(consumerFlag);
   const expect = one(opts, 'handoff');
   if (expect !== undefined && !DIGEST_RE.test(expect)) throw new LedgerError('USAGE', `--handoff expects a record id ("sha256:" + 64 lowercase hex), got "${expect}"`);
   const allowOpaque = flag(opts, 'allowOpaqueEvidence');
@@ -77,7 +72,7 @@ export async function runRevoke(io: CliIO, target: string, opts: Opts): Promise<
 
 export async function runPending(io: CliIO, opts: Opts): Promise<number> {
   const op = one(opts, 'op');
-  if (op !== undefined) parseOp(op);
+  if (op !== undefined) checkOp(op);
   const now = Date.now();
   const { Ledger } = await import('../../ledger.js');
   const ledger = Ledger.open({ dir: ledgerDir(io, opts) });
