@@ -22,16 +22,16 @@ import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.j
 type Verb = 'start' | 'checkpoint' | 'finish' | 'resume' | 'render';
 
 export async function runHandoffVerb(verb: Verb, io: CliIO, slug: string | undefined, opts: Opts): Promise<number> {
+  if (verb === 'render') return runRender(io, opts);
+  const item = checkSlug(slug === undefined ? undefined : String(slug));
   switch (verb) {
     case 'start':
-      return runStart(io, checkSlug(slug === undefined ? undefined : String(slug)), opts);
+      return runStart(io, item, opts);
     case 'checkpoint':
     case 'finish':
-      return runWrite(io, verb, checkSlug(slug === undefined ? undefined : String(slug)), opts);
+      return runWrite(io, verb, item, opts);
     case 'resume':
-      return runResume(io, checkSlug(slug === undefined ? undefined : String(slug)), opts);
-    case 'render':
-      return runRender(io, opts);
+      return runResume(io, item, opts);
   }
 }
 
