@@ -17,15 +17,11 @@ export interface RecordAt {
 }
 
 /**
- * Why a stored line (without its newline) cannot be a record before it is even parsed, or null.
- * (The line reader has refused a line over 1 MiB already.) SPEC 4 compares bytes: a line that is
- * not UTF-8 would decode with replacement characters into a string that may well be canonical and
- * signed, so it is refused as bytes.
+ * SPEC 4 compares bytes: a line that is not UTF-8 would decode with replacement characters into a
+ * string that may well be canonical and signed, so it is refused as bytes, before it is parsed.
+ * (The line reader has refused a line over 1 MiB already.)
  */
-function lineBytesProblem(bytes: Uint8Array): string | null {
-  if (!isUtf8(bytes)) return 'is not UTF-8';
-  return null;
-}
+const notUtf8 = (where: string) => new LedgerError('OP_CORRUPT', `${where} is not UTF-8`, {}, RUN_AUDIT);
 
 /** Parses one stored line (without its newline), which must be canonical (SPEC 4), and its id. */
 export function parseRecordLine(line: string, where: string): { record: LedgerRecord; id: string } {
@@ -66,8 +62,7 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): Reco
   if (lastTail && lastTail.offset === offset && lastTail.line.equals(bytes)) {
     return { seq: lastTail.seq, offset, id: lastTail.id, record: JSON.parse(bytes.toString('utf8')) as LedgerRecord };
   }
-  const problem = lineBytesProblem(bytes);
-  if (problem) throw new LedgerError('OP_CORRUPT', `the last record of ${paths.records} ${problem}`, {}, RUN_AUDIT);
+  if (!isUtf8(bytes)) throw notUtf8(`the last record of ${paths.records}`);
   const { record, id } = parseRecordLine(bytes.toString('utf8'), `the last record of ${paths.records}`);
   const at = { seq: record.seq, offset, id, record };
   rememberTail(bytes, at);
@@ -104,8 +99,7 @@ export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fro
     let seq = fromSeq;
     for (const { bytes, offset } of linesForward(ops, fd, paths.records, fromOffset, head.size)) {
       const where = `${paths.records} line at byte ${offset}`;
-      const problem = lineBytesProblem(bytes);
-      if (problem) throw new LedgerError('OP_CORRUPT', `${where} ${problem}`, {}, RUN_AUDIT);
+      if (!isUtf8(bytes)) throw notUtf8(where);
       const { record, id } = parseRecordLine(bytes.toString('utf8'), where);
       if (record.seq !== seq) throw new LedgerError('OP_CORRUPT', `${where} has seq ${String(record.seq)}, expected ${seq}`, {}, RUN_AUDIT);
       yield { seq, offset, id, record };
