@@ -25,8 +25,8 @@ export function hashOpenFile(fd: number, read: (fd: number, buf: Buffer) => numb
 
 const defaultRead = (fd: number, buf: Buffer) => readSync(fd, buf, 0, buf.length, null);
 
-const sameFile = (a: Stats, b: Stats) => a.dev === b.dev && a.ino === b.ino;
-const unchanged = (a: Stats, b: Stats) => sameFile(a, b) && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
+// The inode alone is not enough: a file deleted and written again often gets the same number.
+const unchanged = (a: Stats, b: Stats) => a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
 
 /**
  * The SHA-256 hex of a regular file that `seen` (its lstat) says is there. Throws INPUT_EVIDENCE:
@@ -45,7 +45,7 @@ export function regularFileSha256(ops: EvidenceReadOps, path: Buffer, seen: Stat
   }
   try {
     const before = ops.fstat(fd);
-    if (!before.isFile() || !sameFile(before, seen)) throw changedWhileDigesting(source, `${shown(path)} was replaced`);
+    if (!before.isFile() || !unchanged(before, seen)) throw changedWhileDigesting(source, `${shown(path)} was replaced`);
     let hex: string;
     let bytes: number;
     try {
