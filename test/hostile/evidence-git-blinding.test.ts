@@ -159,15 +159,13 @@ describe('when the environment points git elsewhere (GIT_DIR, GIT_WORK_TREE, GIT
     expect(spawnSync(process.execPath, [BIN, '--version']).status, `build first: ${BIN}`).toBe(0);
   });
 
-  it('the gate scrubs them: a clean decoy repository named by the environment changes nothing', async () => {
+  it('the gate scrubs them: a clean clone named by the environment (same commit) changes nothing', async () => {
     await repo();
     extra = scratch('ledger-decoy-');
-    gitIn(extra.dir, 'init', '-q', '-b', 'main');
-    writeFileSync(join(extra.dir, 'x'), 'x\n');
-    gitIn(extra.dir, 'add', 'x');
-    gitIn(extra.dir, 'commit', '-q', '-m', 'decoy');
+    const decoy = join(extra.dir, 'clone');
+    gitIn(extra.dir, 'clone', '-q', p.dir, decoy); // main is the same commit there, and clean
     p.write('src/app.js', 'export const v = 666;\n');
-    const env = { PATH: process.env.PATH ?? '', LEDGER_AGENT: 'alice', GIT_DIR: join(extra.dir, '.git'), GIT_WORK_TREE: extra.dir, GIT_INDEX_FILE: join(extra.dir, '.git/index'), GIT_CONFIG_PARAMETERS: "'core.fsmonitor'='true'" };
+    const env = { PATH: process.env.PATH ?? '', LEDGER_AGENT: 'alice', GIT_DIR: join(decoy, '.git'), GIT_WORK_TREE: decoy, GIT_INDEX_FILE: join(decoy, '.git/index'), GIT_CONFIG_PARAMETERS: "'core.fsmonitor'='true'" };
     const r = spawnSync(process.execPath, [BIN, 'gate', 'build', '--json'], { cwd: p.dir, env, encoding: 'utf8', timeout: 30_000 });
     expect(r.status, r.stderr).toBe(20);
     expect(JSON.parse(r.stdout).evidence[0].reason).toContain('uncommitted changes: src/app.js');
