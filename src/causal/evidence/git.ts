@@ -132,13 +132,17 @@ function worktreeFindings(top: string, prefix: string, depth: number): Findings 
   const out: Findings = { skipped: [], changed: [] };
   const sparse = spawnGit(['config', '--bool', 'core.sparseCheckout'], top, extra);
   if (sparse.stdout.trim() === 'true') out.skipped.push(`${prefix || '.'} (a sparse checkout)`);
-  // ls-files -v: lowercase tag = assume-unchanged, S/s = skip-worktree.
-  for (const entry of git(['ls-files', '-v', '-z'], top, extra).split('\0')) {
-    if (entry.length < 3) continue;
+  // ls-files -v -s: "<tag> <mode> <oid> <stage>\t<path>"; a lowercase tag is assume-unchanged,
+  // S/s skip-worktree, and mode 160000 a submodule.
+  const gitlinks: string[] = [];
+  for (const entry of git(['ls-files', '-v', '-s', '-z'], top, extra).split('\0')) {
+    const tab = entry.indexOf('\t');
+    if (tab < 0) continue;
     const tag = entry[0];
-    const path = prefix + entry.slice(2);
+    const path = prefix + entry.slice(tab + 1);
     if (tag === 'S' || tag === 's') out.skipped.push(`${path} (skip-worktree)`);
     else if (tag !== tag.toUpperCase()) out.skipped.push(`${path} (assume-unchanged)`);
+    if (entry.startsWith('160000 ', 2)) gitlinks.push(entry.slice(tab + 1));
   }
   // Tracked changes, staged or not (intent-to-add included); submodule commits, not their trees.
   const fields = git(['status', '--porcelain=v1', '-z', '--untracked-files=no', '--ignore-submodules=dirty'], top, extra).split('\0');
@@ -152,9 +156,9 @@ function worktreeFindings(top: string, prefix: string, depth: number): Findings 
   // Untracked files, with only the tree's own .gitignore files applied.
   for (const p of git(['ls-files', '-z', '--others', '--exclude-per-directory=.gitignore'], top, extra).split('\0')) if (p) out.changed.push(prefix + p);
   // Populated submodules: the same checks inside each.
-  for (const entry of git(['ls-files', '-s', '-z'], top, extra).split('\0')) {
-    if (!entry.startsWith('160000 ')) continue;
-    const path = entry.slice(entry.indexOf('\t') + 1);
+  for (const path of gitlinks) {
+    // An index is data: a submodule path that climbs out is not followed.
+    if (path.split('/').includes('..') || path.startsWith('/')) throw new GitFailed(`the index names a submodule outside the work tree: ${JSON.stringify(path)}`);
     const sub = join(top, path);
     if (!existsSync(join(sub, '.git'))) continue; // not checked out: nothing in it to change
     if (depth >= MAX_SUBMODULE_DEPTH) throw new GitFailed(`submodules nest deeper than ${MAX_SUBMODULE_DEPTH}`);

@@ -48,6 +48,7 @@ export function outsideRoot(source: string, root: string): ReturnType<typeof bad
 /** The real project root and the ledger's own paths in it, which evidence never digests. */
 export function ledgerOwnPaths(root: string, ledgerDir: string): { realRoot: string; own: string[] } {
   const realRoot = realOr(root);
+  // The ledger directory first: dir/v1 skipped it alone.
   return { realRoot, own: [realOr(ledgerDir), join(realRoot, 'HANDOFF.md'), join(realRoot, 'HANDOFF.yml')] };
 }
 
@@ -61,7 +62,7 @@ export function isOwnPath(real: string, own: readonly string[]): boolean {
  * the root (data.outside), missing, unreadable, or a link loop. Never touches a path outside.
  */
 export function locateInsideRoot(ops: EvidenceReadOps, given: string, base: string, root: string, source: string): Located {
-  const { realRoot } = ledgerOwnPaths(root, root);
+  const realRoot = realOr(root);
   const abs = resolve(base, given);
   // The lexical check first: a path that is outside as written is refused before any lstat.
   const rel = under(resolve(root), abs) ?? under(realRoot, abs);
