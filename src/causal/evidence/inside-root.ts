@@ -63,6 +63,9 @@ export function isOwnPath(real: string, own: readonly string[]): boolean {
  */
 export function locateInsideRoot(ops: EvidenceReadOps, given: string, base: string, root: string, source: string): Located {
   const realRoot = realOr(root);
+  // Policy: the path as given is normalised lexically (as path.resolve does: `a/../b` is `b`
+  // whatever `a` is), so it can only ever name a place under the root; `..` inside a link's
+  // target is walked the POSIX way below.
   const abs = resolve(base, given);
   // The lexical check first: a path that is outside as written is refused before any lstat.
   const rel = under(resolve(root), abs) ?? under(realRoot, abs);
