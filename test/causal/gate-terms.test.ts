@@ -164,7 +164,7 @@ describe('state current, for each evidence source form', () => {
     p.write('out/sub/c.txt', 'new\n');
     const g = await p.gate('op');
     expect(g.r.failed_term).toBe('state_current');
-    expect(g.r.evidence[0]).toMatchObject({ source: 'dir:out', current: false });
+    expect(g.r.evidence[0]).toMatchObject({ source: 'dir/v2:out', current: false });
     const { rmSync } = await import('node:fs');
     rmSync(join(p.dir, 'out/sub/c.txt'));
     expect((await p.gate('op')).code).toBe(0);
