@@ -8,10 +8,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { CP, LONG_AGO, appendRaw, ok, records, workLog, type Project } from './helpers.js';
+import { CP, LONG_AGO, appendRaw, ok, records, workLog } from './helpers.js';
 import { gitProject, refusedUnchanged } from './git-project.js';
 
-let p: Project;
+let p: Awaited<ReturnType<typeof gitProject>>;
 beforeEach(async () => {
   p = await gitProject();
 });
