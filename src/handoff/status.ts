@@ -126,9 +126,9 @@ export function leaseCell(l: StatusItem['lease']): string {
 
 /** The text form: aligned columns, a loud line under an item that was taken over. */
 export function formatStatus(s: StatusReport): string[] {
-  const who = s.agent ? `, ${s.agent}'s own first` : '';
+  const who = s.agent && s.items.some((i) => i.mine) ? `, ${s.agent}'s own first` : '';
   const out = [`status at ${s.now}, ledger through seq ${s.through?.seq ?? 0}`];
-  out.push(...section(`open work items${s.items.length ? who : ''}`, s.items, ['ITEM', 'OWNER', 'LEASE', 'LAST CHECKPOINT', 'NEXT'], (i) => [
+  out.push(...section(`open work items${who}`, s.items, ['ITEM', 'OWNER', 'LEASE', 'LAST CHECKPOINT', 'NEXT'], (i) => [
     i.slug,
     i.owner === null ? `nobody (released by ${i.released!.by})` : i.mine ? `${i.owner} (you)` : i.owner,
     leaseCell(i.lease),
