@@ -53,6 +53,8 @@ describe('a reviewer adds a note', () => {
     const r = await p.run('resume', 'fix-tz');
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`notes \\(1\\):\\n  \\S+ reviewer: ${esc(REVIEW)}\\n`));
+    // the views are a pure function of the ledger, these records included
+    expect((await p.run('render', '--check')).code).toBe(0);
   });
 
   it('resume shows at most the last five notes, with the count', async () => {

@@ -43,6 +43,8 @@ describe('claude releases, codex starts without takeover', () => {
     const r = await p.run('resume', 'fix-tz');
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.split('\n')[0]).toMatch(/^fix-tz: open, RELEASED by claude at \S+, nobody owns it .*: out of budget/);
+    // the views are a pure function of the ledger, these records included
+    expect((await p.run('render', '--check')).code).toBe(0);
   });
 
   it('lets codex start it without --takeover, as a fresh execution with no takeover recorded', async () => {
