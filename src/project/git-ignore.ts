@@ -4,7 +4,7 @@
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
-import { replaceFileDurable } from '../fs/durable.js';
+import { fsyncDir, removeQuietly, replaceFileDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
 import { runGit, workTreeTop } from './git.js';
 
@@ -36,8 +36,10 @@ function realish(path: string): { existing: string; full: string } {
  * Where `path` (a file, or with `isDir` a directory; it need not exist yet) stands with git:
  * outside any work tree, inside one (tracked? ignored?), or unknown. Ignored means by the
  * ignore rules alone (`check-ignore --no-index`): a tracked file stays tracked whatever they say.
+ * `rules`: every rule git applies on this machine (the user's global excludes too: what `git add
+ * -A` here would do), or the repository's own (its .gitignore files and .git/info/exclude).
  */
-export function gitExposure(path: string, isDir: boolean): GitExposure {
+export function gitExposure(path: string, isDir: boolean, rules: 'this machine' | 'the repository' = 'this machine'): GitExposure {
   const { existing, full } = realish(path);
   const folder = existing === full ? (isDir ? full : dirname(full)) : existing;
   const wt = workTreeTop(folder);
@@ -50,7 +52,8 @@ export function gitExposure(path: string, isDir: boolean): GitExposure {
   if (ls.code !== 0) return { state: 'unknown', why: `git ls-files failed: ${ls.error || `exit ${ls.code}`}` };
   // A directory is ignored when a file in it would be (its own rule, or one of a folder above).
   const probe = isDir ? `${posix}/HEAD` : posix;
-  const ci = runGit(wt.top, ['check-ignore', '-q', '--no-index', '--', probe]);
+  const only = rules === 'the repository' ? ['-c', 'core.excludesFile=/dev/null'] : [];
+  const ci = runGit(wt.top, [...only, 'check-ignore', '-q', '--no-index', '--', probe]);
   if (ci.code !== 0 && ci.code !== 1) return { state: 'unknown', why: `git check-ignore failed: ${ci.error || `exit ${ci.code}`}` };
   return { state: 'inside', top: wt.top, rel: posix, tracked: ls.stdout !== '', ignored: ci.code === 0 };
 }
@@ -92,13 +95,15 @@ export const GITIGNORE_COMMENT = '# handoff-ledger: the secret signing key and t
  * down), nothing more is written and the caller refuses before it creates the key.
  */
 export function keepOutOfGit(keyPath: string, ledgerDir: string): KeptOut | null {
+  // Policy: a rule in this user's global excludes does not count: it does not travel with the
+  // repository, so another clone (CI, a colleague) would commit what this one ignores.
   const targets = [
     { path: keyPath, isDir: false, what: 'the secret key' },
     { path: ledgerDir, isDir: true, what: 'the ledger directory' },
-  ].map((t) => ({ ...t, exposure: gitExposure(t.path, t.isDir) }));
-  const unknown = targets.find((t) => t.exposure.state === 'unknown');
-  if (unknown && unknown.exposure.state === 'unknown') {
-    throw new LedgerError('OP_IO', `cannot ask git whether it would commit ${unknown.what} ${unknown.path}: ${unknown.exposure.why}`, { path: unknown.path }, 'fix git (or install it), or put the key and the ledger outside the work tree with --key and --dir');
+  ].map((t) => ({ ...t, exposure: gitExposure(t.path, t.isDir, 'the repository') }));
+  for (const t of targets) {
+    if (t.exposure.state !== 'unknown') continue;
+    throw new LedgerError('OP_IO', `cannot ask git whether it would commit ${t.what} ${t.path}: ${t.exposure.why}`, { path: t.path }, 'fix git (or install it), or put the key and the ledger outside the work tree with --key and --dir');
   }
   const inside = targets.flatMap((t) => (t.exposure.state === 'inside' ? [{ ...t, exposure: t.exposure }] : []));
   if (inside.length === 0) return null;
@@ -110,12 +115,14 @@ export function keepOutOfGit(keyPath: string, ledgerDir: string): KeptOut | null
     const patterns = list.filter((t) => !t.exposure.ignored).map((t) => (t.isDir ? `${literalPattern(t.exposure.rel)}/` : keyPattern(t.exposure.rel)));
     if (patterns.length === 0) continue;
     const file = join(top, '.gitignore');
-    appendLines(file, patterns);
+    const undo = appendLines(file, patterns);
     result.file = file;
     result.added.push(...patterns);
     for (const t of list) {
-      const after = gitExposure(t.path, t.isDir);
+      const after = gitExposure(t.path, t.isDir, 'the repository');
       if (after.state !== 'inside' || !after.ignored) {
+        // A refused init changes nothing: the .gitignore goes back to what it was.
+        undo();
         throw new LedgerError('OP_INSECURE_PATH', `git still does not ignore ${t.what} ${t.path} after ${file} got ${patterns.join(' and ')}: a later rule, or a .gitignore further down, un-ignores it`, { path: t.path, gitignore: file }, 'fix the ignore rules so that `git check-ignore` names it, then run `ledger init` again');
       }
     }
@@ -123,9 +130,12 @@ export function keepOutOfGit(keyPath: string, ledgerDir: string): KeptOut | null
   return result;
 }
 
-/** Appends the comment and `patterns` to a .gitignore, durably; refuses one that is not a plain file. */
-function appendLines(file: string, patterns: string[]): void {
-  let before = '';
+/**
+ * Appends the comment and `patterns` to a .gitignore, durably, and returns how to put it back.
+ * Refuses one that is not a plain file (a link is not written through).
+ */
+function appendLines(file: string, patterns: string[]): () => void {
+  let before: string | null = null;
   let mode = 0o644;
   try {
     const st = lstatSync(file);
@@ -138,11 +148,21 @@ function appendLines(file: string, patterns: string[]): void {
     if (e instanceof LedgerError) throw e;
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError(e, 'read', file);
   }
-  const sep = before === '' || before.endsWith('\n') ? '' : '\n';
-  const text = `${before}${sep}${before === '' ? '' : '\n'}${GITIGNORE_COMMENT}\n${patterns.join('\n')}\n`;
-  try {
-    replaceFileDurable(realFileOps, dirname(file), basename(file), new TextEncoder().encode(text), mode);
-  } catch (e) {
-    throw ioError(e, 'write', file);
-  }
+  const old = before ?? '';
+  const text = `${old}${old === '' || old.endsWith('\n') ? '' : '\n'}${old === '' ? '' : '\n'}${GITIGNORE_COMMENT}\n${patterns.join('\n')}\n`;
+  const write = (t: string) => {
+    try {
+      replaceFileDurable(realFileOps, dirname(file), basename(file), new TextEncoder().encode(t), mode);
+    } catch (e) {
+      throw ioError(e, 'write', file);
+    }
+  };
+  write(text);
+  return () => {
+    if (before !== null) write(before);
+    else {
+      removeQuietly(realFileOps, file);
+      fsyncDir(realFileOps, dirname(file));
+    }
+  };
 }
