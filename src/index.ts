@@ -12,6 +12,8 @@ export {
 } from './ledger.js';
 export type { StartRequest, CheckpointRequest, FinishRequest, TestsRequest, WorkResult, WriteResult, ViewsRefresh } from './handoff/workflow.js';
 export { digestSource, type EvidenceContext } from './causal/evidence.js';
+// Which ledger a folder uses, found as git finds its repository (SPEC 3).
+export { locateLedger, type LedgerLocation, type LocateOptions, type LedgerSource } from './project/locate.js';
 
 // Keys and trust files: the secret key a writer signs with, the trust file a reader checks with.
 export { readSecretKey, writeSecretKey } from './keys/key-file.js';
