@@ -181,7 +181,7 @@ function checkGit(o: DoctorOptions, checks: DoctorCheck[]): void {
     if (e.state === 'outside') checks.push({ name, status: 'ok', detail: `${o.keyPath} is outside every git work tree` });
     else if (e.state === 'unknown') checks.push({ name, status: 'fail', detail: `cannot tell whether git would commit the secret key ${o.keyPath}: ${e.why}`, fix: 'fix git (or install it), or keep the key outside the work tree' });
     else if (e.tracked) checks.push({ name, status: 'fail', detail: `git tracks the secret key ${e.rel} (in ${e.top}): its secret is in the repository's history`, fix: `\`git rm --cached ${e.rel}\` and commit; then make a new key (\`ledger keygen\`), pin it, and revoke the old one in the trust file` });
-    else if (!e.ignored) checks.push({ name, status: 'fail', detail: `git would commit the secret key ${e.rel} (in ${e.top}) on the next \`git add -A\`: it is neither tracked nor ignored`, fix: `add ${ignoreLine(e.rel, false)} to ${e.top}/.gitignore (\`ledger init\` does this)` });
+    else if (!e.ignored) checks.push({ name, status: 'fail', detail: `git would commit the secret key ${e.rel} (in ${e.top}) on the next \`git add -A\`: it is neither tracked nor ignored`, fix: `add ${ignoreLine(e.rel, false)} to ${e.top}/.gitignore (the line \`ledger init\` writes)` });
     else checks.push({ name, status: 'ok', detail: `git ignores ${e.rel}` });
   }
   if (existsSync(o.dir)) {
@@ -190,7 +190,7 @@ function checkGit(o: DoctorOptions, checks: DoctorCheck[]): void {
     if (e.state === 'outside') return;
     if (e.state === 'unknown') checks.push({ name, status: 'warn', detail: `cannot tell whether git tracks ${o.dir}: ${e.why}`, fix: 'fix git (or install it)' });
     else if (e.tracked) checks.push({ name, status: 'warn', detail: `git tracks files in ${e.rel}/: a committed ledger gives merge conflicts nobody can resolve, and \`git checkout\` rolls it back`, fix: `\`git rm -r --cached ${e.rel}\`, add ${ignoreLine(e.rel, true)} to ${e.top}/.gitignore and commit (README "Using it with git")` });
-    else if (!e.ignored) checks.push({ name, status: 'warn', detail: `git would commit ${e.rel}/ on the next \`git add -A\`: it is neither tracked nor ignored`, fix: `add ${ignoreLine(e.rel, true)} to ${e.top}/.gitignore (\`ledger init\` does this)` });
+    else if (!e.ignored) checks.push({ name, status: 'warn', detail: `git would commit ${e.rel}/ on the next \`git add -A\`: it is neither tracked nor ignored`, fix: `add ${ignoreLine(e.rel, true)} to ${e.top}/.gitignore (the line \`ledger init\` writes)` });
     else checks.push({ name, status: 'ok', detail: `git ignores ${e.rel}/` });
   }
 }

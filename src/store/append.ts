@@ -87,7 +87,7 @@ export function notALedger(paths: LedgerPaths, ops: FileOps = realFileOps): Ledg
 }
 
 export function noLedgerHint(paths: LedgerPaths, ops: FileOps = realFileOps): string {
-  if (ops.exists(paths.records)) return 'records.jsonl is there but HEAD is not: restore HEAD from a copy (`ledger audit` shows what is there); a new `ledger init` would start a second, unrelated ledger';
+  if (ops.exists(paths.records)) return 'records.jsonl is there but HEAD is not: restore HEAD from a copy (`ledger audit` shows what is there); a new ledger here would be a second, unrelated one';
   let nearest: string | null = null;
   try {
     nearest = nearestLedger(dirname(paths.dir));
