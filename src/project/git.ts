@@ -7,7 +7,6 @@
 // machine's PATH and HOME stay, so the user's own git (and ~/.gitconfig's excludes and
 // safe.directory) answers. A git that cannot run, or says something we cannot read, is an
 // answer of "unknown", and every caller treats unknown as the unsafe case.
-import { spawnSync } from 'node:child_process';
 import { lstatSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
@@ -29,6 +28,10 @@ export function scrubbedGitEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.Pr
 }
 
 export function runGit(cwd: string, args: readonly string[], input?: string): GitRun {
+  // Loaded here, not imported: every verb finds its ledger through this file, and most never run
+  // git; node:child_process costs a couple of milliseconds of start-up (`ledger append` must cost
+  // little more than starting Node).
+  const { spawnSync } = process.getBuiltinModule('node:child_process');
   const r = spawnSync('git', args, {
     cwd,
     env: scrubbedGitEnv(),
