@@ -8,7 +8,7 @@
 // safe.directory) answers. A git that cannot run, or says something we cannot read, is an
 // answer of "unknown", and every caller treats unknown as the unsafe case.
 import { lstatSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 
 export interface GitRun {
   /** git's exit code; null when it could not run (not installed, timed out, killed). */
@@ -83,7 +83,7 @@ export function mainWorktreeOf(top: string): string | null {
     throw new Error(r.code === null ? `git could not run (${r.error})` : `git rev-parse --git-common-dir failed${r.error ? `: ${r.error}` : ''}`);
   }
   const common = resolve(top, out);
-  return common.endsWith('/.git') ? dirname(common) : null;
+  return basename(common) === '.git' ? dirname(common) : null;
 }
 
 /** The top of the work tree that holds `path` (an existing folder), or null outside one. */
