@@ -59,6 +59,7 @@ export type ErrorCode =
   | 'OP_IO'
   | 'OP_PERMISSION'
   | 'OP_INSECURE_KEY'
+  | 'OP_INSECURE_PATH'
   | 'OP_CORRUPT'
   | 'OP_NO_LEDGER'
   | 'INTERNAL';

@@ -24,7 +24,7 @@ export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...READ_VERBS,
  */
 export function createCli(io: CliIO, verb?: string): CAC {
   const cli = cac('ledger');
-  cli.option('--dir <dir>', 'Ledger directory (default: $LEDGER_DIR, else .ledger)', { type: [String] });
+  cli.option('--dir <dir>', 'Ledger directory (default: $LEDGER_DIR, else the nearest .ledger here or above)', { type: [String] });
   cli.option('--json', 'Print one JSON object on stdout');
   declareVerbs(cli, io, VERBS, verb);
   cli.example('ledger init --name my-project                    # a ledger in .ledger/, a key in keys/');

@@ -11,28 +11,53 @@ import { createSigner } from '../../sign.js';
 import type { Draft, HandoffPayload, IntentPayload } from '../../record.js';
 import { KEY_NAME_RE } from '../../keys/secret-key.js';
 import {
-  agentName, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
+  agentName, emit, envValue, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
   type CliIO, type Opts,
 } from './common.js';
+import { locateLedger, type LedgerLocation } from '../../project/locate.js';
+import { LEDGER_DIR_NAME } from '../../store/discover.js';
 import { parseEvidence, parseHandoffTail, parseId, parseOutcome } from './handoff-flags.js';
 
 
+/**
+ * Where `init` creates the ledger: --dir or $LEDGER_DIR as named, else `.ledger` in the working
+ * directory. Policy: without either, `init` refuses (exit 2) where the search of every other verb
+ * would find a ledger (SPEC 3: a second one there would fork the project's log), and in a linked
+ * git worktree, whose clone's ledger belongs beside the main worktree, where all its worktrees
+ * find it (a ledger inside one worktree dies with it). --dir makes either one on purpose.
+ */
+function initTarget(io: CliIO, opts: Opts): LedgerLocation {
+  const loc = locateLedger({ cwd: io.cwd, dir: one(opts, 'dir'), envDir: envValue(io, 'LEDGER_DIR') });
+  if (loc.source === 'flag' || loc.source === 'env' || loc.source === 'none') {
+    if (loc.source === 'none' && loc.linkedWorktree) {
+      const { top, main } = loc.linkedWorktree;
+      throw new LedgerError('INPUT_REFUSED', `${top} is a linked git worktree of ${main}, and a clone's one ledger lives beside its main worktree`, { dir: loc.dir, main }, `run \`ledger init\` in ${main} (every worktree then finds it), or pass --dir to keep a separate ledger here`);
+    }
+    return loc;
+  }
+  const where = loc.root === resolve(io.cwd) ? '' : loc.source === 'main-worktree' ? ', beside the main worktree of this git worktree' : ', in a folder above this one';
+  throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${loc.dir}${where}`, { dir: loc.dir }, where ? `every verb run inside ${loc.root} uses it; to start a separate ledger here on purpose, pass --dir ${LEDGER_DIR_NAME}` : '`ledger init` never overwrites a ledger: use another --dir');
+}
+
 export async function runInit(io: CliIO, opts: Opts): Promise<number> {
-  const dir = ledgerDir(io, opts);
+  const { dir, root } = initTarget(io, opts);
   if (existsSync(`${dir}/HEAD`)) {
     throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${dir}`, {}, '`ledger init` never overwrites a ledger: use another --dir');
   }
   const name = one(opts, 'name');
   if (name !== undefined && name.length > 128) throw new LedgerError('USAGE', `--name is ${name.length} chars; at most 128`);
   const wait = waitMs(opts);
-  const kp = keyPath(io, opts);
-  const tp = trustPath(io, opts);
+  const kp = keyPath(io, opts, root);
+  const tp = trustPath(io, opts, root);
   // Everything that can refuse is checked before anything is written, so a refused init leaves
   // no key file behind: the existing key, the agent, and the trust file it would pin into.
   const existing = existsSync(kp) ? readSecretKey(kp) : null;
   const agent = agentName(io, opts, existing?.name ?? 'harness');
   const { pinKeyInTrustFile } = await import('./trust-edit.js');
   if (existsSync(tp)) (await import('../../keys/trust-file.js')).readTrust(tp);
+  // In a git work tree, git is made to ignore the key and the ledger before either exists, so no
+  // `git add -A` ever sees them (issue 14.2); a git that cannot say refuses the init here.
+  const kept = (await import('../../project/git-ignore.js')).keepOutOfGit(kp, dir);
   let created = false;
   let key: { name: string; seed: Uint8Array };
   if (existing) key = existing;
@@ -48,8 +73,10 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   const g = result.records[0];
   const lines = [`initialised ledger ${dir}`, `genesis ${g.id}`];
   if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp}`);
+  if (kept?.file) lines.push(`git ignores ${kept.added.join(' and ')} now (added to ${kept.file}): commit the trust file, never the key`);
   if (!pinned) io.stderr(`ledger: warning: key ${signer.publicKey} is not pinned in ${tp}; \`ledger audit\` will fail key-pin until the harness pins it\n`);
-  emit(io, opts, { ok: true, dir, genesis: g.id, key: signer.publicKey, key_created: created, trust: tp, pinned }, lines);
+  for (const t of kept?.tracked ?? []) io.stderr(`ledger: warning: git already tracks ${t}; ignoring it does not take it out of git: \`git rm -r --cached ${t}\`${t === kp ? ', and make a new key, since its secret is in the history' : ''}\n`);
+  emit(io, opts, { ok: true, dir, genesis: g.id, key: signer.publicKey, key_created: created, trust: tp, pinned, gitignore: kept ? { file: kept.file, added: kept.added, tracked: kept.tracked } : null }, lines);
   return 0;
 }
 
