@@ -84,7 +84,8 @@ export type Workdir = TestsWorkdir;
 /** Paths (absolute) that never make a work tree dirty: the ledger directory and the two views. */
 export interface LedgerFiles { ledgerDir: string; views: string[] }
 
-function isLedgerFile(abs: string, own: LedgerFiles): boolean {
+/** Whether an absolute path is the ledger's own: inside the ledger directory, or one of the views. */
+export function isLedgerFile(abs: string, own: LedgerFiles): boolean {
   const r = relative(own.ledgerDir, abs);
   const inside = r === '' || !(r === '..' || r.startsWith(`..${sep}`) || isAbsolute(r));
   return inside || own.views.includes(abs);

@@ -8,6 +8,7 @@ import { redigestSource } from '../causal/evidence.js';
 import type { Evidence } from '../record.js';
 import { blobPath } from './blobs.js';
 import type { GitFacts } from './git.js';
+import { changesSince, changesSinceLines, type ChangesSince } from './changes-since.js';
 import { describeLease, leaseLive } from './lease.js';
 import { entryData, trailLine, TRAIL_LENGTH } from './render-yml.js';
 import { clipLines, lastLines, oneLine } from './text.js';
@@ -33,6 +34,8 @@ export interface ResumeReport extends Pick<WorkItem, 'slug' | 'status' | 'owner'
   trail: string[];
   evidence: EvidenceReport;
   git: GitFacts | null;
+  /** Commits and files since the commit of the item's last test run (changes-since.ts). */
+  changes_since: ChangesSince | null;
 }
 
 export interface ResumeContext {
@@ -91,6 +94,7 @@ export function buildResume(log: WorkLog, slug: string, ctx: ResumeContext): Res
     trail: before.map(trailLine),
     evidence: checkEvidence(recordedEvidence(item, latest), latest?.seq ?? null, ctx),
     git: ctx.git,
+    changes_since: changesSince(item, ctx),
   };
 }
 
@@ -154,6 +158,7 @@ function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
     if (r.git.last_commits.length === 0) out.push('  no commits yet');
     for (const c of r.git.last_commits) out.push(`  ${c.oid} ${oneLine(c.subject, 100)}`);
   } else out.push('git: not a git work tree');
+  out.push(...changesSinceLines(r.changes_since, caps.evidence));
   return out;
 }
 

@@ -14,7 +14,7 @@
 // Exit codes as a shell reports them: the command's own, 128 + N when signal N killed it, and
 // Policy: 124 when the ledger stopped it on timeout (as GNU `timeout` does).
 import { spawn } from 'node:child_process';
-import { closeSync, fchmodSync, fstatSync, readSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
 import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
@@ -175,15 +175,24 @@ export async function runTestsCommand(command: string, opts: RunOptions): Promis
   const exitCode = timedOut ? TIMEOUT_EXIT : exit.code ?? 128 + (exit.signal ? constants.signals[exit.signal] ?? 0 : 0);
   let size: number;
   let excerpt: string;
+  let rfd: number | null = null;
   try {
-    size = fstatSync(fd).size;
-    if (fileContainsSecret(opts.secret, fd, size)) return fail(keyInOutput('the output of --tests-cmd'));
-    const tail = lastBytes(fd, size);
+    // The scratch was opened write-only (the recipe's create); it is read through a second
+    // descriptor, which must be the same file (a name swapped meanwhile is refused).
+    rfd = openSync(scratch, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    const st = fstatSync(fd);
+    const rst = fstatSync(rfd);
+    if (st.ino !== rst.ino || st.dev !== rst.dev) return fail(new LedgerError('OP_IO', `the output file of --tests-cmd ${scratch} was replaced while it ran; nothing was recorded`, { path: scratch }));
+    size = st.size;
+    if (fileContainsSecret(opts.secret, rfd, size)) return fail(keyInOutput('the output of --tests-cmd'));
+    const tail = lastBytes(rfd, size);
     excerpt = excerptOf(tail, size > tail.length);
     if (containsSecret(opts.secret, excerpt)) return fail(keyInOutput('the output of --tests-cmd'));
     fchmodSync(fd, 0o644);
   } catch (e) {
     return fail(e instanceof LedgerError ? e : ioError(e, 'read the output of --tests-cmd in', scratch));
+  } finally {
+    if (rfd !== null) closeSync(rfd);
   }
   close();
   let settled = false;
