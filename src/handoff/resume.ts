@@ -1,6 +1,7 @@
 // `ledger resume SLUG`: the short, bounded read for whoever takes a work item over (at most 80
 // lines): owner and lease, the latest checkpoint in full, the trail, the evidence that changed
-// since that checkpoint, and what git says. Built as data first (the --json output), then shaped
+// since that checkpoint, what was committed since its last test run (changes-since.ts), and what
+// git says. Built as data first (the --json output), then shaped
 // into lines under the budget.
 import { relative } from 'node:path';
 import { LedgerError } from '../errors.js';
@@ -153,12 +154,12 @@ function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
     out.push(...lines.slice(0, caps.evidence));
     if (lines.length > caps.evidence) out.push(`  … (${lines.length - caps.evidence} more; --json lists all)`);
   }
+  out.push(...changesSinceLines(r.changes_since, caps.evidence));
   if (r.git) {
     out.push(`git: branch ${r.git.branch}, ${r.git.changed_files} changed file${r.git.changed_files === 1 ? '' : 's'}`);
     if (r.git.last_commits.length === 0) out.push('  no commits yet');
     for (const c of r.git.last_commits) out.push(`  ${c.oid} ${oneLine(c.subject, 100)}`);
   } else out.push('git: not a git work tree');
-  out.push(...changesSinceLines(r.changes_since, caps.evidence));
   return out;
 }
 

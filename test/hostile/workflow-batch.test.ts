@@ -79,7 +79,7 @@ describe('when a batch carries a kind that has its own verb (finish of bob\'s li
     for (const line of [finish, start, checkpoint, consume]) {
       const e = (() => {
         try {
-          ledger.append([JSON.parse(handoff('e1')) as Draft & { agent: string }, JSON.parse(line) as Draft].map((d) => ({ agent: 'mallory', ...d })));
+          ledger.append([{ ...JSON.parse(handoff('e1')), agent: 'mallory' } as Draft, JSON.parse(line) as Draft]);
         } catch (x) {
           return x;
         }
