@@ -1,8 +1,12 @@
 // The handoff-log workflow (SPEC 6 and 10): start, checkpoint and finish, with the rules that the
 // CLI's verbs and the library's Ledger.start/checkpoint/finish share. Each one:
-//   1. checks the request (a bad one is refused before anything runs or is written)
-//   2. checkpoint/finish: an advisory ownership check on the current HEAD (so a non-owner never
-//      waits for a test run), then the test command, or the reported output, into the blob store
+//   1. checks the request (a bad one is refused before anything runs or is written); a
+//      checkpoint or finish checks its whole draft by the store's schema, with placeholders
+//   2. checkpoint/finish: advisory ownership and --supersedes checks on the current HEAD, and the
+//      key read (so nothing that will be refused waits for, or runs, a test command), then the
+//      test command (as the caller, tests-user.ts; output scanned for the key, secret-scan.ts;
+//      a finish's `tests` invariant against the observed exit), or the reported output, into
+//      the blob store
 //   3. decides under the writer lock on the current HEAD (ownership.ts and lease.ts: pure, `now`
 //      passed in) and appends in the same critical section (the store's transact)
 //   4. rewrites HANDOFF.md and HANDOFF.yml from the ledger
