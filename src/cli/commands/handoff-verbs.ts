@@ -129,7 +129,8 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
   }
   const views = viewsDir(io, opts, dir);
   const tests: TestsRequest | undefined = testsCmd !== undefined
-    ? { command: testsCmd, timeoutMs: testsTimeout, env: { ...process.env, ...io.env }, timeoutLabel: String(opts.testsTimeout ?? '30m') }
+    // In the caller's working directory, as the caller (SUDO_UID etc. are read from io.env only).
+    ? { command: testsCmd, cwd: io.cwd, timeoutMs: testsTimeout, env: { ...process.env, ...io.env }, callerEnv: io.env, timeoutLabel: String(opts.testsTimeout ?? '30m') }
     : testsText !== undefined ? { text: testsText } : undefined;
 
   // 2-5. the workflow: the advisory ownership check, the tests, the decision under the lock, the views

@@ -18,7 +18,7 @@ const withCheckpoint = (c: Command): Command =>
     .option('--attempted <item>', 'Something attempted but not verified (repeatable)', STRING)
     .option('--blocker <item>', 'An open blocker (repeatable)', STRING)
     .option('--tests <text>', 'Test output, as you saw it (kept whole in the blob store)', STRING)
-    .option('--tests-cmd <cmd>', 'A test command for the ledger to run itself (sh, in the project root); its exit code and output are recorded', STRING)
+    .option('--tests-cmd <cmd>', 'A test command for the ledger to run itself (sh, in your working directory, as you, never with the key); its exit code, output and git commit are recorded', STRING)
     .option('--tests-timeout <dur>', 'Stop --tests-cmd after this long (default: 30m; recorded as exit code 124)', STRING)
     .option('--evidence <name=source>', 'Evidence, digested now: PATH, file:PATH, dir:PATH, git:REV or sha256:HEX (repeatable)', STRING);
 

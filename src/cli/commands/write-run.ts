@@ -8,7 +8,7 @@ import { parseJsonStrict } from '../../canonical.js';
 import { readSecretKey, writeSecretKey } from '../../keys/key-file.js';
 import { Ledger } from '../../ledger.js';
 import { createSigner } from '../../sign.js';
-import type { Draft, HandoffPayload, IntentPayload } from '../../record.js';
+import { KINDS, type Draft, type HandoffPayload, type IntentPayload } from '../../record.js';
 import { KEY_NAME_RE } from '../../keys/secret-key.js';
 import {
   agentName, emit, envValue, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
@@ -136,22 +136,46 @@ function batchLine(line: string, n: number): unknown {
   }
 }
 
-/** Parses `append --batch` input: one JSON payload object per non-empty line, strictly. */
-export function parseBatch(text: string, defaultAgent: string | undefined): Draft[] {
+/** The kinds a batch carries (README "The causal kinds"); each other kind has its own verb. */
+const BATCH_KINDS = ['handoff', 'intent', 'revoke'];
+
+/**
+ * Parses `append --batch` input: one JSON payload object per non-empty line, strictly.
+ * `caller` is --agent (or $LEDGER_AGENT): who is writing. Policy (issue 13 finding 2): a payload
+ * may name its agent only if that is the caller; without a caller, every payload names one and
+ * the same agent (a batch is one writer's). Either way a refusal refuses the whole batch.
+ * Policy: only handoff, intent and revoke: start, checkpoint, finish and every workflow kind go
+ * through the workflow's rules or not at all (the library's append refuses them too).
+ */
+export function parseBatch(text: string, caller: string | undefined): Draft[] {
   const drafts: Draft[] = [];
+  let named: { agent: unknown; line: number } | null = null;
   const lines = text.split('\n');
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
-    const value = batchLine(line, i + 1);
+    const n = i + 1;
+    const value = batchLine(line, n);
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new LedgerError('INPUT_SCHEMA', `stdin line ${i + 1}: expected a JSON object payload with "kind"`);
+      throw new LedgerError('INPUT_SCHEMA', `stdin line ${n}: expected a JSON object payload with "kind"`);
     }
     const v = value as Record<string, unknown>;
-    if (v.kind === 'genesis') throw new LedgerError('INPUT_SCHEMA', `stdin line ${i + 1}: a genesis record is written only by \`ledger init\``);
-    const agent = v.agent ?? defaultAgent;
-    if (agent === undefined) throw new LedgerError('USAGE', `stdin line ${i + 1}: no "agent" in the payload and no --agent or LEDGER_AGENT`);
+    if (v.kind === 'genesis') throw new LedgerError('INPUT_SCHEMA', `stdin line ${n}: a genesis record is written only by \`ledger init\``);
+    if (typeof v.kind === 'string' && !BATCH_KINDS.includes(v.kind) && (KINDS as readonly string[]).includes(v.kind)) {
+      throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: append --batch writes ${BATCH_KINDS.join(', ')} records; a ${v.kind} record is written only by \`ledger ${v.kind === 'consume' ? 'gate --consume-as' : v.kind}\`, with its rules`, { kind: v.kind, line: n });
+    }
+    if (Object.hasOwn(v, 'agent')) {
+      if (caller !== undefined && v.agent !== caller) {
+        throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: the payload names agent ${JSON.stringify(v.agent)}, but the caller is "${caller}" (--agent or LEDGER_AGENT); a batch writes only as its caller`, { line: n, agent: v.agent, caller });
+      }
+      if (caller === undefined && named !== null && v.agent !== named.agent) {
+        throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: the payload names agent ${JSON.stringify(v.agent)}, but line ${named.line} names ${JSON.stringify(named.agent)}; a batch is one writer's (pass --agent)`, { line: n, agent: v.agent });
+      }
+      named ??= { agent: v.agent, line: n };
+    } else if (caller === undefined) {
+      throw new LedgerError('USAGE', `stdin line ${n}: no "agent" in the payload and no --agent or LEDGER_AGENT`);
+    }
     // The object was parsed just now and is ours: fill in the agent rather than copy it.
-    v.agent = agent;
+    if (caller !== undefined) v.agent = caller;
     drafts.push(v as Draft);
   });
   if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'append --batch read no payloads from stdin');
