@@ -71,6 +71,7 @@ export function scenario(name: string, files: Record<string, string>): Scenario 
       const r = run([...args, '--json'], opts);
       expect(r.code, `ledger ${args.join(' ')}: ${r.stderr}`).toBe(0);
       const out = JSON.parse(r.stdout);
+      // SPEC 10: a successful --json carries "ok": true (test/scenarios/README.md: cli-ux).
       expect(out.ok, `ledger ${args.join(' ')}: "ok": true`).toBe(true);
       return out;
     },
