@@ -147,8 +147,9 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
     if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
     const existing = res.records.filter((r) => r.existing).length;
     if (existing) io.stderr(`ledger: ${existing} of ${res.records.length} payloads were already recorded with identical content; appended ${res.appended}\n`);
-    const seqs = res.records.map((r) => r.seq);
-    emit(io, opts, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: Math.min(...seqs), last_seq: Math.max(...seqs), ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
+    // A loop, not Math.min(...seqs): spreading 150,000 arguments overflows the stack (issue 14.7).
+    const seqs = res.records.reduce((m, r) => ({ first: Math.min(m.first, r.seq), last: Math.max(m.last, r.seq) }), { first: Infinity, last: -Infinity });
+    emit(io, opts, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: seqs.first, last_seq: seqs.last, ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
     return 0;
   }
   if (kind === undefined) throw new LedgerError('USAGE', 'append needs a kind (`ledger append handoff ...`, `ledger append intent ...`) or --batch');
