@@ -18,6 +18,7 @@ import {
   agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
 } from './common.js';
 import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.js';
+import { recordIdsIn } from '../ids.js';
 
 type Verb = 'start' | 'checkpoint' | 'finish' | 'resume' | 'render';
 
@@ -95,7 +96,7 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
   const evidence: Record<string, Evidence> = parseEvidence(many(opts, 'evidence'), { root, ledgerDir: dir, cwd: io.cwd });
   let finishFields: Pick<FinishPayload, 'outcome' | 'invariants' | 'depends_on' | 'supersedes' | 'note'> | null = null;
   if (kind === 'finish') {
-    finishFields = { outcome: parseOutcome(one(opts, 'outcome') ?? 'success'), ...parseHandoffTail(opts) };
+    finishFields = { outcome: parseOutcome(one(opts, 'outcome') ?? 'success'), ...parseHandoffTail(opts, recordIdsIn(dir)) };
   }
   const views = viewsDir(io, opts, dir);
   const tests: TestsRequest | undefined = testsCmd !== undefined
@@ -138,7 +139,7 @@ async function runResume(io: CliIO, slug: string, opts: Opts): Promise<number> {
   if (!log.items.has(slug)) buildResume(log, slug, { now, root, ledgerDir: ledger.paths.dir, git: null });
   const ctx = { now, root, ledgerDir: ledger.paths.dir, git: gitFacts(root) };
   const report = buildResume(log, slug, ctx);
-  emit(io, opts, report, formatResume(report, ctx));
+  emit(io, opts, { ok: true, ...report }, formatResume(report, ctx));
   return 0;
 }
 

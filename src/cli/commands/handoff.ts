@@ -29,7 +29,10 @@ const run = async (name: HandoffVerb, io: CliIO, slug: string | undefined, opts:
 };
 
 export const HANDOFF_VERBS = [
-  verb('start <slug>', 'Take a work item (the slug is its logical_operation_id); refused while another agent\'s lease is live', (c, io) =>
+  verb('start <slug>', 'Take a work item (the slug is its logical_operation_id); refused while another agent\'s lease is live', {
+    ok: 'the item is yours, with a lease',
+    usage: 'bad input, or refused: another agent holds a live lease; nothing was changed',
+  }, (c, io) =>
     withViews(withWriter(c))
       .option('--summary <text>', 'What you are about to do', STRING)
       .option('--lease <dur>', 'How long you hold it without a checkpoint (default: 60m)', STRING)
@@ -38,28 +41,40 @@ export const HANDOFF_VERBS = [
       .example('npm run handoff -- start fix-tz --agent codex --takeover --summary "finish the tz fix"')
       .action((slug: string, opts: Opts) => run('start', io, slug, opts))),
 
-  verb('checkpoint <slug>', 'Record a verified milestone of a work item you own; renews your lease', (c, io) =>
+  verb('checkpoint <slug>', 'Record a verified milestone of a work item you own; renews your lease', {
+    ok: 'recorded; the lease is renewed',
+    usage: 'bad input, or refused: not the owner, or no such item; nothing was changed',
+  }, (c, io) =>
     withViews(withCheckpoint(withWriter(c)))
       .option('--lease <dur>', 'The renewed lease (default: 60m)', STRING)
       .example('ledger checkpoint fix-tz --agent claude --done "fixed toLocal()" --state "tz tests pass; DST not handled" --next "handle DST in toUTC()" --tests-cmd "npm test" --verified "toLocal for -05:00"')
       .action((slug: string, opts: Opts) => run('checkpoint', io, slug, opts))),
 
-  verb('finish <slug>', 'Close a work item you own, as a handoff the gate can accept; releases it', (c, io) =>
+  verb('finish <slug>', 'Close a work item you own, as a handoff the gate can accept; releases it', {
+    ok: 'closed and released',
+    usage: 'bad input, or refused: not the owner, or no such item; nothing was changed',
+  }, (c, io) =>
     withViews(withCheckpoint(withWriter(c)))
       .option('--outcome <o>', 'success (default), failure, timeout, ambiguous or cancelled', STRING)
       .option('--invariant <name=ok|fail[:detail]>', 'What was verified (repeatable)', STRING)
       .option('--depends-on <id[:outcome]>', 'An operation that must still hold (repeatable)', STRING)
-      .option('--supersedes <record-id>', 'An earlier handoff of this operation that this one replaces (repeatable)', STRING)
+      .option('--supersedes <record-id>', 'An earlier handoff of this operation that this one replaces: a seq, id or id prefix (repeatable)', STRING)
       .option('--note <text>', 'A note (at most 4096 chars)', STRING)
       .example('ledger finish fix-tz --agent claude --done "tz fix merged" --state "all 16 tests pass" --next "none: release 1.4" --tests-cmd "npm test" --evidence src=dir:src --invariant tests=ok')
       .action((slug: string, opts: Opts) => run('finish', io, slug, opts))),
 
-  verb('resume <slug>', 'The short, bounded read (at most 80 lines) for whoever takes a work item over', (c, io) =>
+  verb('resume <slug>', 'The short, bounded read (at most 80 lines) for whoever takes a work item over', {
+    ok: 'printed',
+    usage: 'bad input, or no such work item',
+  }, (c, io) =>
     c
       .example('ledger resume fix-tz')
       .action((slug: string, opts: Opts) => run('resume', io, slug, opts))),
 
-  verb('render', 'Rewrite HANDOFF.md and HANDOFF.yml from the ledger; --check only compares (exit 30 when they differ)', (c, io) =>
+  verb('render', 'Rewrite HANDOFF.md and HANDOFF.yml from the ledger; --check only compares (exit 30 when they differ)', {
+    ok: 'rewritten (--check: both views match the ledger)',
+    viewsDiffer: '--check: a view is missing, stale or was edited by hand',
+  }, (c, io) =>
     withViews(c)
       .option('--check', 'Write nothing; exit 30 when a view is missing, stale or was edited by hand')
       .option('--wait <dur>', 'How long to wait for the views lock (default: 10s)', STRING)

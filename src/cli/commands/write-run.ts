@@ -15,6 +15,7 @@ import {
   type CliIO, type Opts,
 } from './common.js';
 import { parseEvidence, parseHandoffTail, parseId, parseOutcome } from './handoff-flags.js';
+import { recordIdsIn } from '../ids.js';
 
 
 export async function runInit(io: CliIO, opts: Opts): Promise<number> {
@@ -73,7 +74,7 @@ function handoffFromFlags(io: CliIO, opts: Opts, dir: string): HandoffPayload {
     execution_id: parseId(required(opts, 'exec', 'the execution_id of this attempt'), 'exec'),
     outcome: parseOutcome(required(opts, 'outcome', 'success, failure, timeout, ambiguous or cancelled')),
     evidence: parseEvidence(many(opts, 'evidence'), { root: dirname(dir), ledgerDir: dir, cwd: io.cwd }),
-    ...parseHandoffTail(opts),
+    ...parseHandoffTail(opts, recordIdsIn(dir)),
   };
   return payload;
 }
@@ -165,7 +166,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
   if (r.existing) {
     io.stderr(`ledger: ${kind} ${payload.logical_operation_id}/${payload.execution_id} is already recorded as ${r.id} (seq ${r.seq}) with identical content; nothing appended\n`);
   }
-  emit(io, opts, { id: r.id, seq: r.seq, existing: r.existing }, r.id);
+  emit(io, opts, { ok: true, id: r.id, seq: r.seq, existing: r.existing }, r.id);
   return 0;
 }
 
