@@ -36,20 +36,23 @@ export const MAX_CANDIDATES = 10;
 /** Where records with this full id may be (seq and line offset): a locator, never believed. */
 export type LocateId = (id: string) => readonly { seq: number; offset: number }[];
 
-const SEQ_RE = /^(0|[1-9][0-9]{0,15})$/;
+const SEQ_RE = /^(0|[1-9][0-9]*)$/;
 const HEX_RE = /^[0-9a-f]+$/;
 
 /**
  * Reads the form of a reference. `what` names it in errors ("show", "--supersedes").
- * Policy: text of decimal digits only is a seq (`show 12`), even when it is also 8+ hex digits;
- * a prefix that happens to be all digits is written with `sha256:` in front. A trailing "…" or
+ * Policy: decimal digits without a leading zero are a seq (`show 12`), even when they are also 8+
+ * hex digits; a prefix that happens to be all digits is written with `sha256:` in front. A trailing "…" or
  * "..." is dropped, since the short ids that outputs print end in one and are copied with it.
  * Hex is lowercase, as every id is printed. `HEAD` (so spelt, as in git) is the published tail.
  */
 export function parseRecordRef(text: string, what: string): RecordRef {
   const t = text.endsWith('…') ? text.slice(0, -1) : text.endsWith('...') ? text.slice(0, -3) : text;
   if (t === 'HEAD') return { kind: 'head', text };
-  if (SEQ_RE.test(t) && Number.isSafeInteger(Number(t))) return { kind: 'seq', seq: Number(t), text };
+  if (SEQ_RE.test(t)) {
+    if (!Number.isSafeInteger(Number(t))) throw new LedgerError('USAGE', `${what} expects a record; seq ${t} is past any ledger (seqs are safe integers)`, { ref: text });
+    return { kind: 'seq', seq: Number(t), text };
+  }
   const hex = t.startsWith('sha256:') ? t.slice(7) : t;
   if (HEX_RE.test(hex) && hex.length >= MIN_PREFIX_HEX && hex.length <= 64) {
     return hex.length === 64 ? { kind: 'id', id: `sha256:${hex}`, text } : { kind: 'prefix', prefix: `sha256:${hex}`, text };
