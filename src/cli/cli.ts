@@ -79,6 +79,14 @@ export async function runCli(rawArgv: string[], io: CliIO): Promise<number> {
     restoreRawValues(cli, argv);
     json = cli.options.json === true;
     if (!cli.matchedCommand && cli.args.length > 0) throw await unknownVerb(String(cli.args[0]));
+    if (!cli.matchedCommand) {
+      // `ledger --verison` is a misspelt flag, not a request for the help.
+      try {
+        cli.globalCommand.checkUnknownOptions();
+      } catch (e) {
+        throw await withFlagSuggestion(e, cli);
+      }
+    }
     if (cli.options.help || cli.options.version) return 0;
     if (!cli.matchedCommand) {
       printingThrough(io, () => cli.outputHelp());
@@ -114,7 +122,7 @@ async function withFlagSuggestion(e: unknown, cli: CAC): Promise<unknown> {
   // cac reports the name camel-cased (`--dryRn`): compared as typed, in kebab case.
   const typed = m[2].replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
   const guess = didYouMean(await closest(typed, flags), (f) => `--${f}`);
-  const verbHelp = `see \`ledger ${cli.matchedCommand?.name ?? ''} --help\``.replace('  ', ' ');
+  const verbHelp = cli.matchedCommand ? `see \`ledger ${cli.matchedCommand.name} --help\`` : 'see `ledger --help`';
   return new LedgerError('USAGE', `Unknown option \`${m[1]}${typed}\``, { option: `${m[1]}${typed}` }, guess ? `${guess} ${verbHelp}` : verbHelp);
 }
 

@@ -88,6 +88,8 @@ describe('when a verb or a flag is misspelt', () => {
     { typed: ['recover', '--dry-rn'], says: /Unknown option `--dry-rn`; did you mean `--dry-run`\?/ },
     { typed: ['gate', 'op', '--requre-invariant', 'tests'], says: /did you mean `--require-invariant`\?/ },
     { typed: ['log', '--jsno'], says: /did you mean `--json`\?/ },
+    { typed: ['--verison'], says: /Unknown option `--verison`; did you mean `--version`\? see `ledger --help`/ },
+    { typed: ['--hepl'], says: /did you mean `--help`\?/ },
   ];
   it.each(rows)('`ledger $typed` exits 2 on one line, suggesting the nearest, and changes nothing', async ({ typed, says }) => {
     const before = snapshot(project.ledger);
