@@ -37,4 +37,5 @@ export type * from './record.js';
 export type { Signer, Sig } from './sign.js';
 export type { Trust, TrustKey } from './keys/trust.js';
 export type { RecordAt } from './store/read.js';
+export type { RecordRef } from './store/ids.js';
 export type { RecoverReport } from './store/recover.js';

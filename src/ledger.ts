@@ -25,6 +25,9 @@ import { initLedger, notALedger, recoverLedger, type StoreOptions } from './stor
 import { readHead } from './store/head.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { readRecords, type RecordAt } from './store/read.js';
+import { parseRecordRef, recordAtSeq, recordById, resolveRecordRef, type LocateId, type RecordRef } from './store/ids.js';
+import { RecordIndex } from './causal/index/record-index.js';
+import { idKey } from './causal/index/keys.js';
 import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
@@ -249,16 +252,37 @@ export class Ledger {
     yield* readRecords(this.paths, head, 0, 0, this.store.ops);
   }
 
-  /** A record by id (`sha256:…`) or seq; null when the ledger has no such record. */
+  /**
+   * A record by full id (`sha256:…`) or seq; null when the ledger has no such record. A seq costs
+   * O(log n) short reads, an id what the derived index needs (store/ids.ts).
+   */
   get(ref: string | number): RecordAt | null {
     const head = this.head();
-    if (typeof ref === 'number') {
-      if (!Number.isSafeInteger(ref) || ref < 0 || ref > head.seq) return null;
-      for (const r of this.records(head)) if (r.seq === ref) return r;
-      return null;
-    }
-    for (const r of this.records(head)) if (r.id === ref) return r;
-    return null;
+    if (typeof ref === 'number') return recordAtSeq(this.paths, head, ref, this.store.ops);
+    return recordById(this.paths, head, ref, { ops: this.store.ops, locate: this.locator(head) });
+  }
+
+  /**
+   * The record a person names (SPEC 10): a seq, `HEAD`, a full id, or a unique id prefix of at
+   * least 8 hex digits, with or without `sha256:`. Throws USAGE for another form, INPUT_NOT_FOUND,
+   * or INPUT_AMBIGUOUS listing the candidates.
+   */
+  resolve(ref: string | RecordRef, what = 'record'): RecordAt {
+    const head = this.head();
+    const r = typeof ref === 'string' ? parseRecordRef(ref, what) : ref;
+    return resolveRecordRef(this.paths, head, r, { ops: this.store.ops, locate: this.locator(head) });
+  }
+
+  /** The derived index as a locator of full ids (causal/index: it only locates; store/ids.ts checks). */
+  private locator(head: Head): LocateId {
+    return (id) => {
+      const index = RecordIndex.open(this.paths, head, { ops: this.store.ops });
+      try {
+        return index.lookup(idKey(id));
+      } finally {
+        index.close();
+      }
+    };
   }
 
   /** Records matching the filter, newest first, at most `limit` (default 20). */

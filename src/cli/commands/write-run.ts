@@ -17,6 +17,7 @@ import {
 import { locateLedger, type LedgerLocation } from '../../project/locate.js';
 import { LEDGER_DIR_NAME } from '../../store/discover.js';
 import { parseEvidence, parseHandoffTail, parseId, parseOutcome } from './handoff-flags.js';
+import { recordIdsIn } from '../ids.js';
 
 
 /**
@@ -100,7 +101,7 @@ function handoffFromFlags(io: CliIO, opts: Opts, dir: string): HandoffPayload {
     execution_id: parseId(required(opts, 'exec', 'the execution_id of this attempt'), 'exec'),
     outcome: parseOutcome(required(opts, 'outcome', 'success, failure, timeout, ambiguous or cancelled')),
     evidence: parseEvidence(many(opts, 'evidence'), { root: dirname(dir), ledgerDir: dir, cwd: io.cwd }),
-    ...parseHandoffTail(opts),
+    ...parseHandoffTail(opts, recordIdsIn(dir)),
   };
   return payload;
 }
@@ -198,8 +199,9 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
     if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
     const existing = res.records.filter((r) => r.existing).length;
     if (existing) io.stderr(`ledger: ${existing} of ${res.records.length} payloads were already recorded with identical content; appended ${res.appended}\n`);
-    const seqs = res.records.map((r) => r.seq);
-    emit(io, opts, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: Math.min(...seqs), last_seq: Math.max(...seqs), ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
+    // A loop, not Math.min(...seqs): spreading 150,000 arguments overflows the stack (issue 14.7).
+    const seqs = res.records.reduce((m, r) => ({ first: Math.min(m.first, r.seq), last: Math.max(m.last, r.seq) }), { first: Infinity, last: -Infinity });
+    emit(io, opts, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: seqs.first, last_seq: seqs.last, ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
     return 0;
   }
   if (kind === undefined) throw new LedgerError('USAGE', 'append needs a kind (`ledger append handoff ...`, `ledger append intent ...`) or --batch');
@@ -215,7 +217,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
   if (r.existing) {
     io.stderr(`ledger: ${kind} ${payload.logical_operation_id}/${payload.execution_id} is already recorded as ${r.id} (seq ${r.seq}) with identical content; nothing appended\n`);
   }
-  emit(io, opts, { id: r.id, seq: r.seq, existing: r.existing }, r.id);
+  emit(io, opts, { ok: true, id: r.id, seq: r.seq, existing: r.existing }, r.id);
   return 0;
 }
 
