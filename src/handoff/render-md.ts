@@ -1,10 +1,15 @@
 // HANDOFF.md: the running log for people and agents, newest entry first. A pure function of the
 // folded work log: no clock, no paths, no environment, so the same ledger gives the same bytes
 // on any machine (which is what lets `render --check` catch a hand edit).
+//
+// Record text is text here, never markup (../text/markdown.ts): every string a record carries
+// is in a code span or a fenced block, neutralised; only the labels, numbers, times and ids the
+// renderer itself writes are Markdown. Each entry's test excerpt is folded in a <details>, so
+// the log stays skimmable; its <summary> holds only words and numbers of ours.
 import type { Entry, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
-import { plainText, } from './excerpt.js';
 import { shortId } from './text.js';
+import { codeSpan, fencedBlock, htmlText, isMultiLine } from '../text/markdown.js';
 
 export const VIEW_MARKER = 'ledger-view through seq';
 
@@ -17,27 +22,26 @@ function indent(lines: string[], by = '  '): string[] {
   return lines.map((l) => (l === '' ? '' : by + l));
 }
 
-/** `- **Label:** value`, with a multi-line value continued inside the list item. */
+/** `- **Label:** value`: one line of text in a code span, more in a fenced block in the item. */
 function field(label: string, text: string): string[] {
-  const lines = plainText(text).replace(/\n+$/, '').split('\n');
-  if (lines.length === 1) return [`- **${label}:** ${lines[0]}`];
-  return [`- **${label}:**`, ...indent(lines)];
+  if (!isMultiLine(text)) return [`- **${label}:** ${codeSpan(text)}`];
+  return [`- **${label}:**`, ...indent(fencedBlock(text))];
 }
 
+/** A list of texts, each a sub-item: a code span, or a fenced block opening on the item's line. */
 function list(label: string, items: string[], none: string): string[] {
   if (items.length === 0) return [`- **${label}:** ${none}`];
   return [`- **${label}:**`, ...items.flatMap((i) => {
-    const [first, ...rest] = plainText(i).split('\n');
+    if (!isMultiLine(i)) return [`  - ${codeSpan(i)}`];
+    const [first, ...rest] = fencedBlock(i);
     return [`  - ${first}`, ...indent(rest, '    ')];
   })];
 }
 
-/** A fenced block that no backtick run inside the text can close early. */
-function fenced(text: string, by = '  '): string[] {
-  const body = plainText(text).replace(/\n+$/, '');
-  const longest = Math.max(0, ...(body.match(/`+/g) ?? []).map((m) => m.length));
-  const fence = '`'.repeat(Math.max(3, longest + 1));
-  return indent([fence + 'text', ...body.split('\n'), fence], by);
+/** Sub-items that mix our words with record text, already made safe by the caller. */
+function markupList(label: string, items: string[], none: string): string[] {
+  if (items.length === 0) return [`- **${label}:** ${none}`];
+  return [`- **${label}:**`, ...items.map((i) => `  - ${i}`)];
 }
 
 function testsLines(e: Entry): string[] {
@@ -50,27 +54,30 @@ function testsLines(e: Entry): string[] {
   const size = t.bytes !== undefined ? `${t.bytes} bytes, ` : '';
   const where = `whole output: \`blobs/sha256/${t.digest.slice(7)}\` in the ledger directory`;
   const head = t.command !== undefined
-    ? `- **Tests:** \`${oneLineCode(t.command)}\` run by the ledger, exit code ${t.exit_code ?? 'unknown'}; ${size}${t.digest} (${where}); last lines:`
-    : `- **Tests:** output as reported by ${r.agent} (not run by the ledger); ${size}${t.digest} (${where}); last lines:`;
-  return [head, '', ...fenced(t.excerpt === '' ? '(no output)' : t.excerpt)];
-}
-
-function oneLineCode(cmd: string): string {
-  return plainText(cmd).replace(/\s+/g, ' ').replace(/`/g, "'");
+    ? `- **Tests:** ${codeSpan(t.command.replace(/\s+/g, ' '))} run by the ledger, exit code ${t.exit_code ?? 'unknown'}; ${size}${t.digest} (${where})`
+    : `- **Tests:** output as reported by ${codeSpan(r.agent)} (not run by the ledger); ${size}${t.digest} (${where})`;
+  if (t.excerpt === '') return [head, '  (no output)'];
+  const lines = t.excerpt.replace(/\n+$/, '').split('\n').length;
+  const exit = t.exit_code !== undefined ? `, exit code ${t.exit_code}` : '';
+  // Policy: folded. The <details> block ends at its blank line, so the excerpt after it is
+  // Markdown again, in a fence: record text never sits inside the HTML.
+  const summary = htmlText(`${lines === 1 ? 'the one line' : `last ${lines} lines`} of the test output${exit}`);
+  return [head, '', `  <details><summary>${summary}</summary>`, '', ...indent(fencedBlock(t.excerpt)), '', '  </details>'];
 }
 
 function entryLines(e: Entry): string[] {
   const r = e.record;
-  const out = [`### ${r.ts} · ${r.agent} · ${r.kind} · ${r.logical_operation_id}`, ''];
-  out.push(`- **Record:** seq ${e.seq}, ${shortId(e.id)}…, execution ${r.execution_id}`);
+  const out = [`### ${r.ts} · ${codeSpan(r.agent)} · ${r.kind} · ${codeSpan(r.logical_operation_id)}`, ''];
+  out.push(`- **Record:** seq ${e.seq}, ${shortId(e.id)}…, execution ${codeSpan(r.execution_id)}`);
   if (e.stray) out.push('- **Not from the owning execution:** written around the CLI; it changed no ownership');
   if (r.kind === 'start') {
     out.push(...field('Summary', r.summary));
     out.push(`- **Lease:** until ${r.lease_until}`);
     if (r.takeover) {
-      out.push(r.takeover.agent === r.agent
-        ? `- **Restarted:** replaces ${r.agent}'s own execution ${r.takeover.execution_id} (lease was until ${r.takeover.lease_until}), which ended without a finish`
-        : `- **Took over:** from ${r.takeover.agent} (execution ${r.takeover.execution_id}, lease lapsed at ${r.takeover.lease_until})`);
+      const tk = r.takeover;
+      out.push(tk.agent === r.agent
+        ? `- **Restarted:** replaces ${codeSpan(r.agent)}'s own execution ${codeSpan(tk.execution_id)} (lease was until ${tk.lease_until}), which ended without a finish`
+        : `- **Took over:** from ${codeSpan(tk.agent)} (execution ${codeSpan(tk.execution_id)}, lease lapsed at ${tk.lease_until})`);
     }
     return out;
   }
@@ -83,12 +90,12 @@ function entryLines(e: Entry): string[] {
   out.push(...list('Blockers', r.blockers, 'none open'));
   const evidence = r.evidence ?? {};
   const names = Object.keys(evidence).sort();
-  if (names.length) out.push(...list('Evidence', names.map((n) => `${n}: ${evidence[n].source} ${evidence[n].digest}`), ''));
+  if (names.length) out.push(...markupList('Evidence', names.map((n) => `${codeSpan(n)}: ${codeSpan(evidence[n].source)} ${evidence[n].digest}`), ''));
   if (r.kind === 'finish') {
     const inv = Object.keys(r.invariants).sort();
-    out.push(...list('Invariants', inv.map((n) => `${n}: ${r.invariants[n].ok ? 'ok' : 'FAIL'}${r.invariants[n].detail ? ` — ${r.invariants[n].detail}` : ''}`), 'none'));
-    out.push(...list('Depends on', r.depends_on.map((d) => `${d.logical_operation_id} (${d.outcome})`), 'nothing'));
-    if (r.supersedes?.length) out.push(...list('Supersedes', r.supersedes, ''));
+    out.push(...markupList('Invariants', inv.map((n) => `${codeSpan(n)}: ${r.invariants[n].ok ? 'ok' : 'FAIL'}${r.invariants[n].detail ? ` — ${codeSpan(r.invariants[n].detail)}` : ''}`), 'none'));
+    out.push(...markupList('Depends on', r.depends_on.map((d) => `${codeSpan(d.logical_operation_id)} (${d.outcome})`), 'nothing'));
+    if (r.supersedes?.length) out.push(...markupList('Supersedes', r.supersedes.map(codeSpan), ''));
     if (r.note !== undefined && r.note !== '') out.push(...field('Note', r.note));
   }
   out.push(...field('Next', r.next));
@@ -102,14 +109,14 @@ export function renderMarkdown(log: WorkLog): string {
     '# HANDOFF',
     '',
     `<!-- ${throughLine(log)} -->`,
-    `<!-- Written by \`ledger\` from the signed ledger${log.genesis ? ` (genesis ${log.genesis})` : ''}. Do not edit: \`ledger render --check\` reports any change and \`ledger render\` rewrites this file. Write through \`ledger start | checkpoint | finish\`. -->`,
+    `<!-- Written by \`ledger\` from the signed ledger${log.genesis ? ` (genesis ${log.genesis})` : ''}. Do not edit: \`ledger render --check\` reports any change, and a verb that rewrites this file keeps an edited copy beside it. Write through \`ledger start | checkpoint | finish\`. -->`,
     '',
     '## Open work items',
     '',
   ];
   const open = openItems(log);
   if (open.length === 0) out.push('None.');
-  for (const i of open) out.push(`- **${i.slug}**: owned by ${i.owner} (execution ${i.execution_id}), lease until ${i.lease_until} — ${plainText(i.summary).replace(/\s+/g, ' ').trim()}`);
+  for (const i of open) out.push(`- ${codeSpan(i.slug)}: owned by ${codeSpan(i.owner)} (execution ${codeSpan(i.execution_id)}), lease until ${i.lease_until} — ${codeSpan(i.summary.replace(/\s+/g, ' ').trim())}`);
   out.push('', '## Log, newest first', '');
   if (log.entries.length === 0) out.push('No entries yet.', '');
   for (let i = log.entries.length - 1; i >= 0; i--) out.push(...entryLines(log.entries[i]), '');

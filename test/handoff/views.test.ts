@@ -30,7 +30,7 @@ describe('after every verb', () => {
     const start = await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
     expectViewsMatchLedger();
     expect(md()).toContain('### ');
-    expect(md()).toContain('· claude · start · fix-tz');
+    expect(md()).toContain('· `claude` · start · `fix-tz`');
     expect(parse(yml()).active).toEqual([{ slug: 'fix-tz', owner: 'claude', execution_id: start.execution_id, lease_until: start.lease_until, summary: 'fix toLocal()' }]);
 
     await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', '--done', 'ran the suite', '--state', '14 pass, 2 fail',
@@ -40,7 +40,7 @@ describe('after every verb', () => {
     expect(y.latest).toMatchObject({ kind: 'checkpoint', agent: 'claude', done: 'ran the suite', state: '14 pass, 2 fail', next: 'fix toLocal()', verified: ['parser'], attempted: ['dst'], blockers: ['tz db'] });
     expect(y.latest.tests.excerpt).toBe('14 pass\n2 fail');
     expect(y.trail).toHaveLength(1);
-    expect(md()).toMatch(/- \*\*Verified:\*\*\n {2}- parser\n- \*\*Attempted, not verified:\*\*\n {2}- dst/);
+    expect(md()).toMatch(/- \*\*Verified:\*\*\n {2}- `parser`\n- \*\*Attempted, not verified:\*\*\n {2}- `dst`/);
 
     await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--outcome', 'success', '--invariant', 'tests=ok');
     expectViewsMatchLedger();
@@ -56,7 +56,7 @@ describe('after every verb', () => {
     appendRaw(p, [{ kind: 'start', agent: 'codex', logical_operation_id: 'fix-tz', execution_id: 'codex-old', summary: 'old session', lease_until: '2000-01-01T00:00:00.000Z' }]);
     await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'continue', '--takeover');
     expectViewsMatchLedger();
-    expect(md()).toContain('- **Took over:** from codex (execution codex-old, lease lapsed at 2000-01-01T00:00:00.000Z)');
+    expect(md()).toContain('- **Took over:** from `codex` (execution `codex-old`, lease lapsed at 2000-01-01T00:00:00.000Z)');
     expect(parse(yml()).latest.takeover).toEqual({ agent: 'codex', execution_id: 'codex-old', lease_until: '2000-01-01T00:00:00.000Z' });
   });
 

@@ -4,6 +4,7 @@
 import type { CAC } from 'cac';
 import { resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
+import { neutralise, neutraliseLine } from '../../text/sanitize.js';
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -101,11 +102,17 @@ export function waitMs(opts: Opts): number {
   return durationFlag(opts, 'wait', 10_000)!;
 }
 
-/** Prints a result: one JSON object with --json, else the text lines. */
+/**
+ * Prints a result: one JSON object with --json, else the text. An array is lines: each element
+ * is one output line, so a line feed inside one (record text) is shown as `\u000A`, never as a
+ * second line; a string is a block whose line feeds are kept. Either way every other control,
+ * bidi or invisible code point is neutralised (../../text/sanitize.ts). The JSON is exact:
+ * `neutralise` only writes such code points as JSON escapes, which parse to the same values.
+ */
 export function emit(io: CliIO, opts: Opts, json: unknown, text: string | string[]): void {
-  if (flag(opts, 'json')) io.stdout(JSON.stringify(json) + '\n');
+  if (flag(opts, 'json')) io.stdout(neutralise(JSON.stringify(json)) + '\n');
   else {
-    const t = Array.isArray(text) ? text.join('\n') : text;
+    const t = Array.isArray(text) ? text.map(neutraliseLine).join('\n') : neutralise(text);
     if (t) io.stdout(t.endsWith('\n') ? t : t + '\n');
   }
 }

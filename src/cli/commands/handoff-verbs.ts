@@ -11,7 +11,7 @@ import type { Evidence, FinishPayload } from '../../record.js';
 import { checkItems, checkLeaseMs, checkNext, checkSlug, checkTestsCommand, checkTestsTimeoutMs, checkText, type TestsRequest } from '../../handoff/workflow.js';
 import { DEFAULT_TESTS_TIMEOUT_MS } from '../../handoff/tests-cmd.js';
 import { DEFAULT_LEASE_MS } from '../../handoff/lease.js';
-import { checkViews, defaultViewsDir, readWorkLog, writeViews } from '../../handoff/views.js';
+import { checkViews, defaultViewsDir, keptNotice, readWorkLog, writeViews } from '../../handoff/views.js';
 import { buildResume, formatResume } from '../../handoff/resume.js';
 import { gitFacts } from '../../handoff/git.js';
 import {
@@ -153,6 +153,7 @@ async function runRender(io: CliIO, opts: Opts): Promise<number> {
     return result.ok ? EXIT.ok : EXIT.viewsDiffer;
   }
   const written = writeViews(dir, vdir, waitMs(opts));
+  warn(io, written.kept.map(keptNotice));
   emit(io, opts, { ok: true, ...written }, [`rewrote ${written.files.join(' and ')} through seq ${written.through?.seq ?? 0}`]);
   return 0;
 }

@@ -25,7 +25,7 @@ export function runShow(io: CliIO, refText: string, opts: Opts): number {
   const ref = parseRef(refText);
   const found = Ledger.open({ dir: ledgerDir(io, opts) }).get(ref);
   if (!found) throw new LedgerError('INPUT_NOT_FOUND', `no published record ${typeof ref === 'number' ? `at seq ${ref}` : ref} in this ledger`);
-  emit(io, opts, { id: found.id, seq: found.seq, offset: found.offset, record: found.record }, [`id ${found.id}`, JSON.stringify(found.record, null, 2)]);
+  emit(io, opts, { id: found.id, seq: found.seq, offset: found.offset, record: found.record }, [`id ${found.id}`, ...JSON.stringify(found.record, null, 2).split('\n')]);
   return 0;
 }
 
