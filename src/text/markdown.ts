@@ -35,7 +35,7 @@ export function codeSpan(text: string): string {
 export function fencedBlock(text: string): string[] {
   const body = neutralise(text).replace(/\n+$/, '');
   const fence = '`'.repeat(Math.max(3, longestBacktickRun(body) + 1));
-  return [fence + 'text', ...body.split('\n'), fence];
+  return [fence + 'text', ...(body === '' ? [] : body.split('\n')), fence];
 }
 
 /** Whether `text` needs a block (it spans lines once neutralised). */
