@@ -73,9 +73,12 @@ function withGaps(lines: string[], keep: Set<number>): string[] {
   const out: string[] = [];
   let gap: number[] = [];
   const flush = () => {
-    if (gap.length === 0) return;
-    const frames = gap.every((i) => worth(lines[i]) === Worth.frame);
-    out.push(`… (${gap.length} ${frames ? 'stack frame ' : ''}line${gap.length === 1 ? '' : 's'} left out)`);
+    const texts = gap.map((i) => worth(lines[i])).filter((w) => w !== Worth.blank);
+    // Policy: blank lines left out are not marked: a marker would cost the line it saves.
+    if (texts.length > 0) {
+      const frames = texts.every((w) => w === Worth.frame) ? 'stack frame ' : '';
+      out.push(`… (${gap.length} ${frames}line${gap.length === 1 ? '' : 's'} left out)`);
+    }
     gap = [];
   };
   lines.forEach((line, i) => {
@@ -88,17 +91,27 @@ function withGaps(lines: string[], keep: Set<number>): string[] {
 }
 
 /**
- * At most `budget` display lines of an excerpt's `lines` (already made safe to show):
- * all of it when it fits; else the most lines that fit with their gaps marked, chosen by worth
- * (failures, then other text, then stack frames, then blank lines), later lines first within
- * a kind, and shown in their order.
+ * Which line to keep first: by worth, then failures and frames from the top (the first
+ * assertion, the frame that names the test's own file) and other text from the end (the
+ * summary a runner prints last).
+ */
+function keepOrder(lines: string[]): number[] {
+  const ranked = lines.map((line, i) => ({ i, w: worth(line) }));
+  const fromTop = (w: Worth) => w === Worth.failure || w === Worth.frame;
+  return ranked.sort((a, b) => a.w - b.w || (fromTop(a.w) ? a.i - b.i : b.i - a.i)).map((r) => r.i);
+}
+
+/**
+ * At most `budget` display lines of an excerpt's `lines` (already made safe to show): all of
+ * it when it fits; else the most lines that fit with their gaps marked, chosen by worth
+ * (failures, then other text, then stack frames, then blank lines), and shown in their order.
  */
 export function excerptWithin(lines: string[], budget: number): string[] {
   if (lines.length <= budget) return lines;
   if (budget <= 0) return [];
-  const ranked = lines.map((line, i) => ({ i, w: worth(line) })).sort((a, b) => a.w - b.w || b.i - a.i);
-  for (let k = budget - 1; k >= 1; k--) {
-    const out = withGaps(lines, new Set(ranked.slice(0, k).map((r) => r.i)));
+  const order = keepOrder(lines);
+  for (let k = budget; k >= 1; k--) {
+    const out = withGaps(lines, new Set(order.slice(0, k)));
     if (out.length <= budget) return out;
   }
   // A budget of one or two lines: the end of the output, as `lastLines` shows it.
