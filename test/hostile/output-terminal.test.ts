@@ -4,8 +4,7 @@
 // prints record text (gate, pending, resume, log, show, errors) shows them as visible escapes on
 // the line they belong to; `--json` still carries the exact strings.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
-import { BIN, spawnLedgerSync, type Run } from '../helpers/cli.js';
+import { spawnLedgerSync, type Run } from '../helpers/cli.js';
 import { ok, project, type Project } from '../handoff/helpers.js';
 
 const CLEAR = '\x1b[2J\x1b[H';
@@ -113,7 +112,7 @@ describe('when a record note holds a screen clear, a forged "proceed" line and O
     expectInert(j);
   });
 
-  it.skipIf(!existsSync(BIN))('the shipped binary neutralises the same way (gate, resume)', () => {
+  it('the shipped binary neutralises the same way (gate, resume)', () => {
     for (const args of [['gate', 'deploy'], ['resume', 'fix-tz'], ['pending']]) {
       const r = spawnLedgerSync(args, { cwd: p.dir });
       expect([0, 20]).toContain(r.code);

@@ -51,7 +51,8 @@ function rawUnsafe(text: string): string[] {
 }
 
 /** Every token, nested ones included. */
-function flat(tokens: ReturnType<MarkdownIt['parse']>): ReturnType<MarkdownIt['parse']> {
+type Tokens = ReturnType<typeof md.parse>;
+function flat(tokens: Tokens): Tokens {
   return tokens.flatMap((t) => [t, ...flat(t.children ?? [])]);
 }
 
