@@ -111,8 +111,10 @@ export function waitMs(opts: Opts): number {
  */
 export function emit(io: CliIO, opts: Opts, json: unknown, text: string | string[]): void {
   if (flag(opts, 'json')) io.stdout(neutralise(JSON.stringify(json)) + '\n');
-  else {
-    const t = Array.isArray(text) ? text.map(neutraliseLine).join('\n') : neutralise(text);
+  else if (Array.isArray(text)) {
+    if (text.length) io.stdout(text.map(neutraliseLine).join('\n') + '\n');
+  } else {
+    const t = neutralise(text);
     if (t) io.stdout(t.endsWith('\n') ? t : t + '\n');
   }
 }
