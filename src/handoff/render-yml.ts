@@ -89,9 +89,10 @@ export function renderYaml(log: WorkLog): string {
   };
   const header = [
     `# ${throughLine(log)}`,
-    '# Written by `ledger` from the signed ledger. Do not edit: `ledger render --check` reports any change',
-    '# and `ledger render` rewrites this file. latest: the newest entry in full; trail: the five before it,',
-    '# newest first; active: open work items with their owner and lease end (compare it with the time now).',
+    '# Written by `ledger` from the signed ledger. Do not edit: `ledger render --check` reports any change,',
+    '# and a verb that rewrites this file keeps an edited copy beside it. latest: the newest entry in full,',
+    '# its strings exactly as signed; trail: the five before it, newest first; active: open work items with',
+    '# their owner and lease end (compare it with the time now).',
   ];
   return header.join('\n') + '\n' + safeYaml(doc);
 }

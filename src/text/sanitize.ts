@@ -82,12 +82,13 @@ export function neutraliseLine(text: string): string {
 }
 
 // The one terminal control the CLI writes itself: a progress line on stderr redrawn in place
-// (`\r`, optionally followed by erase-to-end-of-line, ESC [ K) at the start of a write.
-const REDRAW_RE = /^\r(?:\x1b\[K)?/;
+// (`\r`, optionally followed by an erase in line, ESC [ K, ESC [ 0 K or ESC [ 2 K) at the start
+// of a write.
+const REDRAW_RE = /^\r(?:\x1b\[[02]?K)?/;
 
 /**
  * One write to stderr made safe: a diagnostic is one line, so a line feed inside it is escaped
- * and only a final one is kept. Policy: a redraw prefix (`\r`, `\r\x1b[K`) at the very start of
+ * and only a final one is kept. Policy: a redraw prefix (`\r`, `\r\x1b[K`, `\r\x1b[2K`) at the start of
  * a write is kept: every diagnostic the CLI writes starts with its own words ("ledger: ...",
  * "audit: ..."), never with record text, so record text cannot reach that position.
  */

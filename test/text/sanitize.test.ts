@@ -103,6 +103,8 @@ describe('when a diagnostic on stderr quotes a value with a line feed', () => {
   it("keeps the CLI's own progress redraw at the start of a write, and only there", () => {
     expect(neutraliseDiagnostic('\raudit: 5 of 9 records')).toBe('\raudit: 5 of 9 records');
     expect(neutraliseDiagnostic('\r\x1b[K')).toBe('\r\x1b[K');
+    expect(neutraliseDiagnostic('\r\x1b[2Kstart: reading 20000 records')).toBe('\r\x1b[2Kstart: reading 20000 records');
+    expect(neutraliseDiagnostic('\r\x1b[2J')).toBe('\r\\u001B[2J');
     expect(neutraliseDiagnostic('ledger: \r\x1b[Kproceed\n')).toBe('ledger: \\u000D\\u001B[Kproceed\n');
   });
 });
