@@ -88,9 +88,9 @@ const REDRAW_RE = /^\r(?:\x1b\[[02]?K)?/;
 
 /**
  * One write to stderr made safe: a diagnostic is one line, so a line feed inside it is escaped
- * and only a final one is kept. Policy: a redraw prefix (`\r`, `\r\x1b[K`, `\r\x1b[2K`) at the start of
- * a write is kept: every diagnostic the CLI writes starts with its own words ("ledger: ...",
- * "audit: ..."), never with record text, so record text cannot reach that position.
+ * and only a final one is kept. Policy: a redraw prefix (`\r`, `\r\x1b[K`, `\r\x1b[2K`) at the
+ * start of a write is kept: every diagnostic the CLI writes starts with its own words
+ * ("ledger: ...", "audit: ..."), never with record text, so record text cannot reach there.
  */
 export function neutraliseDiagnostic(text: string): string {
   const redraw = REDRAW_RE.exec(text)?.[0] ?? '';
