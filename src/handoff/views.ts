@@ -58,8 +58,11 @@ export function isSealed(name: ViewName, text: string): boolean {
   return text.slice(cut) === digestLine(name, sha256Hex(body));
 }
 
-/** Policy: a view is read only up to this size; a larger file is not one the ledger wrote. */
-export const VIEW_MAX_BYTES = 64 * 1024 * 1024;
+/**
+ * Policy: a view is read only up to this size (far above any log the ledger renders; a larger
+ * file, a sparse one planted to exhaust memory say, is refused rather than read).
+ */
+export const VIEW_MAX_BYTES = 512 * 1024 * 1024;
 
 /**
  * The bytes of a view on disk, or null when there is none. Only a regular file is read, never
@@ -161,13 +164,14 @@ export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, 
     const log = readWorkLog(paths);
     const views = renderViews(log);
     const kept: KeptEdit[] = [];
-    for (const name of VIEW_FILES) {
+    // Both views are read (and a link or FIFO refused) before either is written.
+    const before = VIEW_FILES.map((name) => readViewFile(join(viewsDir, name)));
+    for (const [i, name] of VIEW_FILES.entries()) {
       const file = join(viewsDir, name);
-      const before = readViewFile(file);
-      const fresh = Buffer.from(views[name], 'utf8');
-      if (before !== null && !isSealed(name, before.toString('utf8'))) kept.push({ file, kept: keepEdit(viewsDir, name, before, now) });
+      const was = before[i];
+      if (was !== null && !isSealed(name, was.toString('utf8'))) kept.push({ file, kept: keepEdit(viewsDir, name, was, now) });
       try {
-        replaceFileDurable(realFileOps, viewsDir, name, fresh);
+        replaceFileDurable(realFileOps, viewsDir, name, Buffer.from(views[name], 'utf8'));
       } catch (e) {
         throw ioError(e, 'write', file);
       }

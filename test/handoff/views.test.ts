@@ -250,8 +250,13 @@ describe('when a view is a symbolic link or a FIFO planted by the repository', (
     const check = await p.run('render', '--check', '--json');
     expect(check.code).toBe(30);
     expect(JSON.parse(check.stdout).views.map((v: { status: string }) => v.status)).toEqual(['ok', 'edited']);
+    const edited = md() + '\na note by hand\n';
+    writeFileSync(join(p.dir, 'HANDOFF.md'), edited);
     const r = await p.run('render', '--json');
     expect(r.code).toBe(3);
     expect(lstatSync(join(p.dir, 'HANDOFF.yml')).isFIFO()).toBe(true);
+    // refused before either view was touched: HANDOFF.md is neither kept nor rewritten
+    expect(md()).toBe(edited);
+    expect(readdirSync(p.dir).filter((f) => f.includes('.edited-'))).toEqual([]);
   });
 });
