@@ -134,18 +134,21 @@ describe('the handoff log: claude starts fix-timezone, hits its usage limit, cod
     // --- the views say what happened ---
     const md = sc.md();
     expect(md).toMatch(/## Open work items\n\nNone\./);
-    const heads = [...md.matchAll(/^### \S+ · (\S+) · (\S+) · fix-timezone$/gm)].map((m) => `${m[1]} ${m[2]}`);
+    const heads = [...md.matchAll(/^### \S+ · `(\S+)` · (\S+) · `fix-timezone`$/gm)].map((m) => `${m[1]} ${m[2]}`);
     expect(heads).toEqual(['codex finish', 'codex start', 'claude checkpoint', 'claude start']);
     expect(md).toContain('- **Outcome:** success');
-    expect(md).toContain('- **TAKEN OVER:** from claude by codex at');
+    expect(md).toContain('- **TAKEN OVER:** from `claude` by `codex` at');
+    expect(md).toContain(`while its lease was live: \`${REASON}\``);
     expect(md).toContain('`npm test` run by the ledger, exit code 1');
     expect(md).toContain('`npm test` run by the ledger, exit code 0');
     expect(md).toContain('# fail 2');
+    // each entry's test output is folded, so the log stays skimmable (issue 14.12)
+    expect(md).toMatch(/<details><summary>last \d+ lines of the test output, exit code 1<\/summary>/);
     const yml = sc.yml();
     expect(yml.latest).toMatchObject({ kind: 'finish', agent: 'codex', slug: 'fix-timezone', outcome: 'success', state: '16 pass, 0 fail',
       next: 'release 1.0.1', tests: { command: 'npm test', exit_code: 0 } });
     expect(yml.trail).toHaveLength(3);
-    expect(yml.trail[0]).toMatch(/codex start fix-timezone: .*TAKEN OVER from claude: claude hit its usage limit/);
+    expect(yml.trail[0]).toMatch(/ codex start fix-timezone: finish the negative-offset fix \(took over from claude\)$/);
     expect(yml.trail[1]).toMatch(/claude checkpoint fix-timezone: .*\[tests exit 1\] -> next: fix toLocal\(\) for negative offsets/);
     expect(yml.active).toEqual([]);
     expect(sc.ok(['render', '--check']).ok).toBe(true);
