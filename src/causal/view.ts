@@ -4,6 +4,7 @@
 // A record that fails verification is not returned: it is kept in `problems`, and a gate that
 // sees any problem holds (it cannot tell what that record said).
 import { rmSync } from 'node:fs';
+import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Trust } from '../keys/trust.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
@@ -49,10 +50,19 @@ export class CausalView {
     }
   }
 
-  /** Policy: a damaged index is thrown away whole and rebuilt from records.jsonl. */
+  /**
+   * Policy: a damaged index is thrown away whole and rebuilt from records.jsonl, without reading
+   * any segment on disk again (one that could not be removed is not believed either).
+   */
   private static rebuild(paths: LedgerPaths, head: Head, opts: ViewOptions): RecordIndex {
-    if (opts.writeIndex !== false) rmSync(RecordIndex.dirOf(paths), { recursive: true, force: true });
-    return RecordIndex.open(paths, head, { write: opts.writeIndex });
+    if (opts.writeIndex !== false) {
+      try {
+        rmSync(RecordIndex.dirOf(paths), { recursive: true, force: true });
+      } catch {
+        /* a read-only index directory: the fresh index below ignores it */
+      }
+    }
+    return RecordIndex.open(paths, head, { write: opts.writeIndex, fresh: true });
   }
 
   static open(paths: LedgerPaths, head: Head, opts: ViewOptions): CausalView {
@@ -71,7 +81,13 @@ export class CausalView {
       if (!(e instanceof IndexDamaged)) throw e;
       this.index.close();
       this.index = CausalView.rebuild(this.paths, this.head, this.opts);
-      return this.index.lookup(key);
+      try {
+        return this.index.lookup(key);
+      } catch (again) {
+        // Damaged again right after a rebuild: someone is writing the index under us. Refuse.
+        if (!(again instanceof IndexDamaged)) throw again;
+        throw new LedgerError('OP_CORRUPT', `the index of ${this.paths.dir} is damaged again after a rebuild: ${again.message}`, {}, RUN_AUDIT);
+      }
     }
   }
 
