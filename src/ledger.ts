@@ -6,17 +6,18 @@
 //   start/checkpoint/finish    the handoff-log workflow with its ownership and lease rules
 //                              (handoff/workflow.ts)
 //   gate(op, { consumeAs })    the only way to a consume record (causal/gate-run.ts)
+//   consumeFailed              the consumer's report that its action failed (causal/consume-failed.ts)
 // The CLI calls these same methods. Below them the store's transact decides and appends under
 // the writer lock; it is not exposed, since a caller's decide function could return any draft.
 import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
-import { canonicalJson, canonicalLine } from './canonical.js';
+import { DIGEST_RE, canonicalJson, canonicalLine } from './canonical.js';
 import { LedgerError, ioError } from './errors.js';
 import { replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
-import { AGENT_RE, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import { AGENT_RE, ID_RE, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
 import { readHead } from './store/head.js';
@@ -25,6 +26,7 @@ import { readRecords, type RecordAt } from './store/read.js';
 import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
+import { reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
 import { findPending, type PendingEntry } from './causal/pending.js';
 import { appendCausal, type CausalAppendResult, type CausalAppended } from './causal/retry.js';
 import {
@@ -165,6 +167,25 @@ export class Ledger {
     // consumer is who acts), as the CLI does.
     const who = checkAgent(agent ?? (AGENT_RE.test(consumeAs) ? consumeAs : undefined));
     return runGateAndConsume(this.writer(), { ...o, agent: who }, op, consumeAs);
+  }
+
+  /**
+   * The consumer's report that the action it took on a consumed handoff failed (`ledger
+   * consume-failed`): `target` is the consume record's id, the handoff's id or the operation.
+   * After it the gate lets that consumer consume the handoff again. Only the agent that wrote
+   * the consume record, for the same consumer, may report it.
+   */
+  consumeFailed(target: string, opts: { consumer: string; agent?: string; reason: string }): ConsumeFailedResult {
+    checkConsumer(opts.consumer);
+    if (!(typeof target === 'string' && (DIGEST_RE.test(target) || ID_RE.test(target)))) {
+      throw new LedgerError('USAGE', `consume-failed names a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${String(target)}"`);
+    }
+    if (typeof opts.reason !== 'string' || opts.reason.length < 1 || opts.reason.length > 4096) {
+      throw new LedgerError('USAGE', `--reason must be 1-4096 chars, got ${typeof opts.reason === 'string' ? `${opts.reason.length}` : String(opts.reason)}`);
+    }
+    // Policy: the agent defaults to the consumer's name when that is a valid agent name, as for gate.
+    const agent = checkAgent(opts.agent ?? (AGENT_RE.test(opts.consumer) ? opts.consumer : undefined));
+    return reportConsumeFailed(this.writer(), { target, consumer: opts.consumer, agent, reason: opts.reason });
   }
 
   /** Executions with an intent or start and no terminal outcome since (`ledger pending`). */

@@ -8,7 +8,10 @@ export const RECORD_VERSION = 1;
 /** SPEC 4: a record line is at most 1 MiB, its newline included. */
 export const MAX_LINE_BYTES = 1024 * 1024;
 
-export const KINDS = ['genesis', 'start', 'checkpoint', 'finish', 'intent', 'handoff', 'revoke', 'consume'] as const;
+export const KINDS = [
+  'genesis', 'start', 'checkpoint', 'finish', 'intent', 'handoff', 'revoke', 'consume',
+  'consume_failed',
+] as const;
 export type Kind = (typeof KINDS)[number];
 export const OUTCOMES = ['success', 'failure', 'timeout', 'ambiguous', 'cancelled'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -53,6 +56,16 @@ export interface ConsumePayload {
   handoff: string;
   seen_head: { seq: number; tail: string };
 }
+/** A consumer's report that the action it took on a consumed handoff failed (`ledger consume-failed`). */
+export interface ConsumeFailedPayload {
+  logical_operation_id: string;
+  consumer: string;
+  /** The consume record whose action failed. */
+  consume: string;
+  /** The handoff that consume record acted on. */
+  handoff: string;
+  reason: string;
+}
 export interface StartPayload {
   logical_operation_id: string;
   execution_id: string;
@@ -86,6 +99,7 @@ export interface PayloadByKind {
   handoff: HandoffPayload;
   revoke: RevokePayload;
   consume: ConsumePayload;
+  consume_failed: ConsumeFailedPayload;
 }
 
 export type LedgerRecord<K extends Kind = Kind> = K extends Kind ? Envelope & { kind: K } & PayloadByKind[K] : never;
@@ -264,6 +278,7 @@ export const PAYLOAD_SHAPES: Record<Kind, Shape> = {
     handoff: digest,
     seen_head: object({ seq: int(0), tail: digest }),
   },
+  consume_failed: { logical_operation_id: idString, consumer: idString, consume: digest, handoff: digest, reason: text(1, 4096) },
   start: {
     logical_operation_id: idString,
     execution_id: idString,

@@ -63,6 +63,7 @@ const PAYLOADS: Record<Kind, Record<string, unknown>> = {
   },
   revoke: { target: D1, reason: 'the evidence was wrong' },
   consume: { logical_operation_id: 'migrate_schema_17', consumer: 'deployer', handoff: D1, seen_head: { seq: 4, tail: D2 } },
+  consume_failed: { logical_operation_id: 'migrate_schema_17', consumer: 'deployer', consume: D2, handoff: D1, reason: 'deploy exited 1' },
 };
 
 /** Optional payload fields per kind (SPEC 6 and the project's schemas). */
@@ -75,6 +76,7 @@ const OPTIONAL: Record<Kind, string[]> = {
   handoff: ['supersedes', 'note'],
   revoke: [],
   consume: [],
+  consume_failed: [],
 };
 
 /** One wrong value inside a nested member per kind, with the path it must be reported at. */
@@ -96,6 +98,7 @@ const NESTED: Record<Kind, [(p: Record<string, unknown>) => void, string][]> = {
   ],
   revoke: [[(p) => (p.target = D1.toUpperCase()), '$.target']],
   consume: [[(p) => ((p.seen_head as Record<string, unknown>).seq = 1.5), '$.seen_head.seq']],
+  consume_failed: [[(p) => (p.reason = ''), '$.reason'], [(p) => (p.consume = 'sha256:xyz'), '$.consume']],
 };
 
 const clone = <T>(v: T): T => structuredClone(v);

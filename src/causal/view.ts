@@ -8,7 +8,7 @@ import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Trust } from '../keys/trust.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
-import { consumeKey, idKey, identityKey, opKey, revokeKey } from './index/keys.js';
+import { consumeKey, consumerKey, idKey, identityKey, opKey, revokeKey, workKey } from './index/keys.js';
 import { RecordIndex } from './index/record-index.js';
 import { IndexDamaged, type Posting } from './index/segment-format.js';
 import { RecordProblem, RecordReader, type VerifiedRecord } from './verified.js';
@@ -130,6 +130,23 @@ export class CausalView {
   /** The consume records that name `handoff`, oldest first. */
   consumptions(handoff: string): VerifiedRecord[] {
     return this.fetch(consumeKey(handoff), (r) => r.kind === 'consume' && r.handoff === handoff);
+  }
+
+  /**
+   * A work item's records (start, checkpoint, finish, and later kinds that name a slug), oldest
+   * first: what its owner and lease are folded from (handoff/workitems.ts).
+   */
+  workRecords(op: string): VerifiedRecord[] {
+    const notWork = new Set(['intent', 'handoff', 'consume', 'consume_failed', 'revoke', 'genesis']);
+    return this.fetch(workKey(op), (r) => !notWork.has(r.kind) && (r as { logical_operation_id?: string }).logical_operation_id === op);
+  }
+
+  /** One consumer's consume and consume_failed records of an operation, oldest first. */
+  consumerRecords(op: string, consumer: string): VerifiedRecord[] {
+    return this.fetch(consumerKey(op, consumer), (r) => {
+      const x = r as { logical_operation_id?: string; consumer?: string };
+      return (r.kind === 'consume' || r.kind === 'consume_failed') && x.logical_operation_id === op && x.consumer === consumer;
+    });
   }
 
   /** The record with this id, or null when the ledger (up to this HEAD) has none. */

@@ -72,8 +72,19 @@ export interface HandoffFacts {
   revocations: { id: string; seq: number; reason: string }[];
   /** The record --handoff named, with its seq when it is a terminal record of the operation; null without --handoff. */
   named: { id: string; seq: number | null } | null;
-  /** The consumer's earlier consume records of it (duplicate delivery); empty without a consumer. */
+  /** The consumer's earlier consume records of it, not reported failed (duplicate delivery); empty without a consumer. */
   consumptions: { id: string; seq: number }[];
+  /**
+   * The consumer's latest live consumption of the operation when this handoff is a re-drive of
+   * the handoff it consumed (same evidence digests; SPEC 9: exactly once per operation); empty
+   * without a consumer or when this handoff is new to it.
+   */
+  redrives: { consume: string; seq: number; handoff: string; handoff_seq: number }[];
+  /**
+   * The operation is a work item whose lease is live at `now`, held by another agent than the
+   * one that wrote this handoff (SPEC 9: only the owner's finish is terminal); else empty.
+   */
+  leaseHolds: { owner: string; execution_id: string; lease_until: string; agent: string }[];
   conflicts: Conflict[];
   /** Every evidence digest of the handoff, recomputed now, in the handoff's order. */
   evidence: EvidenceCheck[];
@@ -121,6 +132,6 @@ export interface GateResult {
   revoked_by: string[];
   reopened_by: string[];
   dependencies: DependencyResult[];
-  /** Earlier consume records of this handoff by the consumer (duplicate delivery). */
+  /** Earlier consume records of this handoff by the consumer (duplicate delivery), or of the handoff it re-drives. */
   consumed_by: string[];
 }

@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { DIGEST_RE } from '../../canonical.js';
-import { AGENT_RE, OUTCOMES, type Outcome } from '../../record.js';
+import { AGENT_RE, ID_RE, OUTCOMES, type Outcome } from '../../record.js';
 import { checkConsumer, checkOp, checkRequiredInvariants } from '../../causal/gate/options.js';
 import { age } from '../../causal/gate/format.js';
 import { agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
@@ -67,6 +67,22 @@ export async function runRevoke(io: CliIO, target: string, opts: Opts): Promise<
   const r = res.records[0];
   if (r.existing) io.stderr(`ledger: ${target} is already revoked by ${r.id} (seq ${r.seq}) with the same reason; nothing appended\n`);
   emit(io, opts, { id: r.id, seq: r.seq, existing: r.existing, target }, r.id);
+  return 0;
+}
+
+export async function runConsumeFailed(io: CliIO, target: string, opts: Opts): Promise<number> {
+  // Every flag is checked before anything is read (SPEC 10: a bad flag changes nothing).
+  if (!DIGEST_RE.test(target) && !ID_RE.test(target)) throw new LedgerError('USAGE', `consume-failed expects a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${target}"`);
+  const consumer = checkConsumer(required(opts, 'consumer', 'the consumer that consumed it'));
+  const reason = required(opts, 'reason', 'what failed');
+  if (reason.length > 4096) throw new LedgerError('USAGE', `--reason is ${reason.length} chars; at most 4096`);
+  const agent = agentName(io, opts, AGENT_RE.test(consumer) ? consumer : undefined);
+  const { Ledger } = await import('../../ledger.js');
+  const ledger = Ledger.open({ dir: ledgerDir(io, opts), key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const r = ledger.consumeFailed(target, { consumer, agent, reason });
+  if (r.existing) io.stderr(`ledger: this failure is already reported by ${r.id} (seq ${r.seq}) with the same reason; nothing appended\n`);
+  const line = `${r.id}: ${consumer}'s consumption ${r.consume.id} (seq ${r.consume.seq}) of ${r.logical_operation_id} failed; it may consume handoff ${r.handoff} again`;
+  emit(io, opts, { ok: true, ...r, consumer }, line);
   return 0;
 }
 

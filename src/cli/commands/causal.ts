@@ -1,4 +1,5 @@
-// The causal verbs (SPEC 9, SPEC 10, issue 4): gate (with --consume-as), revoke, pending.
+// The causal verbs (SPEC 9, SPEC 10, issue 4): gate (with --consume-as), revoke, consume-failed,
+// pending.
 // Declarations only (see ../verbs.ts): the implementation (causal-run.ts) loads when one of them
 // runs.
 import { verb } from '../verbs.js';
@@ -25,6 +26,14 @@ export const CAUSAL_VERBS = [
       .option('--reason <text>', 'Why (1-4096 chars)', STRING)
       .example('ledger revoke sha256:4f2a... --reason "evidence was taken from the wrong branch"')
       .action(async (target: string, opts: Opts) => (await impl()).runRevoke(io, target, opts))),
+
+  verb('consume-failed <target>', 'Report that the action taken on a consumed handoff failed: the consumer may consume it again', (c, io) =>
+    withWriter(c)
+      .option('--consumer <consumer>', 'The consumer that consumed it (as given to gate --consume-as)', STRING)
+      .option('--reason <text>', 'What failed (1-4096 chars)', STRING)
+      .example('ledger consume-failed deploy_api --consumer deploy_api_18 --reason "helm upgrade exited 1"')
+      .example('ledger consume-failed sha256:77ab... --consumer deploy_api_18 --reason "rolled back" --json')
+      .action(async (target: string, opts: Opts) => (await impl()).runConsumeFailed(io, target, opts))),
 
   verb('pending', 'Executions with an intent or start and no terminal outcome since (what a crash leaves behind)', (c, io) =>
     c
