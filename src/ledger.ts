@@ -27,7 +27,7 @@ import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
 import { reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
-import { findPending, type PendingEntry } from './causal/pending.js';
+import { findPending, scanPending, type PendingEntry, type PendingReport } from './causal/pending.js';
 import { appendCausal, type CausalAppendResult, type CausalAppended } from './causal/retry.js';
 import {
   checkAgent, checkpointWork, finishWork, startWork,
@@ -191,6 +191,14 @@ export class Ledger {
   /** Executions with an intent or start and no terminal outcome since (`ledger pending`). */
   pending(opts: { op?: string; now?: number; head?: Head } = {}): PendingEntry[] {
     return findPending(this.paths, opts.head ?? this.head(), opts.now ?? this.clock().getTime(), opts.op);
+  }
+
+  /**
+   * `ledger pending` in full, from one pass: the pending executions, and the ambiguous and
+   * timed-out outcomes no later success or cancel resolved (causal/pending.ts).
+   */
+  pendingReport(opts: { op?: string; now?: number; head?: Head } = {}): PendingReport {
+    return scanPending(this.paths, opts.head ?? this.head(), opts.now ?? this.clock().getTime(), opts.op);
   }
 
   /** `ledger audit` of this ledger: see auditLedger. */

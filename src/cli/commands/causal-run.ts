@@ -73,7 +73,8 @@ export async function runRevoke(io: CliIO, target: string, opts: Opts): Promise<
 export async function runConsumeFailed(io: CliIO, target: string, opts: Opts): Promise<number> {
   // Every flag is checked before anything is read (SPEC 10: a bad flag changes nothing).
   if (!DIGEST_RE.test(target) && !ID_RE.test(target)) throw new LedgerError('USAGE', `consume-failed expects a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${target}"`);
-  const consumer = checkConsumer(required(opts, 'consumer', 'the consumer that consumed it'));
+  const consumer = required(opts, 'consumer', 'the consumer that consumed it');
+  if (!ID_RE.test(consumer)) throw new LedgerError('USAGE', `--consumer must be 1-128 chars of [A-Za-z0-9._:-], got "${consumer}"`);
   const reason = required(opts, 'reason', 'what failed');
   if (reason.length > 4096) throw new LedgerError('USAGE', `--reason is ${reason.length} chars; at most 4096`);
   const agent = agentName(io, opts, AGENT_RE.test(consumer) ? consumer : undefined);
@@ -93,10 +94,14 @@ export async function runPending(io: CliIO, opts: Opts): Promise<number> {
   const { Ledger } = await import('../../ledger.js');
   const ledger = Ledger.open({ dir: ledgerDir(io, opts) });
   const head = ledger.head();
-  const pending = ledger.pending({ op, now, head });
+  const { pending, unresolved } = ledger.pendingReport({ op, now, head });
   const lines = pending.length
     ? pending.map((p) => `${String(p.seq).padStart(6)}  ${p.logical_operation_id}/${p.execution_id}  ${p.kind.padEnd(6)}  ${age(p.age_ms).padStart(4)} ago  ${p.agent}  ${p.what}${p.problem ? `  [does not verify: ${p.problem}]` : ''}`)
     : [`nothing pending at HEAD seq ${head.seq}`];
-  emit(io, opts, { pending, count: pending.length, head: { seq: head.seq, tail: head.tail } }, lines);
+  if (unresolved.length) {
+    lines.push(`unresolved outcomes (ambiguous or timeout, no later success or cancel):`);
+    for (const u of unresolved) lines.push(`${String(u.seq).padStart(6)}  ${u.logical_operation_id}/${u.execution_id}  ${u.outcome.padEnd(9)}  ${age(u.age_ms).padStart(4)} ago  ${u.agent}${u.problem ? `  [does not verify: ${u.problem}]` : ''}`);
+  }
+  emit(io, opts, { ok: true, pending, count: pending.length, unresolved, head: { seq: head.seq, tail: head.tail } }, lines);
   return 0;
 }

@@ -35,7 +35,7 @@ export const CAUSAL_VERBS = [
       .example('ledger consume-failed sha256:77ab... --consumer deploy_api_18 --reason "rolled back" --json')
       .action(async (target: string, opts: Opts) => (await impl()).runConsumeFailed(io, target, opts))),
 
-  verb('pending', 'Executions with an intent or start and no terminal outcome since (what a crash leaves behind)', (c, io) =>
+  verb('pending', 'Executions with an intent or start and no terminal outcome since (what a crash leaves behind), and ambiguous or timed-out outcomes nothing resolved', (c, io) =>
     c
       .option('--op <id>', 'Only this logical operation', STRING)
       .example('ledger pending --json')
