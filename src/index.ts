@@ -23,7 +23,6 @@ export { formatReportText, type AuditReport, type AuditOptions } from '../audit/
 export { formatGateText, TERMS, type GateResult, type Term } from './causal/gate/index.js';
 export type { GateRun } from './causal/gate-run.js';
 export type { PendingEntry, PendingReport, UnresolvedOutcome } from './causal/pending.js';
-export { unresolvedOutcomes } from './causal/pending.js';
 
 // Errors and exit codes: bad input throws a coded LedgerError; every exit code comes from EXIT.
 export { LedgerError, EXIT, EXIT_MEANINGS, exitCodeFor, type ErrorCode, type ExitName } from './errors.js';

@@ -27,6 +27,9 @@ import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
 import { reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
+import type { WorkItemFold } from './causal/work-lease.js';
+import { leaseLive } from './handoff/lease.js';
+import { foldWorkLog } from './handoff/workitems.js';
 import { findPending, scanPending, type PendingEntry, type PendingReport } from './causal/pending.js';
 import { appendCausal, type CausalAppendResult, type CausalAppended } from './causal/retry.js';
 import {
@@ -72,6 +75,25 @@ function toSigner(key: OpenOptions['key']): Signer | null {
   return key;
 }
 
+/**
+ * SPEC 9's lease rule needs a work item as the handoff log folds it (handoff/workitems.ts) with
+ * its one lease boundary (handoff/lease.ts); the causal layer sits below those, so the Ledger,
+ * above both, hands this in (causal/work-lease.ts).
+ */
+const foldWorkItem: WorkItemFold = (records, op, now) => {
+  const item = foldWorkLog(records).items.get(op);
+  if (!item) return null;
+  const start = item.entries.findLast((e) => e.record.kind === 'start' && e.record.execution_id === item.execution_id);
+  return {
+    open: item.status === 'open',
+    owner: item.owner,
+    execution_id: item.execution_id,
+    lease_until: item.lease_until,
+    live: item.lease_until !== null && leaseLive(item.lease_until, now),
+    start_seq: start?.seq ?? -1,
+  };
+};
+
 export class Ledger {
   readonly paths: LedgerPaths;
   private readonly store: StoreOptions;
@@ -109,8 +131,8 @@ export class Ledger {
   }
 
   /** What the rules below need of this ledger (causal/retry.ts LedgerWriter, handoff/workflow.ts WorkWriter). */
-  private writer(): WorkWriter {
-    return { paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock };
+  private writer(): WorkWriter & { workItem: WorkItemFold } {
+    return { paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock, workItem: foldWorkItem };
   }
 
   /** The published HEAD (checked: canonical, well-formed, signature verifies). */

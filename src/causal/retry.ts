@@ -26,7 +26,7 @@ import { assertDrafts, transact, type StoreOptions } from '../store/append.js';
 import type { LedgerPaths } from '../store/paths.js';
 import type { RecoverReport } from '../store/recover.js';
 import { isTerminal, CausalView } from './view.js';
-import { leaseHold } from './work-lease.js';
+import { leaseHold, type WorkItemFold } from './work-lease.js';
 
 /**
  * What the rules above the store need of a writer: its store options, and the key and HEAD read
@@ -42,6 +42,8 @@ export interface LedgerWriter {
   head(): Head;
   /** The clock a lease is judged by (default: the system clock). */
   now?: () => Date;
+  /** The handoff log's fold of a work item (SPEC 9's lease rule); without it a work item's handoff is refused. */
+  workItem?: WorkItemFold;
 }
 
 export interface CausalAppended {
@@ -90,7 +92,7 @@ const WRITTEN_ELSEWHERE: Partial<Record<Kind, string>> = {
   finish: 'a finish record is written only by `ledger finish` (ledger.finish()), which applies the ownership and lease rules',
 };
 
-function decide(view: CausalView, drafts: readonly Draft[], now: Date): Decision[] {
+function decide(view: CausalView, drafts: readonly Draft[], now: Date, fold: WorkItemFold | undefined): Decision[] {
   const inBatch = new Map<string, number>();
   const decisions: Decision[] = [];
   drafts.forEach((d, i) => {
@@ -130,7 +132,7 @@ function decide(view: CausalView, drafts: readonly Draft[], now: Date): Decision
     }
     if (d.kind === 'handoff') {
       checkSupersedes(view, rec.supersedes as string[] | undefined, op, where);
-      checkLease(view, op, d.agent, now, where);
+      checkLease(view, op, d.agent, now, fold, where);
     }
     inBatch.set(identity, i);
     decisions.push({ kind: 'append' });
@@ -152,9 +154,13 @@ function assertNoProblems(view: CausalView): void {
  * gate would not take it as terminal, and the views and `resume` would still name the owner.
  * The lease is judged at this append's `now`, under the writer lock.
  */
-function checkLease(view: CausalView, op: string, agent: string, now: Date, where: string): void {
-  const hold = leaseHold(view.workRecords(op), op, agent, now);
+function checkLease(view: CausalView, op: string, agent: string, now: Date, fold: WorkItemFold | undefined, where: string): void {
+  const records = view.workRecords(op);
   assertNoProblems(view);
+  if (records.length === 0) return;
+  // Policy: fail closed. A writer given no work-item rule cannot judge the lease, so refuses.
+  if (!fold) throw new LedgerError('INPUT_REFUSED', `${where}${op} is a work item, and this writer was given no rule to judge its lease`, { op });
+  const hold = leaseHold(fold(records, op, now), agent);
   if (!hold) return;
   throw new LedgerError(
     'INPUT_CONFLICT',
@@ -217,7 +223,7 @@ export function appendCausal(writer: LedgerWriter, drafts: readonly Draft[]): Ca
   const res = transact(writer.store, signer, (locked) => {
     const view = CausalView.open(paths, locked.head, { trust: null });
     try {
-      decisions = decide(view, drafts, (writer.now ?? (() => new Date()))());
+      decisions = decide(view, drafts, (writer.now ?? (() => new Date()))(), writer.workItem);
     } finally {
       view.close();
     }

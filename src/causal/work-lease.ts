@@ -1,10 +1,24 @@
 // SPEC 9: "While a work item's lease is live, only its owner's finish is terminal: a handoff of
-// that operation by another agent does not let a gate proceed." Pure: the item is folded from its
-// records by the workflow's own fold (handoff/workitems.ts, so a later kind such as a release or
-// a takeover is judged as the workflow judges it), and its lease judged at the command's `now`.
-import { leaseLive } from '../handoff/lease.js';
-import { foldWorkLog } from '../handoff/workitems.js';
+// that operation by another agent does not let a gate proceed." Pure. The work item itself is
+// folded by the handoff log's own rules (handoff/workitems.ts, with its lease boundary,
+// handoff/lease.ts), which sit above this layer: the Ledger (src/ledger.ts) hands that fold in
+// as a WorkItemFold, so a later kind (a release, a takeover) is judged as the workflow judges it.
 import type { VerifiedRecord } from './verified.js';
+
+/** What the lease rule needs of a work item at HEAD, its lease judged at `now`. */
+export interface WorkItemState {
+  open: boolean;
+  owner: string;
+  execution_id: string;
+  lease_until: string | null;
+  /** The lease is live at `now` (the workflow's one boundary). */
+  live: boolean;
+  /** The seq of the start that opened the owning execution. */
+  start_seq: number;
+}
+
+/** The handoff log's fold of one work item's records (oldest first), or null when there is none. */
+export type WorkItemFold = (records: readonly VerifiedRecord[], op: string, now: Date) => WorkItemState | null;
 
 export interface LeaseHold {
   owner: string;
@@ -15,20 +29,17 @@ export interface LeaseHold {
 }
 
 /**
- * The live lease against which `agent`'s terminal record of `op` (a handoff, or a finish not from
- * the owning execution) does not count, or null. `records` are the work item's records at HEAD
- * (CausalView.workRecords), oldest first: the lease is the one in force now, renewals included (a
- * finish of the owning execution closes the item, so the fold then finds nothing open).
- * `terminalSeq` is the record's seq when it is in the ledger (the gate), none for a new append.
+ * The live lease against which `agent`'s terminal record of the item (a handoff, or a finish not
+ * from the owning execution) does not count, or null. `state` is the item at HEAD, renewals
+ * included (a finish of the owning execution closed it). `terminalSeq` is the record's seq when
+ * it is in the ledger (the gate); none for a new append.
  */
-export function leaseHold(records: readonly VerifiedRecord[], op: string, agent: string, now: Date, terminalSeq = Infinity): LeaseHold | null {
-  const item = foldWorkLog(records).items.get(op);
-  if (!item || item.status !== 'open' || item.lease_until === null || !leaseLive(item.lease_until, now)) return null;
-  // A lease taken after the record judged reopened the operation (the gate's state_current), it
-  // did not make that record a non-owner's.
-  const taken = item.entries.findLast((e) => e.record.kind === 'start' && e.record.execution_id === item.execution_id);
-  if (taken && taken.seq > terminalSeq) return null;
+export function leaseHold(state: WorkItemState | null, agent: string, terminalSeq = Infinity): LeaseHold | null {
+  if (!state || !state.open || state.lease_until === null || !state.live) return null;
+  // A lease taken after the record judged reopened the operation (the gate's state_current);
+  // it did not make that record a non-owner's.
+  if (state.start_seq > terminalSeq) return null;
   // Policy: the owner's own handoff of its item is its word, as its finish would be.
-  if (item.owner === agent) return null;
-  return { owner: item.owner, execution_id: item.execution_id, lease_until: item.lease_until, agent };
+  if (state.owner === agent) return null;
+  return { owner: state.owner, execution_id: state.execution_id, lease_until: state.lease_until, agent };
 }

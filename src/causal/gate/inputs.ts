@@ -29,11 +29,12 @@ interface Collection {
   allowOpaque: boolean;
   /** Each dependency (operation and outcome) is decided once per evaluation. */
   memo: Map<string, DependencyResult>;
+  workItem: GateOptions['workItem'];
 }
 
 /** Collects what the gate for `op` reads, on the view's HEAD. Never throws for what it finds. */
 export function collectGateInputs(view: CausalView, chain: ChainVerdict, op: string, o: GateOptions): GateInputs {
-  const c: Collection = { view, chain, now: o.now, evidence: o.evidence, allowOpaque: o.allowOpaque ?? false, memo: new Map() };
+  const c: Collection = { view, chain, now: o.now, evidence: o.evidence, allowOpaque: o.allowOpaque ?? false, memo: new Map(), workItem: o.workItem };
   const options = { accept: o.accept, requireInvariants: o.requireInvariants, maxAgeMs: o.maxAgeMs, consumer: o.consumer || null };
   return collectOp(c, op, options, o.expectHandoff || null, [op]);
 }
@@ -105,7 +106,9 @@ function consumerFacts(view: CausalView, op: string, latest: VerifiedRecord, con
 function leaseHolds(c: Collection, op: string, records: VerifiedRecord[], latest: VerifiedRecord): HandoffFacts['leaseHolds'] {
   // Only an operation that was ever started is a work item: others have no lease to read.
   if (!records.some((r) => r.record.kind === 'start')) return [];
-  const hold = leaseHold(c.view.workRecords(op), op, latest.record.agent, new Date(c.now), latest.seq);
+  // Policy: fail closed. Without the work-item rule the lease cannot be judged: it holds, saying so.
+  if (!c.workItem) return [{ owner: '(unknown: no work-item rule was given to judge the lease)', execution_id: '?', lease_until: '?', agent: latest.record.agent }];
+  const hold = leaseHold(c.workItem(c.view.workRecords(op), op, new Date(c.now)), latest.record.agent, latest.seq);
   return hold ? [hold] : [];
 }
 

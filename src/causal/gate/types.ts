@@ -3,6 +3,7 @@
 // Plain data only: a term reads a GateInputs and nothing else, so a test can build one in code.
 import type { Invariant, Outcome } from '../../record.js';
 import type { EvidenceCheck, EvidenceContext } from '../evidence.js';
+import type { WorkItemFold } from '../work-lease.js';
 
 /** SPEC 9's five terms; their order is the order of TERMS (index.ts). */
 export type Term = 'handoff_valid' | 'outcome_accepted' | 'invariants_satisfied' | 'state_current' | 'dependencies_true';
@@ -36,6 +37,8 @@ export interface GateOptions {
   expectHandoff?: string | null;
   /** A consumer that must not have consumed this handoff already (duplicate delivery). */
   consumer?: string | null;
+  /** The handoff log's fold of a work item, for SPEC 9's lease rule (the Ledger gives it). */
+  workItem?: WorkItemFold;
 }
 
 export interface HandoffRef {
