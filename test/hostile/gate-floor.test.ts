@@ -93,7 +93,7 @@ describe('when an attacker overwrites a revocation below the floor with same-len
     await expectHoldsUnchanged(floor, new RegExp(`seq ${revokeSeq}|cannot be read|does not (link|verify)`));
   });
 
-  it('a revocation re-encoded (same meaning, not canonical) and the index deleted: the gate holds', async () => {
+  it('a revocation whose target is swapped for another digest of the same length, and the index deleted: the gate holds', async () => {
     const { revokeSeq, floor } = await revokedBelowFloor();
     const line = lineBuffers(p)[revokeSeq].toString('utf8');
     // Swap the revoked target for a digest of the same length: the line is a revoke of nothing.
