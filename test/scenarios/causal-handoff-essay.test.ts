@@ -128,10 +128,7 @@ describe('the migration story: migrate_schema_17, then deploy_api_18', () => {
     expect(sc.ok(['audit']).failed_layer).toBeNull();
   });
 
-  // Fails until branch `gate` lands (exactly once per operation, `ledger consume-failed`): on main a
-  // re-drive with the same evidence is consumed again and there is no consume-failed verb. It
-  // passes on the gate branch; drop `.fails` when it is merged.
-  it.fails('exactly once per operation: an identical re-drive is not consumed again; a failed deploy can be retried', () => {
+  it('exactly once per operation: an identical re-drive is not consumed again; a failed deploy can be retried', () => {
     sc = scenario('billing', FILES);
     migrator('execution_001', 'timeout');
     const h = migrator('execution_002', 'success', ...SUCCESS);
