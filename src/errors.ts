@@ -61,6 +61,12 @@ export type ErrorCode =
   | 'OP_INSECURE_KEY'
   | 'OP_CORRUPT'
   | 'OP_NO_LEDGER'
+  | 'OP_UNTRUSTED_HEAD'
+  | 'OP_ROLLBACK'
+  | 'OP_FORK'
+  | 'OP_NOT_REGULAR'
+  | 'OP_SYMLINK'
+  | 'OP_STATE'
   | 'INTERNAL';
 
 export class LedgerError extends Error {

@@ -6,7 +6,7 @@ import { DIGEST_RE } from '../../canonical.js';
 import { AGENT_RE, OUTCOMES, type Outcome } from '../../record.js';
 import { checkConsumer, checkOp, checkRequiredInvariants } from '../../causal/gate/options.js';
 import { age } from '../../causal/gate/format.js';
-import { agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
+import { agentName, durationFlag, emit, flag, guardOptions, keyPath, ledgerDir, many, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
 
 export function parseAccept(values: string[]): Outcome[] {
   if (values.length === 0) return ['success'];
@@ -45,8 +45,8 @@ export async function runGateCommand(io: CliIO, opText: string, opts: Opts): Pro
   const trust = readTrust(tp);
   const base = { trust, trustPath: tp, floorPath, accept, requireInvariants, maxAgeMs, now, allowOpaque, expectHandoff: expect ?? null };
   const r = writer
-    ? Ledger.open({ dir, key: writer.key, waitMs: writer.waitMs }).gate(op, { ...base, consumeAs: consumer, agent: writer.agent })
-    : Ledger.open({ dir }).gate(op, base);
+    ? Ledger.open({ dir, key: writer.key, waitMs: writer.waitMs, trust: tp, env: io.env }).gate(op, { ...base, consumeAs: consumer, agent: writer.agent })
+    : Ledger.open({ dir, env: io.env }).gate(op, base);
   const lines = formatGateText(r);
   if (r.consume) {
     lines.push(r.consume.id ? `consumed as ${r.consume.consumer}: ${r.consume.id} (seq ${r.consume.seq})` : `not consumed: the gate holds for ${r.consume.consumer}`);
@@ -62,7 +62,7 @@ export async function runRevoke(io: CliIO, target: string, opts: Opts): Promise<
   if (reason.length > 4096) throw new LedgerError('USAGE', `--reason is ${reason.length} chars; at most 4096`);
   const agent = agentName(io, opts);
   const { Ledger } = await import('../../ledger.js');
-  const ledger = Ledger.open({ dir: ledgerDir(io, opts), key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const ledger = Ledger.open({ dir: ledgerDir(io, opts), key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts) });
   const res = ledger.append({ kind: 'revoke', agent, target, reason });
   const r = res.records[0];
   if (r.existing) io.stderr(`ledger: ${target} is already revoked by ${r.id} (seq ${r.seq}) with the same reason; nothing appended\n`);
@@ -75,7 +75,7 @@ export async function runPending(io: CliIO, opts: Opts): Promise<number> {
   if (op !== undefined) checkOp(op);
   const now = Date.now();
   const { Ledger } = await import('../../ledger.js');
-  const ledger = Ledger.open({ dir: ledgerDir(io, opts) });
+  const ledger = Ledger.open({ dir: ledgerDir(io, opts), env: io.env });
   const head = ledger.head();
   const pending = ledger.pending({ op, now, head });
   const lines = pending.length

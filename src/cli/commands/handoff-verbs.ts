@@ -15,7 +15,7 @@ import { checkViews, defaultViewsDir, readWorkLog, writeViews } from '../../hand
 import { buildResume, formatResume } from '../../handoff/resume.js';
 import { gitFacts } from '../../handoff/git.js';
 import {
-  agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
+  agentName, durationFlag, emit, flag, guardOptions, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
 } from './common.js';
 import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.js';
 
@@ -63,7 +63,7 @@ async function runStart(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const leaseMs = leaseFlag(opts);
   const takeover = flag(opts, 'takeover');
   const views = viewsDir(io, opts, dir);
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts) });
   const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, views });
   const rec = res.record;
   const r = rec.record;
@@ -103,7 +103,7 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
     : testsText !== undefined ? { text: testsText } : undefined;
 
   // 2-5. the workflow: the advisory ownership check, the tests, the decision under the lock, the views
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts) });
   const req = { slug, agent, done, state, next, verified, attempted, blockers, tests, evidence, views };
   const res = kind === 'checkpoint' ? await ledger.checkpoint({ ...req, leaseMs }) : await ledger.finish({ ...req, ...finishFields! });
   const rec = res.record;
@@ -131,7 +131,7 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
 async function runResume(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const now = new Date();
-  const ledger = Ledger.open({ dir });
+  const ledger = Ledger.open({ dir, env: io.env });
   const log = readWorkLog(ledger.paths, ledger.head());
   const root = dirname(ledger.paths.dir);
   // An unknown slug is refused before git is asked anything.

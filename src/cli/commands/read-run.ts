@@ -23,7 +23,7 @@ function summary(r: RecordAt): string {
 
 export function runShow(io: CliIO, refText: string, opts: Opts): number {
   const ref = parseRef(refText);
-  const found = Ledger.open({ dir: ledgerDir(io, opts) }).get(ref);
+  const found = Ledger.open({ dir: ledgerDir(io, opts), env: io.env }).get(ref);
   if (!found) throw new LedgerError('INPUT_NOT_FOUND', `no published record ${typeof ref === 'number' ? `at seq ${ref}` : ref} in this ledger`);
   emit(io, opts, { id: found.id, seq: found.seq, offset: found.offset, record: found.record }, [`id ${found.id}`, JSON.stringify(found.record, null, 2)]);
   return 0;
@@ -38,13 +38,13 @@ export function runLog(io: CliIO, opts: Opts): number {
     if (!/^[1-9][0-9]{0,6}$/.test(limitText)) throw new LedgerError('USAGE', `--limit expects a whole number from 1 to 9999999, got "${limitText}"`);
     limit = Number(limitText);
   }
-  const rows = Ledger.open({ dir: ledgerDir(io, opts) }).log({ op: one(opts, 'op'), kind: kind as Kind | undefined, limit });
+  const rows = Ledger.open({ dir: ledgerDir(io, opts), env: io.env }).log({ op: one(opts, 'op'), kind: kind as Kind | undefined, limit });
   emit(io, opts, { records: rows.map((r) => ({ id: r.id, seq: r.seq, record: r.record })) }, rows.map(summary));
   return 0;
 }
 
 export function runHead(io: CliIO, opts: Opts): number {
-  const head = Ledger.open({ dir: ledgerDir(io, opts) }).head();
+  const head = Ledger.open({ dir: ledgerDir(io, opts), env: io.env }).head();
   emit(io, opts, head, [`seq ${head.seq}`, `tail ${head.tail}`, `size ${head.size}`, `ts ${head.ts}`, `genesis ${head.genesis}`, `key ${head.sig.key}`]);
   return 0;
 }
