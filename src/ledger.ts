@@ -12,7 +12,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
 import { canonicalJson, canonicalLine } from './canonical.js';
 import { LedgerError, ioError } from './errors.js';
-import { replaceFileDurable } from './fs/durable.js';
+import { assertReplaceable, replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
@@ -241,6 +241,9 @@ export class Ledger {
  * auditor only reads, so the floor is written here.
  */
 export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: number | Date }): Promise<AuditReport> {
+  // A floor that --advance would replace must be one it may replace (fs/durable.ts): a symbolic
+  // link is refused before anything is read or written, not found out after the audit.
+  if (opts.advance && opts.floorPath) assertReplaceable(realFileOps, resolve(opts.floorPath));
   const report = await runAudit({ ...opts, now: opts.now ?? Date.now() });
   if (report.advanced && opts.floorPath && !(report.floor && canonicalJson(report.floor) === canonicalJson(report.advanced))) keepFloor(opts.floorPath, report.advanced);
   return report;

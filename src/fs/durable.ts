@@ -62,8 +62,12 @@ export function replaceFileUnsynced(ops: FileOps, dir: string, name: string, dat
   renameInto(ops, tmp, dir, name, false);
 }
 
-/** A replace target must be a regular file or absent (see replaceFileDurable's Policy). */
-function assertReplaceable(ops: FileOps, target: string): void {
+/**
+ * A replace target must be a regular file or absent (see replaceFileDurable's Policy); throws
+ * OP_SYMLINK or OP_NOT_REGULAR. Exported so that a verb checks its targets before it writes
+ * anything else (the views before a checkpoint, the trust file before init makes a key).
+ */
+export function assertReplaceable(ops: FileOps, target: string): void {
   const kind = ops.lstat?.(target) ?? null;
   if (kind !== null && kind !== 'file') throw notRegular(target, kind);
 }

@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { ioError } from '../errors.js';
 import type { Head } from '../record.js';
-import { replaceFileDurable } from '../fs/durable.js';
+import { assertReplaceable, replaceFileDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
 import { notALedger } from '../store/append.js';
 import { readHead } from '../store/head.js';
@@ -50,6 +50,15 @@ export function readWorkLog(paths: LedgerPaths, head: Head = publishedHead(paths
 }
 
 export interface WrittenViews { dir: string; through: { seq: number; id: string } | null; files: string[] }
+
+/**
+ * Refuses, before a verb writes anything, views it could not replace: a view that is a symbolic
+ * link (or a directory, FIFO or device) is never followed or replaced (fs/durable.ts, OP_SYMLINK
+ * or OP_NOT_REGULAR, exit 3), and a verb that would end with that warning refuses up front.
+ */
+export function assertViewTargets(viewsDir: string): void {
+  for (const name of VIEW_FILES) assertReplaceable(realFileOps, join(viewsDir, name));
+}
 
 /** Renders the current ledger and replaces both views. */
 export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number): WrittenViews {

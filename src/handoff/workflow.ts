@@ -231,6 +231,13 @@ async function refreshViews(w: LedgerWriter, views: string | false | undefined, 
   }
 }
 
+/** Step 1: views that could not be replaced (a planted link) refuse the verb before anything is written. */
+async function checkViewTargets(w: LedgerWriter, views: string | false | undefined): Promise<void> {
+  if (views === false) return;
+  const { assertViewTargets, defaultViewsDir } = await import('./views.js');
+  assertViewTargets(views ?? defaultViewsDir(w.paths.dir));
+}
+
 function recoveredWarning(recovered: RecoverReport | null, warnings: string[]): void {
   if (recovered) warnings.push(`moved ${recovered.unpublished} unpublished bytes to ${recovered.file}`);
 }
@@ -242,6 +249,7 @@ export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkR
   const summary = checkText(req.summary, 'summary', 'what you are about to do');
   const leaseMs = req.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(req.leaseMs);
   const takeover = req.takeover === true;
+  await checkViewTargets(w, req.views);
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
     const item = foldWorkLog(workRecords(w, view.head)).items.get(slug);
@@ -299,6 +307,8 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
       ...(f.note !== undefined ? { note: f.note } : {}),
     };
   }
+
+  await checkViewTargets(w, req.views);
 
   // 2. advisory: a non-owner is refused before a test suite runs for nothing
   decideWrite(foldWorkLog(workRecords(w, w.head())).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });

@@ -4,6 +4,8 @@ import { dirname, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { LedgerError } from '../../errors.js';
+import { assertReplaceable } from '../../fs/durable.js';
+import { realFileOps } from '../../fs/ops.js';
 import { parseJsonStrict } from '../../canonical.js';
 import { readSecretKey, writeSecretKey } from '../../keys/key-file.js';
 import { Ledger } from '../../ledger.js';
@@ -32,6 +34,9 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   const existing = existsSync(kp) ? readSecretKey(kp) : null;
   const agent = agentName(io, opts, existing?.name ?? 'harness');
   const { pinKeyInTrustFile } = await import('./trust-edit.js');
+  // A trust file that is a symbolic link is never followed or replaced (fs/durable.ts): refused
+  // here, before the key file is made, not after.
+  assertReplaceable(realFileOps, tp);
   if (existsSync(tp)) (await import('../../keys/trust-file.js')).readTrust(tp);
   let created = false;
   let key: { name: string; seed: Uint8Array };
