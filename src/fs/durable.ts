@@ -12,6 +12,8 @@
 //      exists (create, never overwrite), then remove the temp name
 //   5. fsync the directory: the new name survives a power cut
 //
+// A replace target that is a symbolic link (or a directory, FIFO or device) is refused before
+// step 1 (OP_SYMLINK, OP_NOT_REGULAR): never followed, never replaced.
 // A reader sees the old file or the new one, never a mix. When a step up to 4 fails, the temp
 // file is removed (best effort): a refused write leaves nothing of its own behind. A directory
 // made on the way to a file (mkdirDurable) has its own entry made durable the same way (step 5
