@@ -63,6 +63,12 @@ export type ErrorCode =
   | 'OP_INSECURE_PATH'
   | 'OP_CORRUPT'
   | 'OP_NO_LEDGER'
+  | 'OP_UNTRUSTED_HEAD'
+  | 'OP_ROLLBACK'
+  | 'OP_FORK'
+  | 'OP_NOT_REGULAR'
+  | 'OP_SYMLINK'
+  | 'OP_STATE'
   | 'INTERNAL';
 
 export class LedgerError extends Error {

@@ -15,10 +15,12 @@ import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
 import { DIGEST_RE, canonicalJson, canonicalLine } from './canonical.js';
 import { LedgerError, ioError } from './errors.js';
-import { replaceFileDurable } from './fs/durable.js';
+import { assertReplaceable, replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
+import type { TrustRef } from './store/head-guard.js';
+import { stateDirFrom, type Env } from './store/state-dir.js';
 import { AGENT_RE, ID_RE, KINDS, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
@@ -57,6 +59,19 @@ export interface OpenOptions {
   now?: () => Date;
   /** The file-operation seam of the store (tests inject faults through it). */
   ops?: FileOps;
+  /**
+   * The trust file (a path) or its parsed keys. A writer builds only on a HEAD signed by its own
+   * key or by a key pinned here (SPEC 5); without it, only on its own. `recover` without a key
+   * needs it. Default: none.
+   */
+  trust?: string | Trust;
+  /**
+   * The per-user state directory (writer marks, the verified-chain memo: README "The per-user
+   * state directory"). Default: the one `env` names.
+   */
+  stateDir?: string;
+  /** The environment that names the state directory (default: process.env). */
+  env?: Env;
 }
 
 export interface LogFilter { op?: string; kind?: Kind; limit?: number }
@@ -139,8 +154,10 @@ export class Ledger {
   private readonly clock: () => Date;
 
   private constructor(opts: OpenOptions) {
-    this.paths = ledgerPaths(opts.dir ?? '.ledger');
-    this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now };
+    const stateDir = opts.stateDir ?? stateDirFrom(opts.env ?? process.env);
+    this.paths = ledgerPaths(opts.dir ?? '.ledger', stateDir);
+    const trust: TrustRef = opts.trust === undefined ? null : typeof opts.trust === 'string' ? { path: resolve(opts.trust) } : { trust: opts.trust };
+    this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now, guard: { stateDir, trust } };
     this.keyOpt = opts.key;
     this.clock = opts.now ?? (() => new Date());
   }
@@ -352,9 +369,13 @@ export class Ledger {
     return out.reverse();
   }
 
-  /** Moves unpublished bytes past HEAD into quarantine/ (dryRun: only reports them). */
+  /**
+   * Moves unpublished bytes past HEAD into quarantine/ (dryRun: only reports them), on a HEAD a
+   * writer may build on: signed by the ledger's key if it was opened with one, else pinned in
+   * the trust file, and not below any mark of this user (SPEC 5).
+   */
   recover(opts: { dryRun?: boolean } = {}): RecoverReport {
-    return recoverLedger(this.store, opts.dryRun ?? false);
+    return recoverLedger(this.store, opts.dryRun ?? false, this.keyOpt === undefined ? null : this.signer().publicKey);
   }
 }
 
@@ -365,6 +386,9 @@ export class Ledger {
  * auditor only reads, so the floor is written here.
  */
 export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: number | Date }): Promise<AuditReport> {
+  // A floor that --advance would replace must be one it may replace (fs/durable.ts): a symbolic
+  // link is refused before anything is read or written, not found out after the audit.
+  if (opts.advance && opts.floorPath) assertReplaceable(realFileOps, resolve(opts.floorPath));
   const report = await runAudit({ ...opts, now: opts.now ?? Date.now() });
   if (report.advanced && opts.floorPath && !(report.floor && canonicalJson(report.floor) === canonicalJson(report.advanced))) keepFloor(opts.floorPath, report.advanced);
   return report;
