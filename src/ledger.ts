@@ -27,7 +27,7 @@ import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
 import { readHead } from './store/head.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
-import { readRecords, type RecordAt } from './store/read.js';
+import { assertPublishedChain, readRecords, type RecordAt } from './store/read.js';
 import { parseRecordRef, recordAtSeq, recordById, resolveRecordRef, type LocateId, type RecordRef } from './store/ids.js';
 import { RecordIndex } from './causal/index/record-index.js';
 import { idKey } from './causal/index/keys.js';
@@ -329,6 +329,9 @@ export class Ledger {
    */
   get(ref: string | number): RecordAt | null {
     const head = this.head();
+    // Every read verb finds an edit in place (issue 13 finding 9), not only one in the record it
+    // shows: the chain check believes the memo, so this costs the new bytes only.
+    assertPublishedChain(this.store.ops!, this.paths, head);
     if (typeof ref === 'number') return recordAtSeq(this.paths, head, ref, this.store.ops);
     return recordById(this.paths, head, ref, { ops: this.store.ops, locate: this.locator(head) });
   }
@@ -340,6 +343,7 @@ export class Ledger {
    */
   resolve(ref: string | RecordRef, what = 'record'): RecordAt {
     const head = this.head();
+    assertPublishedChain(this.store.ops!, this.paths, head);
     const r = typeof ref === 'string' ? parseRecordRef(ref, what) : ref;
     return resolveRecordRef(this.paths, head, r, { ops: this.store.ops, locate: this.locator(head) });
   }

@@ -75,7 +75,7 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   const signer = createSigner(key.seed);
   // The trust file is the harness's: pin a key we just created; warn about one we did not.
   const pinned = pinKeyInTrustFile(tp, key.name, signer.publicKey, created);
-  const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: wait, ...guardOptions(io, opts) });
+  const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: wait, trust: tp, env: io.env });
   const g = result.records[0];
   const lines = [`initialised ledger ${dir}`, `genesis ${g.id}`];
   if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp}`);
