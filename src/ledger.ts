@@ -23,6 +23,7 @@ import { initLedger, notALedger, recoverLedger, type StoreOptions } from './stor
 import { readHead } from './store/head.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { readRecords, type RecordAt } from './store/read.js';
+import { recordsBackward } from './store/read-back.js';
 import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
@@ -34,7 +35,8 @@ import {
 } from './handoff/workflow.js';
 import { releaseWork, type ReleaseRequest, type ReleaseResult } from './handoff/release.js';
 import { noteWork, type NoteRequest } from './handoff/note.js';
-import { buildStatus, type StatusReport } from './handoff/status.js';
+import { statusOf, type StatusReport } from './handoff/status.js';
+import { readFolds } from './handoff/fold-memo.js';
 
 export interface OpenOptions {
   /** The ledger directory (default `.ledger`). */
@@ -161,7 +163,9 @@ export class Ledger {
   /** What is open, who holds it, what waits (`ledger status`); `agent`'s own items first. */
   status(opts: { agent?: string; now?: Date; head?: Head } = {}): StatusReport {
     const agent = opts.agent === undefined ? null : checkAgent(opts.agent);
-    return buildStatus(this.records(opts.head ?? this.head()), agent, opts.now ?? this.clock());
+    // The work log and the outcomes, from the records the fold memo names and those after it.
+    const { log, outcomes } = readFolds(this.paths, opts.head ?? this.head(), { ops: this.store.ops });
+    return statusOf(log, outcomes, agent, opts.now ?? this.clock());
   }
 
   /**
@@ -218,13 +222,15 @@ export class Ledger {
   log(filter: LogFilter = {}): RecordAt[] {
     const limit = filter.limit ?? 20;
     const out: RecordAt[] = [];
-    for (const r of this.records()) {
+    if (limit <= 0) return out;
+    // Backwards from HEAD's tail (store/read-back.ts): reads back only to the limit-th match.
+    for (const r of recordsBackward(this.paths, this.head(), this.store.ops)) {
       if (filter.kind && r.record.kind !== filter.kind) continue;
       if (filter.op && (r.record as { logical_operation_id?: string }).logical_operation_id !== filter.op) continue;
       out.push(r);
-      if (out.length > limit) out.shift();
+      if (out.length >= limit) break;
     }
-    return out.reverse();
+    return out;
   }
 
   /** Moves unpublished bytes past HEAD into quarantine/ (dryRun: only reports them). */

@@ -29,7 +29,8 @@ import type { LedgerWriter } from '../causal/retry.js';
 import { DEFAULT_LEASE_MS } from './lease.js';
 import { checkTakeoverFlags, decideStart, decideWrite } from './ownership.js';
 import type { CapturedTests } from './tests-cmd.js';
-import { foldWorkLog } from './workitems.js';
+import { readWorkLogFast } from './fold-memo.js';
+import type { WorkLog } from './workitems.js';
 
 /** What the workflow needs of a writer: the causal layer's, and the clock it reads once a step. */
 export interface WorkWriter extends LedgerWriter {
@@ -223,6 +224,11 @@ export function workRecords(w: LedgerWriter, head: Head): Iterable<RecordAt> {
   return readRecords(w.paths, head, 0, 0, w.store.ops);
 }
 
+/** The work log through `head`: the records it folds, located by the fold memo (fold-memo.ts). */
+export function workLog(w: LedgerWriter, head: Head): WorkLog {
+  return readWorkLogFast(w.paths, head, Infinity, { ops: w.store.ops });
+}
+
 /** The store options of one step: the clock fixed at the step's `now`. */
 export function at(w: WorkWriter, now: Date): StoreOptions {
   return { ...w.store, now: () => now };
@@ -260,7 +266,7 @@ export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkR
   checkTakeoverFlags({ takeover, force, reason });
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
-    const item = foldWorkLog(workRecords(w, view.head)).items.get(slug);
+    const item = workLog(w, view.head).items.get(slug);
     const payload = decideStart(item, { slug, agent, summary, leaseMs, takeover, force, reason, now, seq: view.head.seq + 1 });
     return [{ kind: 'start', agent, ...payload } as Draft];
   });
@@ -317,7 +323,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   }
 
   // 2. advisory: a non-owner is refused before a test suite runs for nothing
-  decideWrite(foldWorkLog(workRecords(w, w.head())).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
+  decideWrite(workLog(w, w.head()).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
   let captured: CapturedTests | null = null;
   const tests = c.tests;
   const { DEFAULT_TESTS_TIMEOUT_MS, runTestsCommand, storeReportedTests } = await import('./tests-cmd.js');
@@ -331,7 +337,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   const now = w.now();
   let lapsedAt: string | null = null;
   const res = transact(at(w, now), w.signer(), (view) => {
-    const decision = decideWrite(foldWorkLog(workRecords(w, view.head)).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now });
+    const decision = decideWrite(workLog(w, view.head).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now });
     if (finishFields?.supersedes) checkSupersedes(w, view.head, c.slug, finishFields.supersedes);
     lapsedAt = decision.lapsedAt;
     const common = {

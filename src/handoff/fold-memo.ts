@@ -1,0 +1,246 @@
+// Speed, paying for stated targets (issue 14: on a ledger of 200,000 CI records beside a few
+// dozen work items, `start`, `checkpoint`, `resume` and `status` each <= 1.5x `node -e ''`): the
+// work-log fold and the outcome fold (workitems.ts, unresolved.ts) without reading every record.
+//
+// The fold memo, `<ledger>/index/work-fold.json`, is derived data (SPEC 3) beside the record
+// index: as of one record (seq, the byte offset where its line ends, its id) it locates every
+// record the work-log fold uses (the genesis and every start, checkpoint, finish, release and
+// note) and the records the outcome fold still holds (intents still waiting, ambiguous and
+// timed-out outcomes nothing resolved). A read then folds those records and every record after
+// the memo, in seq order, which gives exactly the state a fold over the whole ledger gives:
+// the work-log fold skips every other kind, and the outcome fold's state after any prefix is a
+// function of the records it holds (re-adding them in seq order rebuilds it).
+//
+// What it is trusted for, and what not (as the record index, ../causal/index/README.md):
+// - It only locates records. Every record it names is read again and verified from its bytes
+//   (../causal/verified.ts: canonical, schema, id, signature, links both ways) before a fold
+//   uses it; the record that ends it must be the one it names. Any of that failing, or a memo
+//   that does not parse, or one for another genesis, is no memo: the whole ledger is folded, as
+//   without it, and a fresh memo replaces it.
+// - Policy: it is trusted for completeness (that it leaves no work record out) as far as it
+//   matches the ledger, like an index segment: someone who can rewrite files under the ledger
+//   directory can hide a record from it (README, Guarantees). `ledger audit` never reads it.
+// - Policy: it is rewritten (durably, ../fs/durable.ts) when more than MEMO_EVERY records lie
+//   past it, by whichever command folds then, reader or writer; a ledger directory that refuses
+//   the write costs the next command the same fold again, never a failure.
+import { constants, closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+import { isUtf8 } from 'node:buffer';
+import { replaceFileDurable } from '../fs/durable.js';
+import { lineEndingAt, openToRead } from '../fs/lines.js';
+import { realFileOps, type FileOps } from '../fs/ops.js';
+import { LedgerError } from '../errors.js';
+import type { Head } from '../record.js';
+import type { LedgerPaths } from '../store/paths.js';
+import { parseRecordLine, readRecords, type RecordAt } from '../store/read.js';
+import { RecordProblem, RecordReader } from '../causal/verified.js';
+import { OutcomeFold } from './unresolved.js';
+import { foldWorkLog, type WorkLog } from './workitems.js';
+
+export const MEMO_FILE = 'work-fold.json';
+/** Policy: past this many records after the memo, the command that folds writes a new one. */
+export const MEMO_EVERY = 256;
+/** A memo larger than this is not read (a planted file must not cost memory). */
+const MEMO_MAX_BYTES = 16 << 20;
+
+const WORK_LOG_KINDS: ReadonlySet<string> = new Set(['genesis', 'start', 'checkpoint', 'finish', 'release', 'note']);
+const OUTCOME_KINDS: ReadonlySet<string> = new Set(['intent', 'handoff', 'finish']);
+
+type Locator = [seq: number, offset: number];
+
+interface Memo {
+  v: 1;
+  genesis: string;
+  /** The memo is as of record `seq`, whose line ends at byte `end` and whose id is `id`. */
+  seq: number;
+  end: number;
+  id: string;
+  /** Every record the work-log fold uses through `seq`, in seq order. */
+  work: Locator[];
+  /** The records the outcome fold holds after `seq`, in seq order. */
+  outcomes: Locator[];
+}
+
+export interface Folds {
+  log: WorkLog;
+  outcomes: OutcomeFold;
+}
+
+export interface FoldOptions {
+  ops?: FileOps;
+  /** Whether this command may write a new memo (default true). */
+  write?: boolean;
+}
+
+export function memoPath(paths: LedgerPaths): string {
+  return join(paths.dir, 'index', MEMO_FILE);
+}
+
+/**
+ * The work log and the outcome fold of the published records through `head`, as a fold over
+ * every record would give them, reading only the records the memo names and those after it.
+ */
+export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}): Folds {
+  const ops = opts.ops ?? realFileOps;
+  const start = loadMemo(paths, head, ops);
+  const fromSeq = start ? start.seq + 1 : 0;
+  const outcomes = new OutcomeFold();
+  for (const r of start?.outcomes ?? []) outcomes.add(r);
+  const build = opts.write !== false && head.seq - fromSeq + 1 > MEMO_EVERY;
+  const work: Locator[] = build && start ? start.work.map((r) => [r.seq, r.offset]) : [];
+  const offsets = new Map<number, number>(build && start ? start.outcomes.map((r) => [r.seq, r.offset]) : []);
+  function* tail(): Generator<RecordAt> {
+    for (const r of readRecords(paths, head, start ? start.end : 0, fromSeq, ops)) {
+      outcomes.add(r);
+      if (build) {
+        if (WORK_LOG_KINDS.has(r.record.kind)) work.push([r.seq, r.offset]);
+        if (OUTCOME_KINDS.has(r.record.kind)) offsets.set(r.seq, r.offset);
+      }
+      yield r;
+    }
+  }
+  function* all(): Generator<RecordAt> {
+    if (start) yield* start.work;
+    yield* tail();
+  }
+  const log = foldWorkLog(all());
+  if (build) {
+    const held = [...outcomes.pendingIntents(), ...outcomes.unresolvedOutcomes()].map((x): Locator => [x.seq, offsets.get(x.seq)!]).sort((a, b) => a[0] - b[0]);
+    writeMemo(ops, paths, { v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work, outcomes: held });
+  }
+  return { log, outcomes };
+}
+
+/** The work log through `head` (for `maxSeq`, as of that seq: `render --check` of an older view). */
+export function readWorkLogFast(paths: LedgerPaths, head: Head, maxSeq = Infinity, opts: FoldOptions = {}): WorkLog {
+  if (maxSeq === Infinity) return readFolds(paths, head, opts).log;
+  // The memo's work records are complete through its seq, and every record after it is read:
+  // a fold that stops at maxSeq sees what a fold of the whole ledger would see up to there.
+  const ops = opts.ops ?? realFileOps;
+  const start = loadMemo(paths, head, ops);
+  function* all(): Generator<RecordAt> {
+    if (start) yield* start.work;
+    yield* readRecords(paths, head, start ? start.end : 0, start ? start.seq + 1 : 0, ops);
+  }
+  return foldWorkLog(all(), maxSeq);
+}
+
+interface Loaded {
+  seq: number;
+  end: number;
+  work: RecordAt[];
+  outcomes: RecordAt[];
+}
+
+/** The memo's records, each verified from its bytes; null when there is no memo to believe. */
+function loadMemo(paths: LedgerPaths, head: Head, ops: FileOps): Loaded | null {
+  const memo = parseMemo(readSmallFile(memoPath(paths)));
+  if (!memo || memo.genesis !== head.genesis || memo.seq > head.seq || memo.end > head.size) return null;
+  if (!endsAt(ops, paths, head, memo)) return null;
+  const reader = new RecordReader(paths, head, null, ops);
+  try {
+    const read = (list: Locator[], kinds: ReadonlySet<string>): RecordAt[] | null => {
+      const out: RecordAt[] = [];
+      for (const [seq, offset] of list) {
+        const v = reader.read(seq, offset);
+        if (!kinds.has(v.record.kind)) return null;
+        out.push({ seq: v.seq, offset: v.offset, id: v.id, record: v.record });
+      }
+      return out;
+    };
+    const work = read(memo.work, WORK_LOG_KINDS);
+    const outcomes = read(memo.outcomes, OUTCOME_KINDS);
+    // The genesis is a work-log record: a memo without it at seq 0 left something out.
+    if (!work || !outcomes || work[0]?.seq !== 0) return null;
+    return { seq: memo.seq, end: memo.end, work, outcomes };
+  } catch (e) {
+    if (e instanceof RecordProblem) return null;
+    throw e;
+  } finally {
+    reader.close();
+  }
+}
+
+/** Whether the line ending at the memo's `end` is its record: that seq, that id. */
+function endsAt(ops: FileOps, paths: LedgerPaths, head: Head, memo: Memo): boolean {
+  if (memo.seq === head.seq) return memo.end === head.size && memo.id === head.tail;
+  const fd = openToRead(ops, paths.records);
+  try {
+    const { bytes } = lineEndingAt(ops, fd, paths.records, memo.end);
+    if (!isUtf8(bytes)) return false;
+    const { record, id } = parseRecordLine(bytes.toString('utf8'), 'the fold memo');
+    return record.seq === memo.seq && id === memo.id;
+  } catch {
+    return false; // no line ends there, or not a canonical record: the memo does not match
+  } finally {
+    ops.close(fd);
+  }
+}
+
+const isLocators = (x: unknown): x is Locator[] => {
+  if (!Array.isArray(x)) return false;
+  let last = -1;
+  for (const l of x) {
+    if (!Array.isArray(l) || l.length !== 2 || !Number.isSafeInteger(l[0]) || !Number.isSafeInteger(l[1]) || l[0] <= last || l[1] < 0) return false;
+    last = l[0];
+  }
+  return true;
+};
+
+function parseMemo(bytes: Buffer | null): Memo | null {
+  if (bytes === null) return null;
+  let m: Partial<Memo>;
+  try {
+    m = JSON.parse(bytes.toString('utf8')) as Partial<Memo>;
+  } catch {
+    return null;
+  }
+  if (m === null || typeof m !== 'object' || m.v !== 1 || typeof m.genesis !== 'string' || typeof m.id !== 'string') return null;
+  if (!Number.isSafeInteger(m.seq) || m.seq! < 0 || !Number.isSafeInteger(m.end) || m.end! <= 0) return null;
+  if (!isLocators(m.work) || !isLocators(m.outcomes)) return null;
+  const seq = m.seq!;
+  if (m.work.some((l) => l[0] > seq) || m.outcomes.some((l) => l[0] > seq)) return null;
+  return m as Memo;
+}
+
+/**
+ * The memo's bytes, or null: only a regular file (never a link, FIFO or device: opened
+ * non-blocking and without following a link, so a planted FIFO cannot hang a command), at most
+ * MEMO_MAX_BYTES.
+ */
+function readSmallFile(path: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > MEMO_MAX_BYTES) return null;
+    const buf = Buffer.allocUnsafe(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n <= 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function writeMemo(ops: FileOps, paths: LedgerPaths, memo: Memo): void {
+  const dir = join(paths.dir, 'index');
+  try {
+    ops.mkdir(dir, 0o755);
+    replaceFileDurable(ops, dir, MEMO_FILE, Buffer.from(JSON.stringify(memo) + '\n'));
+  } catch (e) {
+    // Policy (header): a memo the disk refuses is a cost, never a failure.
+    if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
+  }
+}
+
