@@ -55,6 +55,7 @@ export type ErrorCode =
   | 'INPUT_NOT_FOUND'
   | 'INPUT_CONFLICT'
   | 'INPUT_REFUSED'
+  | 'INPUT_AMBIGUOUS'
   | 'OP_LOCK_TIMEOUT'
   | 'OP_IO'
   | 'OP_PERMISSION'

@@ -7,27 +7,37 @@
 //                              (handoff/workflow.ts)
 //   release/note               hand an item back, annotate one (handoff/release.ts, note.ts)
 //   gate(op, { consumeAs })    the only way to a consume record (causal/gate-run.ts)
+//   consumeFailed              the consumer's report that its action failed (causal/consume-failed.ts)
 // The CLI calls these same methods. Below them the store's transact decides and appends under
 // the writer lock; it is not exposed, since a caller's decide function could return any draft.
+import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
-import { canonicalJson, canonicalLine } from './canonical.js';
+import { DIGEST_RE, canonicalJson, canonicalLine } from './canonical.js';
 import { LedgerError, ioError } from './errors.js';
 import { replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
-import { AGENT_RE, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import { AGENT_RE, ID_RE, KINDS, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
 import { readHead } from './store/head.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { readRecords, type RecordAt } from './store/read.js';
 import { recordsBackward } from './store/read-back.js';
+import { parseRecordRef, recordAtSeq, recordById, resolveRecordRef, type LocateId, type RecordRef } from './store/ids.js';
+import { RecordIndex } from './causal/index/record-index.js';
+import { idKey } from './causal/index/keys.js';
 import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
-import { findPending, type PendingEntry } from './causal/pending.js';
+import { reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
+import type { WorkItemFold } from './causal/work-lease.js';
+import { leaseLive } from './handoff/lease.js';
+import { foldWorkLog } from './handoff/workitems.js';
+import { findPending, scanPending, type PendingEntry, type PendingReport } from './causal/pending.js';
 import { appendCausal, type CausalAppendResult, type CausalAppended } from './causal/retry.js';
 import {
   checkAgent, checkpointWork, finishWork, startWork,
@@ -76,6 +86,53 @@ function toSigner(key: OpenOptions['key']): Signer | null {
   return key;
 }
 
+/** The kinds `append` writes (README "The causal kinds"). */
+const APPEND_KINDS: ReadonlySet<string> = new Set(['handoff', 'intent', 'revoke']);
+/** Who writes each other kind. */
+const WRITTEN_BY: Readonly<Record<string, string>> = {
+  genesis: '`ledger init` (Ledger.init): a ledger has exactly one',
+  consume: '`ledger gate OP --consume-as CONSUMER` (ledger.gate()), which checks the gate first',
+  start: '`ledger start` (ledger.start()), which applies the ownership and lease rules',
+  checkpoint: '`ledger checkpoint` (ledger.checkpoint()), which applies the ownership and lease rules',
+  finish: '`ledger finish` (ledger.finish()), which applies the ownership and lease rules',
+  release: '`ledger release` (ledger.release()), which applies the ownership rules',
+  note: '`ledger note` (ledger.note())',
+  consume_failed: '`ledger consume-failed` (ledger.consumeFailed()), which checks who consumed it',
+};
+
+/**
+ * Policy (issue 13 finding 2): every kind but handoff, intent and revoke goes through its own
+ * verb's rules or not at all, a kind added later included (an allow-list fails closed). A kind
+ * that is not a kind at all is left to the schema's refusal.
+ */
+function refuseOtherKinds(drafts: readonly Draft[]): void {
+  drafts.forEach((d, i) => {
+    const kind = (d as { kind?: unknown } | null)?.kind;
+    if (typeof kind !== 'string' || APPEND_KINDS.has(kind) || !(KINDS as readonly string[]).includes(kind)) return;
+    const where = drafts.length > 1 ? `payload ${i + 1}: ` : '';
+    throw new LedgerError('INPUT_REFUSED', `${where}a ${kind} record is written only by ${WRITTEN_BY[kind] ?? `\`ledger ${kind}\`, with its own rules`}; append writes handoff, intent and revoke`, { kind });
+  });
+}
+
+/**
+ * SPEC 9's lease rule needs a work item as the handoff log folds it (handoff/workitems.ts) with
+ * its one lease boundary (handoff/lease.ts); the causal layer sits below those, so the Ledger,
+ * above both, hands this in (causal/work-lease.ts).
+ */
+const foldWorkItem: WorkItemFold = (records, op, now) => {
+  const item = foldWorkLog(records).items.get(op);
+  if (!item) return null;
+  const start = item.entries.findLast((e) => e.record.kind === 'start' && e.record.execution_id === item.execution_id);
+  return {
+    open: item.status === 'open',
+    owner: item.owner,
+    execution_id: item.execution_id,
+    lease_until: item.lease_until,
+    live: item.lease_until !== null && leaseLive(item.lease_until, now),
+    start_seq: start?.seq ?? -1,
+  };
+};
+
 export class Ledger {
   readonly paths: LedgerPaths;
   private readonly store: StoreOptions;
@@ -113,8 +170,26 @@ export class Ledger {
   }
 
   /** What the rules below need of this ledger (causal/retry.ts LedgerWriter, handoff/workflow.ts WorkWriter). */
-  private writer(): WorkWriter {
-    return { paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock };
+  private writer(): WorkWriter & { workItem: WorkItemFold } {
+    return { paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock, keySecret: () => this.keySecret(), workItem: foldWorkItem };
+  }
+
+  /** The key's secret as the workflow scans test output for it; null when only a Signer was given. */
+  private keySecret(): KeySecret | null {
+    const k = this.keyOpt;
+    if (typeof k === 'string') {
+      const { seed } = readSecretKey(k); // refuses a missing, insecure or malformed key first
+      let file: Uint8Array;
+      try {
+        file = readFileSync(k);
+      } catch (e) {
+        throw ioError(e, 'read key file', k);
+      }
+      return { seed, file, path: resolve(k) };
+    }
+    if (k instanceof Uint8Array) return { seed: k, file: null, path: null };
+    if (k === undefined) this.signer(); // the usual refusal: writing needs a key
+    return null;
   }
 
   /** The published HEAD (checked: canonical, well-formed, signature verifies). */
@@ -132,7 +207,9 @@ export class Ledger {
    * gate and the workflow methods write them, each with its own rules.
    */
   append(drafts: Draft | readonly Draft[]): AppendResult {
-    return appendCausal(this.writer(), Array.isArray(drafts) ? (drafts as readonly Draft[]) : [drafts as Draft]);
+    const list = Array.isArray(drafts) ? (drafts as readonly Draft[]) : [drafts as Draft];
+    refuseOtherKinds(list);
+    return appendCausal(this.writer(), list);
   }
 
   /** Takes a work item (SPEC 10 `ledger start`); refused while another agent's lease is live. */
@@ -191,9 +268,36 @@ export class Ledger {
     return runGateAndConsume(this.writer(), { ...o, agent: who }, op, consumeAs);
   }
 
+  /**
+   * The consumer's report that the action it took on a consumed handoff failed (`ledger
+   * consume-failed`): `target` is the consume record's id, the handoff's id or the operation.
+   * After it the gate lets that consumer consume the handoff again. Only the agent that wrote
+   * the consume record, for the same consumer, may report it.
+   */
+  consumeFailed(target: string, opts: { consumer: string; agent?: string; reason: string }): ConsumeFailedResult {
+    checkConsumer(opts.consumer);
+    if (!(typeof target === 'string' && (DIGEST_RE.test(target) || ID_RE.test(target)))) {
+      throw new LedgerError('USAGE', `consume-failed names a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${String(target)}"`);
+    }
+    if (typeof opts.reason !== 'string' || opts.reason.length < 1 || opts.reason.length > 4096) {
+      throw new LedgerError('USAGE', `--reason must be 1-4096 chars, got ${typeof opts.reason === 'string' ? `${opts.reason.length}` : String(opts.reason)}`);
+    }
+    // Policy: the agent defaults to the consumer's name when that is a valid agent name, as for gate.
+    const agent = checkAgent(opts.agent ?? (AGENT_RE.test(opts.consumer) ? opts.consumer : undefined));
+    return reportConsumeFailed(this.writer(), { target, consumer: opts.consumer, agent, reason: opts.reason });
+  }
+
   /** Executions with an intent or start and no terminal outcome since (`ledger pending`). */
   pending(opts: { op?: string; now?: number; head?: Head } = {}): PendingEntry[] {
     return findPending(this.paths, opts.head ?? this.head(), opts.now ?? this.clock().getTime(), opts.op);
+  }
+
+  /**
+   * `ledger pending` in full, from one pass: the pending executions, and the ambiguous and
+   * timed-out outcomes no later success or cancel resolved (causal/pending.ts).
+   */
+  pendingReport(opts: { op?: string; now?: number; head?: Head } = {}): PendingReport {
+    return scanPending(this.paths, opts.head ?? this.head(), opts.now ?? this.clock().getTime(), opts.op);
   }
 
   /** `ledger audit` of this ledger: see auditLedger. */
@@ -206,16 +310,37 @@ export class Ledger {
     yield* readRecords(this.paths, head, 0, 0, this.store.ops);
   }
 
-  /** A record by id (`sha256:…`) or seq; null when the ledger has no such record. */
+  /**
+   * A record by full id (`sha256:…`) or seq; null when the ledger has no such record. A seq costs
+   * O(log n) short reads, an id what the derived index needs (store/ids.ts).
+   */
   get(ref: string | number): RecordAt | null {
     const head = this.head();
-    if (typeof ref === 'number') {
-      if (!Number.isSafeInteger(ref) || ref < 0 || ref > head.seq) return null;
-      for (const r of this.records(head)) if (r.seq === ref) return r;
-      return null;
-    }
-    for (const r of this.records(head)) if (r.id === ref) return r;
-    return null;
+    if (typeof ref === 'number') return recordAtSeq(this.paths, head, ref, this.store.ops);
+    return recordById(this.paths, head, ref, { ops: this.store.ops, locate: this.locator(head) });
+  }
+
+  /**
+   * The record a person names (SPEC 10): a seq, `HEAD`, a full id, or a unique id prefix of at
+   * least 8 hex digits, with or without `sha256:`. Throws USAGE for another form, INPUT_NOT_FOUND,
+   * or INPUT_AMBIGUOUS listing the candidates.
+   */
+  resolve(ref: string | RecordRef, what = 'record'): RecordAt {
+    const head = this.head();
+    const r = typeof ref === 'string' ? parseRecordRef(ref, what) : ref;
+    return resolveRecordRef(this.paths, head, r, { ops: this.store.ops, locate: this.locator(head) });
+  }
+
+  /** The derived index as a locator of full ids (causal/index: it only locates; store/ids.ts checks). */
+  private locator(head: Head): LocateId {
+    return (id) => {
+      const index = RecordIndex.open(this.paths, head, { ops: this.store.ops });
+      try {
+        return index.lookup(idKey(id));
+      } finally {
+        index.close();
+      }
+    };
   }
 
   /** Records matching the filter, newest first, at most `limit` (default 20). */

@@ -11,6 +11,7 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 export const KINDS = [
   'genesis', 'start', 'checkpoint', 'finish', 'intent', 'handoff', 'revoke', 'consume',
   'release', 'note', // the handoff log's hand-back and annotation (issue 14)
+  'consume_failed',
 ] as const;
 export type Kind = (typeof KINDS)[number];
 export const OUTCOMES = ['success', 'failure', 'timeout', 'ambiguous', 'cancelled'] as const;
@@ -35,6 +36,14 @@ export interface TestsRun {
   command?: string;
   exit_code?: number;
   bytes?: number;
+  /** Where a `--tests-cmd` ran (issue 14.6); absent for output as reported. */
+  workdir?: TestsWorkdir;
+}
+/** The caller's working directory of a test run and what git said of it then (null: not a git work tree). */
+export interface TestsWorkdir {
+  path: string;
+  /** commit null: no commit yet; branch null: a detached HEAD; clean: no change outside the ledger's own files and views. */
+  git: { commit: string | null; branch: string | null; clean: boolean } | null;
 }
 
 export interface GenesisPayload { nonce: string; name?: string }
@@ -55,6 +64,16 @@ export interface ConsumePayload {
   consumer: string;
   handoff: string;
   seen_head: { seq: number; tail: string };
+}
+/** A consumer's report that the action it took on a consumed handoff failed (`ledger consume-failed`). */
+export interface ConsumeFailedPayload {
+  logical_operation_id: string;
+  consumer: string;
+  /** The consume record whose action failed. */
+  consume: string;
+  /** The handoff that consume record acted on. */
+  handoff: string;
+  reason: string;
 }
 export interface StartPayload {
   logical_operation_id: string;
@@ -105,6 +124,7 @@ export interface PayloadByKind {
   consume: ConsumePayload;
   release: ReleasePayload;
   note: NotePayload;
+  consume_failed: ConsumeFailedPayload;
 }
 
 export type LedgerRecord<K extends Kind = Kind> = K extends Kind ? Envelope & { kind: K } & PayloadByKind[K] : never;
@@ -252,12 +272,21 @@ const evidence = mapOf(NAME_RE, '1-64 chars of [A-Za-z0-9._-]', object({ digest,
 const invariants = mapOf(NAME_RE, '1-64 chars of [A-Za-z0-9._-]', object({ ok: bool, detail: text(0, 4096) }), 256);
 const dependsOn = arrayOf(object({ logical_operation_id: idString, outcome: oneOf(OUTCOMES) }), 64);
 const item = text(1, 1024);
+const orNull = (check: Check): Check => (v, p, e) => {
+  if (v !== null) check(v, p, e);
+};
+const COMMIT_RE = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+const testsWorkdir = object({
+  path: text(1, 4096),
+  git: orNull(object({ commit: orNull(pattern(COMMIT_RE, 'a commit id (40 or 64 lowercase hex)')), branch: orNull(text(1, 4096)), clean: bool })),
+});
 const tests = object({
   excerpt: text(0, 16384),
   digest,
   command: opt(text(1, 4096)),
   exit_code: opt(int(0)),
   bytes: opt(int(0)),
+  workdir: opt(testsWorkdir), // issue 14.6: where a --tests-cmd ran
 });
 
 const takeoverShape = object({
@@ -305,6 +334,7 @@ export const PAYLOAD_SHAPES: Record<Kind, Shape> = {
     handoff: digest,
     seen_head: object({ seq: int(0), tail: digest }),
   },
+  consume_failed: { logical_operation_id: idString, consumer: idString, consume: digest, handoff: digest, reason: text(1, 4096) },
   start: {
     logical_operation_id: idString,
     execution_id: idString,

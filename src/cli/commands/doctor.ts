@@ -9,7 +9,10 @@ import { STRING, withTrust, type Opts } from './common.js';
 const impl = () => import('./doctor-run.js');
 
 export const DOCTOR_VERBS = [
-  verb('doctor', 'Check the key, trust file, pins, HEAD, unpublished bytes, git and views; say what to fix', (c, io) =>
+  verb('doctor', 'Check the key, trust file, pins, HEAD, unpublished bytes, git and views; say what to fix', {
+    ok: 'nothing fails (warnings allowed)',
+    operational: 'something must be fixed: each failing check names its fix',
+  }, (c, io) =>
     withTrust(c)
       .option('--key <file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key)', STRING)
       .option('--agent <name>', 'The agent that will write (default: $LEDGER_AGENT)', STRING)

@@ -8,7 +8,7 @@ import { parseJsonStrict } from '../../canonical.js';
 import { readSecretKey, writeSecretKey } from '../../keys/key-file.js';
 import { Ledger } from '../../ledger.js';
 import { createSigner } from '../../sign.js';
-import type { Draft, HandoffPayload, IntentPayload } from '../../record.js';
+import { KINDS, type Draft, type HandoffPayload, type IntentPayload } from '../../record.js';
 import { KEY_NAME_RE } from '../../keys/secret-key.js';
 import {
   agentName, emit, envValue, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
@@ -17,6 +17,7 @@ import {
 import { locateLedger, type LedgerLocation } from '../../project/locate.js';
 import { LEDGER_DIR_NAME } from '../../store/discover.js';
 import { parseEvidence, parseHandoffTail, parseId, parseOutcome } from './handoff-flags.js';
+import { recordIdsIn } from '../ids.js';
 
 
 /**
@@ -100,7 +101,7 @@ function handoffFromFlags(io: CliIO, opts: Opts, dir: string): HandoffPayload {
     execution_id: parseId(required(opts, 'exec', 'the execution_id of this attempt'), 'exec'),
     outcome: parseOutcome(required(opts, 'outcome', 'success, failure, timeout, ambiguous or cancelled')),
     evidence: parseEvidence(many(opts, 'evidence'), { root: dirname(dir), ledgerDir: dir, cwd: io.cwd }),
-    ...parseHandoffTail(opts),
+    ...parseHandoffTail(opts, recordIdsIn(dir)),
   };
   return payload;
 }
@@ -136,22 +137,46 @@ function batchLine(line: string, n: number): unknown {
   }
 }
 
-/** Parses `append --batch` input: one JSON payload object per non-empty line, strictly. */
-export function parseBatch(text: string, defaultAgent: string | undefined): Draft[] {
+/** The kinds a batch carries (README "The causal kinds"); each other kind has its own verb. */
+const BATCH_KINDS = ['handoff', 'intent', 'revoke'];
+
+/**
+ * Parses `append --batch` input: one JSON payload object per non-empty line, strictly.
+ * `caller` is --agent (or $LEDGER_AGENT): who is writing. Policy (issue 13 finding 2): a payload
+ * may name its agent only if that is the caller; without a caller, every payload names one and
+ * the same agent (a batch is one writer's). Either way a refusal refuses the whole batch.
+ * Policy: only handoff, intent and revoke: start, checkpoint, finish and every workflow kind go
+ * through the workflow's rules or not at all (the library's append refuses them too).
+ */
+export function parseBatch(text: string, caller: string | undefined): Draft[] {
   const drafts: Draft[] = [];
+  let named: { agent: unknown; line: number } | null = null;
   const lines = text.split('\n');
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
-    const value = batchLine(line, i + 1);
+    const n = i + 1;
+    const value = batchLine(line, n);
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new LedgerError('INPUT_SCHEMA', `stdin line ${i + 1}: expected a JSON object payload with "kind"`);
+      throw new LedgerError('INPUT_SCHEMA', `stdin line ${n}: expected a JSON object payload with "kind"`);
     }
     const v = value as Record<string, unknown>;
-    if (v.kind === 'genesis') throw new LedgerError('INPUT_SCHEMA', `stdin line ${i + 1}: a genesis record is written only by \`ledger init\``);
-    const agent = v.agent ?? defaultAgent;
-    if (agent === undefined) throw new LedgerError('USAGE', `stdin line ${i + 1}: no "agent" in the payload and no --agent or LEDGER_AGENT`);
+    if (v.kind === 'genesis') throw new LedgerError('INPUT_SCHEMA', `stdin line ${n}: a genesis record is written only by \`ledger init\``);
+    if (typeof v.kind === 'string' && !BATCH_KINDS.includes(v.kind) && (KINDS as readonly string[]).includes(v.kind)) {
+      throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: append --batch writes ${BATCH_KINDS.join(', ')} records; a ${v.kind} record is written only by \`ledger ${v.kind === 'consume' ? 'gate --consume-as' : v.kind.replace(/_/g, '-')}\`, with its rules`, { kind: v.kind, line: n });
+    }
+    if (Object.hasOwn(v, 'agent')) {
+      if (caller !== undefined && v.agent !== caller) {
+        throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: the payload names agent ${JSON.stringify(v.agent)}, but the caller is "${caller}" (--agent or LEDGER_AGENT); a batch writes only as its caller`, { line: n, agent: v.agent, caller });
+      }
+      if (caller === undefined && named !== null && v.agent !== named.agent) {
+        throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: the payload names agent ${JSON.stringify(v.agent)}, but line ${named.line} names ${JSON.stringify(named.agent)}; a batch is one writer's (pass --agent)`, { line: n, agent: v.agent });
+      }
+      named ??= { agent: v.agent, line: n };
+    } else if (caller === undefined) {
+      throw new LedgerError('USAGE', `stdin line ${n}: no "agent" in the payload and no --agent or LEDGER_AGENT`);
+    }
     // The object was parsed just now and is ours: fill in the agent rather than copy it.
-    v.agent = agent;
+    if (caller !== undefined) v.agent = caller;
     drafts.push(v as Draft);
   });
   if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'append --batch read no payloads from stdin');
@@ -174,8 +199,9 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
     if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
     const existing = res.records.filter((r) => r.existing).length;
     if (existing) io.stderr(`ledger: ${existing} of ${res.records.length} payloads were already recorded with identical content; appended ${res.appended}\n`);
-    const seqs = res.records.map((r) => r.seq);
-    emit(io, opts, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: Math.min(...seqs), last_seq: Math.max(...seqs), ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
+    // A loop, not Math.min(...seqs): spreading 150,000 arguments overflows the stack (issue 14.7).
+    const seqs = res.records.reduce((m, r) => ({ first: Math.min(m.first, r.seq), last: Math.max(m.last, r.seq) }), { first: Infinity, last: -Infinity });
+    emit(io, opts, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: seqs.first, last_seq: seqs.last, ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
     return 0;
   }
   if (kind === undefined) throw new LedgerError('USAGE', 'append needs a kind (`ledger append handoff ...`, `ledger append intent ...`) or --batch');
@@ -191,7 +217,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
   if (r.existing) {
     io.stderr(`ledger: ${kind} ${payload.logical_operation_id}/${payload.execution_id} is already recorded as ${r.id} (seq ${r.seq}) with identical content; nothing appended\n`);
   }
-  emit(io, opts, { id: r.id, seq: r.seq, existing: r.existing }, r.id);
+  emit(io, opts, { ok: true, id: r.id, seq: r.seq, existing: r.existing }, r.id);
   return 0;
 }
 
