@@ -30,7 +30,7 @@ import { replaceFileDurable } from '../fs/durable.js';
 import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
 import { LedgerError } from '../errors.js';
-import type { Head } from '../record.js';
+import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
 import { parseRecordLine, readRecords, type RecordAt } from '../store/read.js';
 import { OutcomeFold } from './unresolved.js';
@@ -178,14 +178,30 @@ function readLocated(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, l
   return out;
 }
 
+// This process's located records, by their exact bytes: a writer folds on its advisory check,
+// under the lock and again for the views, and identical bytes parse to an identical record with
+// the same id (as store/read.ts's tail memo), so only the first read pays for the canonical
+// check and the hash. A hit is parsed afresh: no caller shares a record object with another.
+const parsed = new Map<string, { bytes: Buffer; id: string }>();
+
+function parseLocated(paths: LedgerPaths, offset: number, bytes: Buffer): { record: LedgerRecord; id: string } {
+  const key = `${paths.records}\0${offset}`;
+  const hit = parsed.get(key);
+  if (hit && hit.bytes.equals(bytes)) return { record: JSON.parse(bytes.toString('utf8')) as LedgerRecord, id: hit.id };
+  if (!isUtf8(bytes)) throw new LedgerError('OP_CORRUPT', 'a record the fold memo names is not UTF-8');
+  const out = parseRecordLine(bytes.toString('utf8'), 'a record the fold memo names');
+  if (parsed.size > 65_536) parsed.clear();
+  parsed.set(key, { bytes: Buffer.from(bytes), id: out.id });
+  return out;
+}
+
 function readOne(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, seq: number, offset: number): RecordAt | null {
   if (seq > head.seq || offset >= head.size) return null;
   const lines = linesForward(ops, fd, paths.records, offset, head.size, LOCATED_READ);
   const first = lines.next();
   if (first.done) return null;
   const bytes = first.value.bytes;
-  if (!isUtf8(bytes)) return null;
-  const { record, id } = parseRecordLine(bytes.toString('utf8'), 'a record the fold memo names');
+  const { record, id } = parseLocated(paths, offset, bytes);
   if (record.seq !== seq) return null;
   const end = offset + bytes.length + 1;
   if (seq === head.seq) return id === head.tail && end === head.size ? { seq, offset, id, record } : null;

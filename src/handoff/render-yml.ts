@@ -8,19 +8,13 @@
 // one-line text made for reading, neutralised like terminal output. No unsafe code point
 // (../text/sanitize.ts) is ever written raw: a string that holds one is written double-quoted,
 // with each such code point as a YAML escape (`\u202E`, `\U000E0041`), which parses back to it.
-import { createRequire } from 'node:module';
+import { yamlLib } from './yaml-lib.js';
 import type { Entry, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
 import { throughLine } from './render-md.js';
 import { oneLine } from './text.js';
 import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
 import { annotationData } from './annotations.js';
-
-// Speed (issue 14: `resume` and `status` <= 1.5x `node -e ''`): the yaml library costs about
-// 30 ms to load, and `resume` uses this module's entry shapers without writing any YAML; it is
-// loaded on the first render.
-let yamlLib: typeof import('yaml') | null = null;
-const yaml = () => (yamlLib ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
 
 export const TRAIL_LENGTH = 5;
 
@@ -117,7 +111,7 @@ function yamlEscape(cp: number): string {
  * code point can then appear raw, inside those quotes, is replaced by its escape.
  */
 export function safeYaml(value: unknown): string {
-  const { Document, visit, isScalar } = yaml();
+  const { Document, visit, isScalar } = yamlLib(); // loaded on first use (yaml-lib.ts)
   const doc = new Document(value);
   visit(doc, {
     Scalar(_key, node) {
