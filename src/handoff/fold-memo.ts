@@ -30,6 +30,7 @@ import { replaceFileDurable } from '../fs/durable.js';
 import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
 import { LedgerError } from '../errors.js';
+import { PROGRESS_EVERY, reportProgress } from '../progress.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
 import { parseRecordLine, readRecords, type RecordAt } from '../store/read.js';
@@ -93,6 +94,7 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
   function* tail(): Generator<RecordAt> {
     for (const r of readRecords(paths, head, start ? start.end : 0, fromSeq, ops)) {
       outcomes.add(r);
+      if ((r.seq - fromSeq + 1) % PROGRESS_EVERY === 0) reportProgress('reading the work log', r.seq - fromSeq + 1, head.seq - fromSeq + 1);
       if (build) {
         if (WORK_LOG_KINDS.has(r.record.kind)) work.push([r.seq, r.offset]);
         if (OUTCOME_KINDS.has(r.record.kind)) offsets.set(r.seq, r.offset);
