@@ -111,7 +111,7 @@ export default async function fieldBench(): Promise<BenchResult[]> {
     copyFileSync(join(work, 'HEAD.base'), join(dir, 'HEAD'));
   }
   // Every run from the same bytes: derived files and this user's marks are made afresh.
-  for (const derived of [join(dir, 'index'), state, join(dir, 'blobs')]) rmSync(derived, { recursive: true, force: true });
+  for (const derived of [join(dir, 'index'), state, join(dir, 'blobs'), join(work, 'HANDOFF.md'), join(work, 'HANDOFF.yml')]) rmSync(derived, { recursive: true, force: true });
   mkdirSync(state, { recursive: true, mode: 0o700 });
 
   // The first command builds what a later one finds current (index, memos): its cost, reported.
