@@ -28,6 +28,7 @@ import { initLedger, notALedger, recoverLedger, type StoreOptions } from './stor
 import { readHead } from './store/head.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { assertPublishedChain, readRecords, type RecordAt } from './store/read.js';
+import { recordsBackward } from './store/read-back.js';
 import { parseRecordRef, recordAtSeq, recordById, resolveRecordRef, type LocateId, type RecordRef } from './store/ids.js';
 import { RecordIndex } from './causal/index/record-index.js';
 import { idKey } from './causal/index/keys.js';
@@ -46,7 +47,8 @@ import {
 } from './handoff/workflow.js';
 import { releaseWork, type ReleaseRequest, type ReleaseResult } from './handoff/release.js';
 import { noteWork, type NoteRequest } from './handoff/note.js';
-import { buildStatus, type StatusReport } from './handoff/status.js';
+import { statusOf, type StatusReport } from './handoff/status.js';
+import { readFolds } from './handoff/fold-memo.js';
 
 export interface OpenOptions {
   /** The ledger directory (default `.ledger`). */
@@ -255,7 +257,9 @@ export class Ledger {
   /** What is open, who holds it, what waits (`ledger status`); `agent`'s own items first. */
   status(opts: { agent?: string; now?: Date; head?: Head } = {}): StatusReport {
     const agent = opts.agent === undefined ? null : checkAgent(opts.agent);
-    return buildStatus(this.records(opts.head ?? this.head()), agent, opts.now ?? this.clock());
+    // The work log and the outcomes, from the records the fold memo names and those after it.
+    const { log, outcomes } = readFolds(this.paths, opts.head ?? this.head(), { ops: this.store.ops });
+    return statusOf(log, outcomes, agent, opts.now ?? this.clock());
   }
 
   /**
@@ -364,13 +368,18 @@ export class Ledger {
   log(filter: LogFilter = {}): RecordAt[] {
     const limit = filter.limit ?? 20;
     const out: RecordAt[] = [];
-    for (const r of this.records()) {
+    if (limit <= 0) return out;
+    // Backwards from HEAD's tail (store/read-back.ts): reads back only to the limit-th match,
+    // once the whole chain checks (finding 9; the memo makes that the new bytes only).
+    const head = this.head();
+    assertPublishedChain(this.store.ops!, this.paths, head);
+    for (const r of recordsBackward(this.paths, head, this.store.ops)) {
       if (filter.kind && r.record.kind !== filter.kind) continue;
       if (filter.op && (r.record as { logical_operation_id?: string }).logical_operation_id !== filter.op) continue;
       out.push(r);
-      if (out.length > limit) out.shift();
+      if (out.length >= limit) break;
     }
-    return out.reverse();
+    return out;
   }
 
   /**

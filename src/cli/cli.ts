@@ -7,6 +7,7 @@ import { EXIT, EXIT_MEANINGS, LedgerError } from '../errors.js';
 import { neutralise, neutraliseDiagnostic, neutraliseLine } from '../text/sanitize.js';
 import { restoreRawValues, type CliIO } from './commands/common.js';
 import { declareVerbs, type VerbDeclaration } from './verbs.js';
+import { withProgressLine } from './progress-line.js';
 import { WRITE_VERBS } from './commands/write.js';
 import { READ_VERBS } from './commands/read.js';
 import { HANDOFF_VERBS } from './commands/handoff.js';
@@ -96,7 +97,8 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
     }
     verb = cli.matchedCommand.name;
     try {
-      const code = await cli.runMatchedCommand();
+      // A long scan (a first fold, an index build) shows a progress line on a terminal.
+      const code = await withProgressLine(io, async () => cli.runMatchedCommand() as unknown);
       return typeof code === 'number' ? code : 0;
     } catch (e) {
       throw await withFlagSuggestion(e, cli);

@@ -5,9 +5,8 @@
 import type { Draft, NotePayload } from '../record.js';
 import { transact } from '../store/append.js';
 import { decideNote } from './ownership.js';
-import { foldWorkLog } from './workitems.js';
 import {
-  at, checkAgent, checkChars, checkSlug, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
+  at, checkAgent, checkChars, checkSlug, recoveredWarning, refreshViews, workLog, type WorkResult, type WorkWriter,
 } from './workflow.js';
 
 export interface NoteRequest {
@@ -26,7 +25,7 @@ export async function noteWork(w: WorkWriter, req: NoteRequest): Promise<WorkRes
   const text = checkChars(req.text, 'text', 'the note');
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
-    decideNote(foldWorkLog(workRecords(w, view.head)).items.get(slug), { slug, agent });
+    decideNote(workLog(w, view.head).items.get(slug), { slug, agent });
     const payload: NotePayload = { logical_operation_id: slug, text };
     return [{ kind: 'note', agent, ...payload } as Draft];
   });

@@ -6,9 +6,8 @@
 import type { Draft, ReleasePayload } from '../record.js';
 import { transact } from '../store/append.js';
 import { decideWrite } from './ownership.js';
-import { foldWorkLog } from './workitems.js';
 import {
-  at, checkAgent, checkChars, checkSlug, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
+  at, checkAgent, checkChars, checkSlug, recoveredWarning, refreshViews, workLog, type WorkResult, type WorkWriter,
 } from './workflow.js';
 
 export interface ReleaseRequest {
@@ -32,7 +31,7 @@ export async function releaseWork(w: WorkWriter, req: ReleaseRequest): Promise<R
   const now = w.now();
   let lapsedAt: string | null = null;
   const res = transact(at(w, now), w.signer(), (view) => {
-    const item = foldWorkLog(workRecords(w, view.head)).items.get(slug);
+    const item = workLog(w, view.head).items.get(slug);
     const decision = decideWrite(item, { slug, agent, kind: 'release', now });
     lapsedAt = decision.lapsedAt;
     const payload: ReleasePayload = { logical_operation_id: slug, execution_id: decision.execution_id, ...(note !== undefined ? { note } : {}) };

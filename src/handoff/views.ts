@@ -26,10 +26,10 @@ import { notALedger } from '../store/append.js';
 import { readHead } from '../store/head.js';
 import { acquireLock } from '../store/lock.js';
 import { ledgerPaths, type LedgerPaths } from '../store/paths.js';
-import { readRecords } from '../store/read.js';
 import { VIEW_MARKER, renderMarkdown } from './render-md.js';
 import { renderYaml } from './render-yml.js';
-import { foldWorkLog, type WorkLog } from './workitems.js';
+import { readWorkLogFast } from './fold-memo.js';
+import type { WorkLog } from './workitems.js';
 
 export const VIEW_FILES = ['HANDOFF.md', 'HANDOFF.yml'] as const;
 export type ViewName = (typeof VIEW_FILES)[number];
@@ -136,7 +136,7 @@ export function publishedHead(paths: LedgerPaths): Head {
 
 /** The work log of the published records through `head`. */
 export function readWorkLog(paths: LedgerPaths, head: Head = publishedHead(paths), maxSeq = Infinity): WorkLog {
-  return foldWorkLog(readRecords(paths, head), maxSeq);
+  return readWorkLogFast(paths, head, maxSeq);
 }
 
 export interface KeptEdit { file: string; kept: string }

@@ -35,7 +35,8 @@ import { DEFAULT_LEASE_MS } from './lease.js';
 import { checkTakeoverFlags, decideStart, decideWrite } from './ownership.js';
 import type { CapturedTests, RanTests } from './tests-cmd.js';
 import { valueContainsSecret, type KeySecret } from './secret-scan.js';
-import { foldWorkLog } from './workitems.js';
+import { readWorkLogFast } from './fold-memo.js';
+import type { WorkLog } from './workitems.js';
 
 /** What the workflow needs of a writer: the causal layer's, and the clock it reads once a step. */
 export interface WorkWriter extends LedgerWriter {
@@ -239,6 +240,11 @@ export function workRecords(w: LedgerWriter, head: Head): Iterable<RecordAt> {
   return readRecords(w.paths, head, 0, 0, w.store.ops);
 }
 
+/** The work log through `head`: the records it folds, located by the fold memo (fold-memo.ts). */
+export function workLog(w: LedgerWriter, head: Head): WorkLog {
+  return readWorkLogFast(w.paths, head, Infinity, { ops: w.store.ops });
+}
+
 /** The store options of one step: the clock fixed at the step's `now`. */
 export function at(w: WorkWriter, now: Date): StoreOptions {
   return { ...w.store, now: () => now };
@@ -285,7 +291,7 @@ export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkR
   await checkViewTargets(w, req.views);
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
-    const item = foldWorkLog(workRecords(w, view.head)).items.get(slug);
+    const item = workLog(w, view.head).items.get(slug);
     const payload = decideStart(item, { slug, agent, summary, leaseMs, takeover, force, reason, now, seq: view.head.seq + 1 });
     return [{ kind: 'start', agent, ...payload } as Draft];
   });
@@ -396,7 +402,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   // 2. advisory, on the current HEAD: a non-owner, or a finish superseding what it may not, is
   //    refused before a test suite runs for nothing (both are decided again under the lock)
   const head = w.head();
-  const advisory = decideWrite(foldWorkLog(workRecords(w, head)).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
+  const advisory = decideWrite(workLog(w, head).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
   assertDrafts([draftOf(advisory.execution_id, w.now(), placeholderTests, withObserved(true, 0))]);
   if (finishFields?.supersedes) checkSupersedes(w, head, c.slug, finishFields.supersedes);
   // The key, read now (a missing or insecure key is refused before the run): no field, and no
@@ -437,7 +443,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   const now = w.now();
   let lapsedAt: string | null = null;
   const res = transact(at(w, now), w.signer(), (view) => {
-    const decision = decideWrite(foldWorkLog(workRecords(w, view.head)).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now });
+    const decision = decideWrite(workLog(w, view.head).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now });
     if (finishFields?.supersedes) checkSupersedes(w, view.head, c.slug, finishFields.supersedes);
     lapsedAt = decision.lapsedAt;
     return [draftOf(decision.execution_id, now, captured ? (captured.tests as TestsRun) : undefined)];

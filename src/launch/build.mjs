@@ -71,7 +71,8 @@ await step('CLI bundle', () =>
     // 1-2 ms of `ledger append`); names are kept, so stack traces in bug reports stay readable.
     minifyWhitespace: true,
     minifySyntax: true,
-    // yaml stays a runtime dependency, required from node_modules only by the verbs that write
+    // yaml stays a runtime dependency of the library; the CLI loads its own bundle of it
+    // (dist/cli/yaml.cjs, step 4b) only in the verbs that write
     // HANDOFF.yml; bundled, every start would read its source and carry it in the cache.
     external: ['yaml'],
     // import.meta does not exist in CommonJS, and the audit finds its worker at
@@ -94,6 +95,12 @@ await step('cache primer', () =>
 
 // The bundled CLI's audit threads run this (see step 2's define). ESM, as Node loads a .js file
 // in this package ("type": "module"); bundled, so the bundle needs nothing from dist/audit.
+// The libraries some verbs load on first use (bundle-loader.cts LIBRARIES): one file each, with
+// its own code cache (step 6), so a verb that never renders HANDOFF.yml never reads yaml.
+await step('library bundles', () =>
+  build({ ...forNode, format: 'cjs', entryPoints: { yaml: createRequire(import.meta.url).resolve('yaml') }, outdir: at('dist/cli'), outExtension: { '.js': '.cjs' }, minifyWhitespace: true, minifySyntax: true }),
+);
+
 await step('audit worker', () =>
   build({ ...forNode, format: 'esm', entryPoints: [at('dist/audit/worker.js')], outfile: at('dist/cli/worker.js') }),
 );
@@ -102,6 +109,7 @@ await step('code cache', () => {
   // A cache left from an earlier build was made for other bundle bytes: V8 would reject it, and a
   // failed primer must not leave it looking current.
   rmSync(at('dist/cli/bundle.cache'), { force: true });
+  rmSync(at('dist/cli/yaml.cache'), { force: true });
   // Its own process, so the cache holds what the verbs ran and nothing of this script.
   node(at('dist/cli/prime-cache.cjs'), []);
 });

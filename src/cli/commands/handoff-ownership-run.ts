@@ -4,8 +4,8 @@
 import { Ledger } from '../../ledger.js';
 import { checkSlug } from '../../handoff/workflow.js';
 import { formatStatus, statusOf, type StatusReport } from '../../handoff/status.js';
-import { OutcomeFold, tap } from '../../handoff/unresolved.js';
-import { foldWorkLog, openItems } from '../../handoff/workitems.js';
+import { readFolds } from '../../handoff/fold-memo.js';
+import { openItems } from '../../handoff/workitems.js';
 import { agentName, emit, keyPath, ledgerDir, waitMs, type CliIO, type Opts } from './common.js';
 import { askingAgent, charsFlag, emitResume, viewsDir, warn } from './handoff-verbs.js';
 import { LedgerError } from '../../errors.js';
@@ -72,8 +72,7 @@ export async function runResumeOwn(io: CliIO, opts: Opts): Promise<number> {
   const agent = askingAgent(io, opts);
   const now = new Date();
   const ledger = Ledger.open({ dir });
-  const outcomes = new OutcomeFold();
-  const log = foldWorkLog(tap(ledger.records(), (r) => outcomes.add(r)));
+  const { log, outcomes } = readFolds(ledger.paths, ledger.head());
   const own = agent === null ? [] : openItems(log).filter((i) => i.owner === agent).map((i) => i.slug);
   if (own.length === 1) return emitResume(io, opts, ledger, log, own[0], now, [`${agent}'s open item: ${own[0]}`]);
   const why = agent === null
