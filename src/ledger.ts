@@ -19,7 +19,7 @@ import { replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
-import { AGENT_RE, ID_RE, KINDS, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import { AGENT_RE, ID_RE, KINDS, charCount, isTextOf, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
@@ -275,8 +275,8 @@ export class Ledger {
     if (!(typeof target === 'string' && (DIGEST_RE.test(target) || ID_RE.test(target)))) {
       throw new LedgerError('USAGE', `consume-failed names a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${String(target)}"`);
     }
-    if (typeof opts.reason !== 'string' || opts.reason.length < 1 || opts.reason.length > 4096) {
-      throw new LedgerError('USAGE', `--reason must be 1-4096 chars, got ${typeof opts.reason === 'string' ? `${opts.reason.length}` : String(opts.reason)}`);
+    if (!isTextOf(opts.reason, 1, 4096)) {
+      throw new LedgerError('USAGE', `--reason must be 1-4096 characters, got ${typeof opts.reason === 'string' ? `${charCount(opts.reason)}` : String(opts.reason)}`);
     }
     // Policy: the agent defaults to the consumer's name when that is a valid agent name, as for gate.
     const agent = checkAgent(opts.agent ?? (AGENT_RE.test(opts.consumer) ? opts.consumer : undefined));

@@ -7,7 +7,7 @@ import { transact } from '../store/append.js';
 import { decideNote } from './ownership.js';
 import { foldWorkLog } from './workitems.js';
 import {
-  at, checkAgent, checkChars, checkSlug, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
+  at, checkAgent, checkText, checkSlug, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
 } from './workflow.js';
 
 export interface NoteRequest {
@@ -23,7 +23,7 @@ export interface NoteRequest {
 export async function noteWork(w: WorkWriter, req: NoteRequest): Promise<WorkResult<'note'>> {
   const slug = checkSlug(req.slug);
   const agent = checkAgent(req.agent);
-  const text = checkChars(req.text, 'text', 'the note');
+  const text = checkText(req.text, 'text', 'the note');
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
     decideNote(foldWorkLog(workRecords(w, view.head)).items.get(slug), { slug, agent });

@@ -8,7 +8,7 @@ import { transact } from '../store/append.js';
 import { decideWrite } from './ownership.js';
 import { foldWorkLog } from './workitems.js';
 import {
-  at, checkAgent, checkChars, checkSlug, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
+  at, checkAgent, checkText, checkSlug, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
 } from './workflow.js';
 
 export interface ReleaseRequest {
@@ -28,7 +28,7 @@ export interface ReleaseResult extends WorkResult<'release'> {
 export async function releaseWork(w: WorkWriter, req: ReleaseRequest): Promise<ReleaseResult> {
   const slug = checkSlug(req.slug);
   const agent = checkAgent(req.agent);
-  const note = req.note === undefined ? undefined : checkChars(req.note, 'note', 'what the next one should know');
+  const note = req.note === undefined ? undefined : checkText(req.note, 'note', 'what the next one should know');
   const now = w.now();
   let lapsedAt: string | null = null;
   const res = transact(at(w, now), w.signer(), (view) => {

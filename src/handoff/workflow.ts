@@ -150,21 +150,18 @@ export function checkAgent(agent: unknown): string {
   return agent;
 }
 
-/** A required text: present, not blank, at most `max` chars. */
-export function checkText(value: unknown, name: string, what: string, max = 4096): string {
-  if (value === undefined) throw new LedgerError('USAGE', `--${name} is required (${what})`);
-  if (typeof value !== 'string' || value.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; it must say ${what}`);
-  if (value.length > max) throw new LedgerError('USAGE', `--${name} is ${value.length} chars; at most ${max}`);
-  return value;
-}
-
-/** A text measured in characters (code points, as SPEC counts them): present, not blank, 1-`max`. */
-export function checkChars(value: unknown, name: string, what: string, max = 4096): string {
-  if (value === undefined) throw new LedgerError('USAGE', `--${name} is required (${what})`);
-  if (typeof value !== 'string' || value.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; it must say ${what}`);
+/** At most `max` characters, counted as the schema counts them (code points, record.ts charCount). */
+function checkLength(value: string, name: string, max: number): string {
   const n = charCount(value);
   if (n > max) throw new LedgerError('USAGE', `--${name} is ${n} characters; at most ${max}`);
   return value;
+}
+
+/** A required text: present, not blank, 1-`max` characters (code points, as SPEC counts them). */
+export function checkText(value: unknown, name: string, what: string, max = 4096): string {
+  if (value === undefined) throw new LedgerError('USAGE', `--${name} is required (${what})`);
+  if (typeof value !== 'string' || value.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; it must say ${what}`);
+  return checkLength(value, name, max);
 }
 
 /** The one-next-action rule (the essay's discipline, SPEC 10): exactly one next action. */
@@ -175,14 +172,14 @@ export function checkNext(value: unknown): string {
   return checkText(Array.isArray(value) ? value[0] : value, 'next', 'one concrete next action');
 }
 
-/** A list: at most 64 items of 1-1024 chars. */
+/** A list: at most 64 items of 1-1024 characters. */
 export function checkItems(values: unknown, name: string): string[] {
   if (values === undefined) return [];
   if (!Array.isArray(values)) throw new LedgerError('USAGE', `--${name} expects a list of items`);
   if (values.length > 64) throw new LedgerError('USAGE', `--${name} was given ${values.length} times; at most 64`);
   for (const x of values) {
     if (typeof x !== 'string' || x.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; each item must say something`);
-    if (x.length > 1024) throw new LedgerError('USAGE', `--${name} "${x.slice(0, 30)}…" is ${x.length} chars; at most 1024`);
+    if (charCount(x) > 1024) throw new LedgerError('USAGE', `--${name} "${[...x].slice(0, 30).join('')}…" is ${charCount(x)} characters; at most 1024`);
   }
   return values as string[];
 }
@@ -200,8 +197,7 @@ export function checkTestsTimeoutMs(ms: unknown, shown = `${String(ms)}ms`): num
 
 export function checkTestsCommand(command: unknown): string {
   if (typeof command !== 'string') throw new LedgerError('USAGE', '--tests-cmd expects a command, as text');
-  if (command.length > 4096) throw new LedgerError('USAGE', `--tests-cmd is ${command.length} chars; at most 4096`);
-  return command;
+  return checkLength(command, 'tests-cmd', 4096);
 }
 
 function checkTests(tests: TestsRequest | undefined): TestsRequest | undefined {
@@ -273,7 +269,7 @@ export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkR
   const leaseMs = req.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(req.leaseMs);
   const takeover = req.takeover === true;
   const force = req.force === true;
-  const reason = req.reason === undefined ? null : checkChars(req.reason, 'reason', 'why the item is taken over');
+  const reason = req.reason === undefined ? null : checkText(req.reason, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason });
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {

@@ -7,7 +7,7 @@ import { formatStatus, statusOf, type StatusReport } from '../../handoff/status.
 import { OutcomeFold, tap } from '../../handoff/unresolved.js';
 import { foldWorkLog, openItems } from '../../handoff/workitems.js';
 import { agentName, emit, keyPath, ledgerDir, waitMs, type CliIO, type Opts } from './common.js';
-import { askingAgent, charsFlag, emitResume, viewsDir, warn } from './handoff-verbs.js';
+import { askingAgent, optionalText, emitResume, viewsDir, warn } from './handoff-verbs.js';
 import { LedgerError } from '../../errors.js';
 
 type Verb = 'release' | 'note' | 'status' | 'resume';
@@ -23,7 +23,7 @@ export async function runOwnershipVerb(verb: Verb, io: CliIO, slug: string | und
 export async function runRelease(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const agent = agentName(io, opts);
-  const note = charsFlag(opts, 'note', 'what the next one should know');
+  const note = optionalText(opts, 'note', 'what the next one should know');
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
   const res = await ledger.release({ slug, agent, ...(note !== undefined ? { note } : {}), views });
@@ -40,7 +40,7 @@ export async function runRelease(io: CliIO, slug: string, opts: Opts): Promise<n
 export async function runNote(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const agent = agentName(io, opts);
-  const text = charsFlag(opts, 'text', 'the note');
+  const text = optionalText(opts, 'text', 'the note');
   if (text === undefined) throw new LedgerError('USAGE', '--text is required (the note)');
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });

@@ -10,7 +10,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger } from '../../ledger.js';
 import type { Evidence, FinishPayload } from '../../record.js';
-import { checkAgent, checkChars, checkItems, checkLeaseMs, checkNext, checkSlug, checkTestsCommand, checkTestsTimeoutMs, checkText, type TestsRequest } from '../../handoff/workflow.js';
+import { checkAgent, checkItems, checkLeaseMs, checkNext, checkSlug, checkTestsCommand, checkTestsTimeoutMs, checkText, type TestsRequest } from '../../handoff/workflow.js';
 import { checkTakeoverFlags } from '../../handoff/ownership.js';
 import { DEFAULT_TESTS_TIMEOUT_MS } from '../../handoff/tests-cmd.js';
 import { DEFAULT_LEASE_MS } from '../../handoff/lease.js';
@@ -54,13 +54,13 @@ function text(opts: Opts, name: string, what: string): string {
   return checkText(values[0], name, what);
 }
 
-/** An optional text flag measured in characters: at most one value, then the workflow's rule. */
-export function charsFlag(opts: Opts, name: string, what: string): string | undefined {
+/** An optional text flag: at most one value, then the workflow's text rule. */
+export function optionalText(opts: Opts, name: string, what: string): string | undefined {
   const v = opts[name];
   const values = v === undefined ? [] : Array.isArray(v) ? v : [v];
   if (values.length > 1) throw new LedgerError('USAGE', `--${name} was given ${values.length} times; it takes one value`);
   if (values.length === 0) return undefined;
-  return checkChars(typeof values[0] === 'boolean' ? '' : values[0], name, what);
+  return checkText(typeof values[0] === 'boolean' ? '' : values[0], name, what);
 }
 
 function leaseFlag(opts: Opts): number {
@@ -83,7 +83,7 @@ async function runStart(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const leaseMs = leaseFlag(opts);
   const takeover = flag(opts, 'takeover');
   const force = flag(opts, 'force');
-  const reason = charsFlag(opts, 'reason', 'why the item is taken over');
+  const reason = optionalText(opts, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason: reason ?? null });
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
