@@ -8,7 +8,7 @@ import { transact } from '../store/append.js';
 import { decideWrite } from './ownership.js';
 import { foldWorkLog } from './workitems.js';
 import {
-  at, checkAgent, checkText, checkSlug, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
+  at, checkAgent, checkText, checkSlug, guardViews, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
 } from './workflow.js';
 
 export interface ReleaseRequest {
@@ -17,6 +17,8 @@ export interface ReleaseRequest {
   /** Why, or what the next one should know (1-4096 characters). */
   note?: string;
   views?: string | false;
+  /** Rewrite views that another ledger rendered (workflow.ts StartRequest). */
+  adoptViews?: boolean;
 }
 
 export interface ReleaseResult extends WorkResult<'release'> {
@@ -29,6 +31,7 @@ export async function releaseWork(w: WorkWriter, req: ReleaseRequest): Promise<R
   const slug = checkSlug(req.slug);
   const agent = checkAgent(req.agent);
   const note = req.note === undefined ? undefined : checkText(req.note, 'note', 'what the next one should know');
+  await guardViews(w, w.head(), req.views, req.adoptViews);
   const now = w.now();
   let lapsedAt: string | null = null;
   const res = transact(at(w, now), w.signer(), (view) => {
@@ -41,6 +44,6 @@ export async function releaseWork(w: WorkWriter, req: ReleaseRequest): Promise<R
   const warnings: string[] = [];
   recoveredWarning(res.recovered, warnings);
   if (lapsedAt) warnings.push(`your lease on ${slug} had lapsed at ${lapsedAt} (nobody took over); it is released now`);
-  const views = await refreshViews(w, req.views, warnings);
+  const views = await refreshViews(w, req.views, warnings, req.adoptViews);
   return { record: res.records[0] as ReleaseResult['record'], recovered: res.recovered, warnings, views, lapsedAt };
 }

@@ -65,6 +65,8 @@ export interface StartRequest {
   reason?: string;
   /** Where HANDOFF.md and HANDOFF.yml are rewritten; false: not at all. Default: the folder that holds the ledger directory. */
   views?: string | false;
+  /** Rewrite views that another ledger (another genesis) rendered; without it they are refused. */
+  adoptViews?: boolean;
 }
 
 /** Test output for a checkpoint or finish: run by the ledger (`command`), or as reported (`text`). */
@@ -103,6 +105,7 @@ export interface CheckpointRequest {
   /** The renewed lease; default 60 minutes. */
   leaseMs?: number;
   views?: string | false;
+  adoptViews?: boolean;
 }
 
 export interface FinishRequest extends Omit<CheckpointRequest, 'leaseMs'> {
@@ -243,18 +246,28 @@ export function at(w: WorkWriter, now: Date): StoreOptions {
 /** Rewrites the views after a published write. Policy: the record is the truth and is already
  * published, so a failed view write is a warning (a script does not write the record twice);
  * `ledger render` repairs it and `render --check` catches it meanwhile. */
-export async function refreshViews(w: LedgerWriter, views: string | false | undefined, warnings: string[]): Promise<ViewsRefresh | null> {
+export async function refreshViews(w: LedgerWriter, views: string | false | undefined, warnings: string[], adopt = false): Promise<ViewsRefresh | null> {
   if (views === false) return null;
   const { defaultViewsDir, keptNotice, writeViews } = await import('./views.js');
   const dir = views ?? defaultViewsDir(w.paths.dir);
   try {
     // A person's edit of a view is kept beside it by writeViews; the caller is told (SPEC 10).
-    for (const k of writeViews(w.paths.dir, dir, w.store.waitMs ?? 10_000).kept) warnings.push(keptNotice(k));
+    for (const k of writeViews(w.paths.dir, dir, w.store.waitMs ?? 10_000, new Date(), adopt).kept) warnings.push(keptNotice(k));
     return { ok: true, dir };
   } catch (e) {
     warnings.push(`the record is published but the views in ${dir} were not rewritten (${(e as Error).message}); run \`ledger render\``);
     return { ok: false, dir, error: (e as Error).message };
   }
+}
+
+/**
+ * Before a verb appends: refuses views that another ledger rendered (views.ts assertViewsOwned),
+ * so that the refusal changes nothing; writeViews checks again under the views lock.
+ */
+export async function guardViews(w: LedgerWriter, head: Head, views: string | false | undefined, adopt: boolean | undefined): Promise<void> {
+  if (views === false || adopt === true) return;
+  const { assertViewsOwned, defaultViewsDir } = await import('./views.js');
+  assertViewsOwned(w.paths.dir, views ?? defaultViewsDir(w.paths.dir), head.genesis);
 }
 
 export function recoveredWarning(recovered: RecoverReport | null, warnings: string[]): void {
@@ -271,6 +284,7 @@ export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkR
   const force = req.force === true;
   const reason = req.reason === undefined ? null : checkText(req.reason, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason });
+  await guardViews(w, w.head(), req.views, req.adoptViews);
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
     const item = foldWorkLog(workRecords(w, view.head)).items.get(slug);
@@ -279,7 +293,7 @@ export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkR
   });
   const warnings: string[] = [];
   recoveredWarning(res.recovered, warnings);
-  const views = await refreshViews(w, req.views, warnings);
+  const views = await refreshViews(w, req.views, warnings, req.adoptViews);
   return { record: res.records[0] as WorkResult<'start'>['record'], recovered: res.recovered, warnings, views };
 }
 
@@ -385,6 +399,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   const advisory = decideWrite(foldWorkLog(workRecords(w, head)).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
   assertDrafts([draftOf(advisory.execution_id, w.now(), placeholderTests, withObserved(true, 0))]);
   if (finishFields?.supersedes) checkSupersedes(w, head, c.slug, finishFields.supersedes);
+  await guardViews(w, head, req.views, req.adoptViews);
   // The key, read now (a missing or insecure key is refused before the run): no field, and no
   // output, that carries its secret is ever recorded.
   const secret = w.keySecret?.() ?? null;
@@ -442,7 +457,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   if (kind === 'finish' && !Object.keys(evidence).length && !Object.keys(finishFields!.invariants).length && !captured) {
     warnings.push('this finish records no evidence, no invariants and no test output: a gate on it has nothing to check (--evidence NAME=SOURCE, --invariant NAME=ok, --tests-cmd CMD)');
   }
-  const views = await refreshViews(w, req.views, warnings);
+  const views = await refreshViews(w, req.views, warnings, req.adoptViews);
   return { record: res.records[0] as WriteResult<K>['record'], recovered: res.recovered, warnings, views, tests: captured, lapsedAt };
 }
 

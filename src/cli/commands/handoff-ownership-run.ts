@@ -6,7 +6,7 @@ import { checkSlug } from '../../handoff/workflow.js';
 import { formatStatus, statusOf, type StatusReport } from '../../handoff/status.js';
 import { OutcomeFold, tap } from '../../handoff/unresolved.js';
 import { foldWorkLog, openItems } from '../../handoff/workitems.js';
-import { agentName, emit, keyPath, ledgerDir, waitMs, type CliIO, type Opts } from './common.js';
+import { agentName, emit, flag, keyPath, ledgerDir, waitMs, type CliIO, type Opts } from './common.js';
 import { askingAgent, optionalText, emitResume, viewsDir, warn } from './handoff-verbs.js';
 import { LedgerError } from '../../errors.js';
 
@@ -26,7 +26,7 @@ export async function runRelease(io: CliIO, slug: string, opts: Opts): Promise<n
   const note = optionalText(opts, 'note', 'what the next one should know');
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
-  const res = await ledger.release({ slug, agent, ...(note !== undefined ? { note } : {}), views });
+  const res = await ledger.release({ slug, agent, ...(note !== undefined ? { note } : {}), views, adoptViews: flag(opts, 'adoptViews') });
   warn(io, res.warnings);
   const rec = res.record;
   const lines = [
@@ -44,7 +44,7 @@ export async function runNote(io: CliIO, slug: string, opts: Opts): Promise<numb
   if (text === undefined) throw new LedgerError('USAGE', '--text is required (the note)');
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
-  const res = await ledger.note({ slug, agent, text, views });
+  const res = await ledger.note({ slug, agent, text, views, adoptViews: flag(opts, 'adoptViews') });
   warn(io, res.warnings);
   const rec = res.record;
   emit(io, opts, { ok: true, kind: 'note', slug, id: rec.id, seq: rec.seq, views: res.views, warnings: res.warnings }, [`noted on ${slug} by ${agent}, record seq ${rec.seq} ${rec.id}`]);

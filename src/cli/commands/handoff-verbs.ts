@@ -87,7 +87,7 @@ async function runStart(io: CliIO, slug: string, opts: Opts): Promise<number> {
   checkTakeoverFlags({ takeover, force, reason: reason ?? null });
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
-  const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, force, reason, views });
+  const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, force, reason, views, adoptViews: flag(opts, 'adoptViews') });
   const rec = res.record;
   const r = rec.record;
   warn(io, res.warnings);
@@ -136,7 +136,7 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
 
   // 2-5. the workflow: the advisory ownership check, the tests, the decision under the lock, the views
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
-  const req = { slug, agent, done, state, next, verified, attempted, blockers, tests, evidence, views };
+  const req = { slug, agent, done, state, next, verified, attempted, blockers, tests, evidence, views, adoptViews: flag(opts, 'adoptViews') };
   const res = kind === 'checkpoint' ? await ledger.checkpoint({ ...req, leaseMs }) : await ledger.finish({ ...req, ...finishFields! });
   const rec = res.record;
   warn(io, res.warnings);
@@ -187,13 +187,14 @@ async function runRender(io: CliIO, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const vdir = viewsDir(io, opts, dir);
   if (flag(opts, 'check')) {
+    if (flag(opts, 'adoptViews')) throw new LedgerError('USAGE', '--adopt-views applies to a render that writes, not to --check');
     const result = checkViews(dir, vdir);
     const lines = result.views.map((v) => `${v.status.padEnd(7)} ${v.file}${v.status === 'stale' ? ` (rendered through seq ${v.through_seq}; the ledger's work log is through seq ${result.through?.seq})` : ''}`);
     if (!result.ok) lines.push('run `ledger render` to rewrite the views from the ledger');
     emit(io, opts, { ...result, exit_code: result.ok ? EXIT.ok : EXIT.viewsDiffer }, lines);
     return result.ok ? EXIT.ok : EXIT.viewsDiffer;
   }
-  const written = writeViews(dir, vdir, waitMs(opts));
+  const written = writeViews(dir, vdir, waitMs(opts), new Date(), flag(opts, 'adoptViews'));
   warn(io, written.kept.map(keptNotice));
   emit(io, opts, { ok: true, ...written }, [`rewrote ${written.files.join(' and ')} through seq ${written.through?.seq ?? 0}`]);
   return 0;
