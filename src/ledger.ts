@@ -13,13 +13,13 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
-import { DIGEST_RE, canonicalJson, canonicalLine } from './canonical.js';
+import { canonicalJson, canonicalLine } from './canonical.js';
 import { LedgerError, ioError } from './errors.js';
 import { replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
-import { AGENT_RE, ID_RE, KINDS, charCount, isTextOf, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import { AGENT_RE, KINDS, charCount, isTextOf, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
@@ -32,7 +32,7 @@ import { idKey } from './causal/index/keys.js';
 import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
-import { reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
+import { checkConsumeFailedTarget, reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
 import type { WorkItemFold } from './causal/work-lease.js';
 import { leaseLive } from './handoff/lease.js';
 import { foldWorkLog } from './handoff/workitems.js';
@@ -272,9 +272,7 @@ export class Ledger {
    */
   consumeFailed(target: string, opts: { consumer: string; agent?: string; reason: string }): ConsumeFailedResult {
     checkConsumer(opts.consumer);
-    if (!(typeof target === 'string' && (DIGEST_RE.test(target) || ID_RE.test(target)))) {
-      throw new LedgerError('USAGE', `consume-failed names a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${String(target)}"`);
-    }
+    checkConsumeFailedTarget(target);
     if (!isTextOf(opts.reason, 1, 4096)) {
       throw new LedgerError('USAGE', `--reason must be 1-4096 characters, got ${typeof opts.reason === 'string' ? `${charCount(opts.reason)}` : String(opts.reason)}`);
     }

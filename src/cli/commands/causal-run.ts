@@ -2,9 +2,9 @@
 // causal.ts.
 import { resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
-import { DIGEST_RE } from '../../canonical.js';
 import { AGENT_RE, ID_RE, OUTCOMES, type Outcome } from '../../record.js';
 import { checkConsumer, checkOp, checkRequiredInvariants } from '../../causal/gate/options.js';
+import { checkConsumeFailedTarget } from '../../causal/consume-failed.js';
 import { age } from '../../causal/gate/format.js';
 import { fullRecordId, parseRecordArg } from '../ids.js';
 import { formatTable } from '../table.js';
@@ -78,7 +78,7 @@ export async function runRevoke(io: CliIO, targetText: string, opts: Opts): Prom
 
 export async function runConsumeFailed(io: CliIO, target: string, opts: Opts): Promise<number> {
   // Every flag is checked before anything is read (SPEC 10: a bad flag changes nothing).
-  if (!DIGEST_RE.test(target) && !ID_RE.test(target)) throw new LedgerError('USAGE', `consume-failed expects a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${target}"`);
+  checkConsumeFailedTarget(target); // a record as people type it, or an operation (causal/consume-failed.ts)
   const consumer = required(opts, 'consumer', 'the consumer that consumed it');
   if (!ID_RE.test(consumer)) throw new LedgerError('USAGE', `--consumer must be 1-128 chars of [A-Za-z0-9._:-], got "${consumer}"`);
   const reason = maxChars(required(opts, 'reason', 'what failed'), 'reason', 4096);
