@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
-import { DIGEST_RE, canonicalJson, canonicalLine } from './canonical.js';
+import { canonicalJson, canonicalLine } from './canonical.js';
 import { LedgerError, ioError } from './errors.js';
 import { assertReplaceable, replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
@@ -21,7 +21,7 @@ import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
 import type { TrustRef } from './store/head-guard.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
-import { AGENT_RE, ID_RE, KINDS, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import { AGENT_RE, ID_RE, KINDS, charCount, isTextOf, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
@@ -35,7 +35,7 @@ import { idKey } from './causal/index/keys.js';
 import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
-import { reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
+import { checkConsumeFailedTarget, reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
 import type { WorkItemFold } from './causal/work-lease.js';
 import { leaseLive } from './handoff/lease.js';
 import { foldWorkLog } from './handoff/workitems.js';
@@ -293,11 +293,9 @@ export class Ledger {
    */
   consumeFailed(target: string, opts: { consumer: string; agent?: string; reason: string }): ConsumeFailedResult {
     checkConsumer(opts.consumer);
-    if (!(typeof target === 'string' && (DIGEST_RE.test(target) || ID_RE.test(target)))) {
-      throw new LedgerError('USAGE', `consume-failed names a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${String(target)}"`);
-    }
-    if (typeof opts.reason !== 'string' || opts.reason.length < 1 || opts.reason.length > 4096) {
-      throw new LedgerError('USAGE', `--reason must be 1-4096 chars, got ${typeof opts.reason === 'string' ? `${opts.reason.length}` : String(opts.reason)}`);
+    checkConsumeFailedTarget(target);
+    if (!isTextOf(opts.reason, 1, 4096)) {
+      throw new LedgerError('USAGE', `--reason must be 1-4096 characters, got ${typeof opts.reason === 'string' ? `${charCount(opts.reason)}` : String(opts.reason)}`);
     }
     // Policy: the agent defaults to the consumer's name when that is a valid agent name, as for gate.
     const agent = checkAgent(opts.agent ?? (AGENT_RE.test(opts.consumer) ? opts.consumer : undefined));

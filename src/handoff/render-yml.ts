@@ -11,7 +11,7 @@
 import { yamlLib } from './yaml-lib.js';
 import type { Entry, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
-import { throughLine } from './render-md.js';
+import { genesisLine, throughLine } from './render-md.js';
 import { oneLine } from './text.js';
 import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
 import { annotationData } from './annotations.js';
@@ -91,6 +91,7 @@ export function renderYaml(log: WorkLog): string {
   };
   const header = [
     `# ${throughLine(log)}`,
+    `# ${genesisLine(log)}`,
     '# Written by `ledger` from the signed ledger. Do not edit: `ledger render --check` reports any change,',
     '# and a verb that rewrites this file keeps an edited copy beside it. latest: the newest entry in full,',
     '# its strings exactly as signed; trail: the five before it, newest first; active: open work items with',
