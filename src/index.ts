@@ -5,12 +5,15 @@
 
 // Open and write a ledger. `Ledger` applies the rules the CLI applies: init writes the one
 // genesis; append takes handoff, intent and revoke with retry identity; start/checkpoint/finish
-// apply the work item's ownership and lease rules; gate({ consumeAs }) is the only way to a
+// and release apply the work item's ownership and lease rules (note needs the item to exist); gate({ consumeAs }) is the only way to a
 // consume record.
 export {
   Ledger, type OpenOptions, type LogFilter, type AppendResult, type AppendedRecord, type GateCallOptions, type LedgerAuditOptions,
 } from './ledger.js';
 export type { StartRequest, CheckpointRequest, FinishRequest, TestsRequest, WorkResult, WriteResult, ViewsRefresh } from './handoff/workflow.js';
+export type { ReleaseRequest, ReleaseResult } from './handoff/release.js';
+export type { NoteRequest } from './handoff/note.js';
+export type { StatusReport, StatusItem } from './handoff/status.js';
 export { digestSource, type EvidenceContext } from './causal/evidence.js';
 
 // Keys and trust files: the secret key a writer signs with, the trust file a reader checks with.

@@ -5,6 +5,7 @@
 //   append                     handoff, intent, revoke, with retry identity (causal/retry.ts)
 //   start/checkpoint/finish    the handoff-log workflow with its ownership and lease rules
 //                              (handoff/workflow.ts)
+//   release/note               hand an item back, annotate one (handoff/release.ts, note.ts)
 //   gate(op, { consumeAs })    the only way to a consume record (causal/gate-run.ts)
 // The CLI calls these same methods. Below them the store's transact decides and appends under
 // the writer lock; it is not exposed, since a caller's decide function could return any draft.
@@ -31,6 +32,9 @@ import {
   checkAgent, checkpointWork, finishWork, startWork,
   type CheckpointRequest, type FinishRequest, type StartRequest, type WorkResult, type WorkWriter, type WriteResult,
 } from './handoff/workflow.js';
+import { releaseWork, type ReleaseRequest, type ReleaseResult } from './handoff/release.js';
+import { noteWork, type NoteRequest } from './handoff/note.js';
+import { buildStatus, type StatusReport } from './handoff/status.js';
 
 export interface OpenOptions {
   /** The ledger directory (default `.ledger`). */
@@ -142,6 +146,22 @@ export class Ledger {
   /** Closes a work item this agent owns as a handoff the gate can accept (`ledger finish`). */
   finish(req: FinishRequest): Promise<WriteResult<'finish'>> {
     return finishWork(this.writer(), req);
+  }
+
+  /** Hands a work item this agent owns back, open and unowned (`ledger release`). */
+  release(req: ReleaseRequest): Promise<ReleaseResult> {
+    return releaseWork(this.writer(), req);
+  }
+
+  /** Adds anyone's note to an existing work item; takes no ownership (`ledger note`). */
+  note(req: NoteRequest): Promise<WorkResult<'note'>> {
+    return noteWork(this.writer(), req);
+  }
+
+  /** What is open, who holds it, what waits (`ledger status`); `agent`'s own items first. */
+  status(opts: { agent?: string; now?: Date; head?: Head } = {}): StatusReport {
+    const agent = opts.agent === undefined ? null : checkAgent(opts.agent);
+    return buildStatus(this.records(opts.head ?? this.head()), agent, opts.now ?? this.clock());
   }
 
   /**

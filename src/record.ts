@@ -8,7 +8,10 @@ export const RECORD_VERSION = 1;
 /** SPEC 4: a record line is at most 1 MiB, its newline included. */
 export const MAX_LINE_BYTES = 1024 * 1024;
 
-export const KINDS = ['genesis', 'start', 'checkpoint', 'finish', 'intent', 'handoff', 'revoke', 'consume'] as const;
+export const KINDS = [
+  'genesis', 'start', 'checkpoint', 'finish', 'intent', 'handoff', 'revoke', 'consume',
+  'release', 'note', // the handoff log's hand-back and annotation (issue 14)
+] as const;
 export type Kind = (typeof KINDS)[number];
 export const OUTCOMES = ['success', 'failure', 'timeout', 'ambiguous', 'cancelled'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -58,8 +61,22 @@ export interface StartPayload {
   execution_id: string;
   summary: string;
   lease_until: string;
-  takeover?: { agent: string; execution_id: string; lease_until: string };
+  takeover?: Takeover;
 }
+/** The execution a start replaces. `forced` and `reason`: issue 14 (a live lease taken over). */
+export interface Takeover {
+  agent: string;
+  execution_id: string;
+  lease_until: string;
+  /** Present (true) only when the lease was live when it was taken over (`--takeover --force`). */
+  forced?: true;
+  /** Why (`--reason`); required with `forced`. */
+  reason?: string;
+}
+/** The owner hands an unfinished item back: it stays open, unowned (`ledger release`). */
+export interface ReleasePayload { logical_operation_id: string; execution_id: string; note?: string }
+/** Anyone's note on a work item; takes no ownership (`ledger note`). */
+export interface NotePayload { logical_operation_id: string; text: string }
 export interface CheckpointPayload {
   logical_operation_id: string;
   execution_id: string;
@@ -86,6 +103,8 @@ export interface PayloadByKind {
   handoff: HandoffPayload;
   revoke: RevokePayload;
   consume: ConsumePayload;
+  release: ReleasePayload;
+  note: NotePayload;
 }
 
 export type LedgerRecord<K extends Kind = Kind> = K extends Kind ? Envelope & { kind: K } & PayloadByKind[K] : never;
@@ -139,6 +158,15 @@ const pattern = (re: RegExp, what: string): Check => (v, p, e) => {
 };
 const text = (min: number, max: number): Check => (v, p, e) => {
   if (typeof v !== 'string' || v.length < min || v.length > max) fail(e, p, `a string of ${min}-${max} chars`, v);
+};
+/** Text measured in characters (Unicode code points), as SPEC counts them; the newer fields use it. */
+export const charCount = (s: string): number => {
+  let n = 0;
+  for (const _ of s) n++;
+  return n;
+};
+const chars = (min: number, max: number): Check => (v, p, e) => {
+  if (typeof v !== 'string' || charCount(v) < min || charCount(v) > max) fail(e, p, `a string of ${min}-${max} characters`, v);
 };
 const int = (min: number): Check => (v, p, e) => {
   if (!Number.isSafeInteger(v) || (v as number) < min) fail(e, p, `an integer >= ${min}`, v);
@@ -232,6 +260,19 @@ const tests = object({
   bytes: opt(int(0)),
 });
 
+const takeoverShape = object({
+  agent: agentString,
+  execution_id: idString,
+  lease_until: time,
+  forced: opt(literal(true)),
+  reason: opt(chars(1, 4096)),
+});
+/** Policy: a forced takeover always says why (SPEC 10: `--force` without `--reason` exits 2). */
+const takeoverCheck: Check = (v, p, e) => {
+  takeoverShape(v, p, e);
+  if (isPlainObject(v) && v.forced === true && !Object.hasOwn(v, 'reason')) e.push(`${p}.reason: missing (a forced takeover records why)`);
+};
+
 const HANDOFF_FIELDS: Shape = {
   outcome: oneOf(OUTCOMES),
   evidence,
@@ -269,8 +310,10 @@ export const PAYLOAD_SHAPES: Record<Kind, Shape> = {
     execution_id: idString,
     summary: text(1, 4096),
     lease_until: time,
-    takeover: opt(object({ agent: agentString, execution_id: idString, lease_until: time })),
+    takeover: opt(takeoverCheck),
   },
+  release: { logical_operation_id: idString, execution_id: idString, note: opt(chars(1, 4096)) },
+  note: { logical_operation_id: idString, text: chars(1, 4096) },
   // Policy: a checkpoint may carry evidence (optional, unlike finish) so that `resume` can tell
   // what changed since it was written; finish carries it as the handoff does.
   checkpoint: { ...CHECKPOINT_FIELDS, evidence: opt(evidence), lease_until: time },

@@ -19,7 +19,7 @@ const PAYLOADS: Record<Kind, Record<string, unknown>> = {
     execution_id: 'execution_003',
     summary: 'take over the migration',
     lease_until: TIME,
-    takeover: { agent: 'agent-b', execution_id: 'execution_002', lease_until: TIME },
+    takeover: { agent: 'agent-b', execution_id: 'execution_002', lease_until: TIME, forced: true, reason: 'agent-b hit its usage limit' },
   },
   checkpoint: {
     logical_operation_id: 'migrate_schema_17',
@@ -63,6 +63,8 @@ const PAYLOADS: Record<Kind, Record<string, unknown>> = {
   },
   revoke: { target: D1, reason: 'the evidence was wrong' },
   consume: { logical_operation_id: 'migrate_schema_17', consumer: 'deployer', handoff: D1, seen_head: { seq: 4, tail: D2 } },
+  release: { logical_operation_id: 'migrate_schema_17', execution_id: 'execution_003', note: 'out of time; staging is migrated' },
+  note: { logical_operation_id: 'migrate_schema_17', text: 'reviewed: the down migration is missing' },
 };
 
 /** Optional payload fields per kind (SPEC 6 and the project's schemas). */
@@ -75,6 +77,8 @@ const OPTIONAL: Record<Kind, string[]> = {
   handoff: ['supersedes', 'note'],
   revoke: [],
   consume: [],
+  release: ['note'],
+  note: [],
 };
 
 /** One wrong value inside a nested member per kind, with the path it must be reported at. */
@@ -96,6 +100,8 @@ const NESTED: Record<Kind, [(p: Record<string, unknown>) => void, string][]> = {
   ],
   revoke: [[(p) => (p.target = D1.toUpperCase()), '$.target']],
   consume: [[(p) => ((p.seen_head as Record<string, unknown>).seq = 1.5), '$.seen_head.seq']],
+  release: [[(p) => (p.note = ''), '$.note']],
+  note: [[(p) => (p.text = ''), '$.text']],
 };
 
 const clone = <T>(v: T): T => structuredClone(v);
@@ -248,6 +254,24 @@ describe('envelope values beyond their types (SPEC 2, SPEC 4)', () => {
       ['$.depends_on', '$.evidence', '$.evidence.bad name.source', '$.logical_operation_id', '$.note'].sort(),
     );
     expect(MAX_LINE_BYTES).toBe(1024 * 1024);
+  });
+});
+
+describe('the handoff log\'s newer texts count characters (code points), and a forced takeover says why', () => {
+  it('a note of 4096 astral characters passes; 4097 is refused', () => {
+    const r = recordOf('note');
+    r.text = '🦀'.repeat(4096); // 8192 UTF-16 units
+    expect(recordProblems(r)).toEqual([]);
+    r.text = '🦀'.repeat(4097);
+    expect(recordProblems(r)).toEqual([expect.stringMatching(/^\$\.text: expected a string of 1-4096 characters/)]);
+  });
+
+  it('a takeover with forced but no reason is refused; forced may only be true', () => {
+    const r = recordOf('start');
+    delete (r.takeover as Record<string, unknown>).reason;
+    expect(recordProblems(r)).toEqual(['$.takeover.reason: missing (a forced takeover records why)']);
+    (r.takeover as Record<string, unknown>).forced = false;
+    expect(recordProblems(r)).toEqual([expect.stringMatching(/^\$\.takeover\.forced: expected true/)]);
   });
 });
 

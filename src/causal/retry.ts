@@ -82,6 +82,8 @@ const WRITTEN_ELSEWHERE: Partial<Record<Kind, string>> = {
   start: 'a start record is written only by `ledger start` (ledger.start()), which applies the ownership and lease rules',
   checkpoint: 'a checkpoint record is written only by `ledger checkpoint` (ledger.checkpoint()), which applies the ownership and lease rules',
   finish: 'a finish record is written only by `ledger finish` (ledger.finish()), which applies the ownership and lease rules',
+  release: 'a release record is written only by `ledger release` (ledger.release()), which checks that its agent owns the item',
+  note: 'a note record is written only by `ledger note` (ledger.note()), which checks that the work item exists',
 };
 
 function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {

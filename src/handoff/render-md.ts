@@ -5,6 +5,7 @@ import type { Entry, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
 import { plainText, } from './excerpt.js';
 import { shortId } from './text.js';
+import { annotationEntryLines, releaseLine, takeoverLine, takeoverText } from './annotations.js';
 
 export const VIEW_MARKER = 'ledger-view through seq';
 
@@ -70,7 +71,9 @@ function entryLines(e: Entry): string[] {
     if (r.takeover) {
       out.push(r.takeover.agent === r.agent
         ? `- **Restarted:** replaces ${r.agent}'s own execution ${r.takeover.execution_id} (lease was until ${r.takeover.lease_until}), which ended without a finish`
-        : `- **Took over:** from ${r.takeover.agent} (execution ${r.takeover.execution_id}, lease lapsed at ${r.takeover.lease_until})`);
+        : r.takeover.forced
+          ? `- **TAKEN OVER:** ${takeoverText({ ...r.takeover, by: r.agent, at: r.ts, seq: e.seq })} (execution ${r.takeover.execution_id})`
+          : `- **Took over:** from ${r.takeover.agent} (execution ${r.takeover.execution_id}, lease lapsed at ${r.takeover.lease_until})${r.takeover.reason !== undefined ? `: ${plainText(r.takeover.reason).replace(/\s+/g, ' ').trim()}` : ''}`);
     }
     return out;
   }
@@ -102,16 +105,23 @@ export function renderMarkdown(log: WorkLog): string {
     '# HANDOFF',
     '',
     `<!-- ${throughLine(log)} -->`,
-    `<!-- Written by \`ledger\` from the signed ledger${log.genesis ? ` (genesis ${log.genesis})` : ''}. Do not edit: \`ledger render --check\` reports any change and \`ledger render\` rewrites this file. Write through \`ledger start | checkpoint | finish\`. -->`,
+    `<!-- Written by \`ledger\` from the signed ledger${log.genesis ? ` (genesis ${log.genesis})` : ''}. Do not edit: \`ledger render --check\` reports any change and \`ledger render\` rewrites this file. Write through \`ledger start | checkpoint | finish | release | note\`. -->`,
     '',
     '## Open work items',
     '',
   ];
   const open = openItems(log);
   if (open.length === 0) out.push('None.');
-  for (const i of open) out.push(`- **${i.slug}**: owned by ${i.owner} (execution ${i.execution_id}), lease until ${i.lease_until} — ${plainText(i.summary).replace(/\s+/g, ' ').trim()}`);
+  for (const i of open) {
+    const who = i.released ? releaseLine(i.released) : `owned by ${i.owner} (execution ${i.execution_id}), lease until ${i.lease_until}`;
+    out.push(`- **${i.slug}**: ${who} — ${plainText(i.summary).replace(/\s+/g, ' ').trim()}${i.taken_over ? ` — **${takeoverLine(i.taken_over)}**` : ''}${i.notes.length ? ` (${i.notes.length} note${i.notes.length === 1 ? '' : 's'} in the log)` : ''}`);
+  }
   out.push('', '## Log, newest first', '');
-  if (log.entries.length === 0) out.push('No entries yet.', '');
-  for (let i = log.entries.length - 1; i >= 0; i--) out.push(...entryLines(log.entries[i]), '');
+  if (log.entries.length === 0 && log.annotations.length === 0) out.push('No entries yet.', '');
+  // The workflow's entries and the releases and notes, merged newest first by seq.
+  for (let i = log.entries.length - 1, j = log.annotations.length - 1; i >= 0 || j >= 0;) {
+    if (j < 0 || (i >= 0 && log.entries[i].seq > log.annotations[j].seq)) out.push(...entryLines(log.entries[i--]), '');
+    else out.push(...annotationEntryLines(log.annotations[j--]), '');
+  }
   return out.join('\n').replace(/\n+$/, '\n');
 }

@@ -8,6 +8,7 @@ import { openItems } from './workitems.js';
 import { throughLine } from './render-md.js';
 import { oneLine } from './text.js';
 import { plainText } from './excerpt.js';
+import { annotationData } from './annotations.js';
 
 export const TRAIL_LENGTH = 5;
 
@@ -15,7 +16,11 @@ export const TRAIL_LENGTH = 5;
 export function trailLine(e: Entry): string {
   const r = e.record;
   const head = `${r.ts} ${r.agent} ${r.kind} ${r.logical_operation_id}`;
-  if (r.kind === 'start') return `${head}: ${oneLine(r.summary, 120)}${r.takeover && r.takeover.agent !== r.agent ? ` (took over from ${r.takeover.agent})` : ''}`;
+  if (r.kind === 'start') {
+    const t = r.takeover && r.takeover.agent !== r.agent ? r.takeover : null;
+    const taken = t === null ? '' : t.forced ? ` (TAKEN OVER from ${t.agent}: ${oneLine(t.reason ?? '', 80)})` : ` (took over from ${t.agent})`;
+    return `${head}: ${oneLine(r.summary, 120)}${taken}`;
+  }
   const tests = r.tests?.exit_code !== undefined ? ` [tests exit ${r.tests.exit_code}]` : '';
   const outcome = r.kind === 'finish' ? ` (${r.outcome})` : '';
   return `${head}${outcome}: ${oneLine(r.done, 90)}${tests} -> next: ${oneLine(r.next, 70)}`;
@@ -79,13 +84,15 @@ export function renderYaml(log: WorkLog): string {
       execution_id: i.execution_id,
       lease_until: i.lease_until,
       summary: oneLine(i.summary, 200),
+      ...annotationData(i), // taken_over, released, notes: only when there are any
     })),
   };
   const header = [
     `# ${throughLine(log)}`,
     '# Written by `ledger` from the signed ledger. Do not edit: `ledger render --check` reports any change',
     '# and `ledger render` rewrites this file. latest: the newest entry in full; trail: the five before it,',
-    '# newest first; active: open work items with their owner and lease end (compare it with the time now).',
+    '# newest first; active: open work items with their owner and lease end (compare it with the time now),',
+    '# and when there are any, how the item was taken over, its release (owner null) and its last notes.',
   ];
   return header.join('\n') + '\n' + stringify(doc, { lineWidth: 0 });
 }

@@ -11,6 +11,7 @@ import type { GitFacts } from './git.js';
 import { describeLease, leaseLive } from './lease.js';
 import { entryData, trailLine, TRAIL_LENGTH } from './render-yml.js';
 import { clipLines, lastLines, oneLine } from './text.js';
+import { releaseLine, takeoverLine } from './annotations.js';
 import { latestCheckpoint, type Entry, type WorkItem, type WorkLog } from './workitems.js';
 
 export const RESUME_MAX_LINES = 80;
@@ -33,6 +34,10 @@ export interface ResumeReport extends Pick<WorkItem, 'slug' | 'status' | 'owner'
   trail: string[];
   evidence: EvidenceReport;
   git: GitFacts | null;
+  // issue 14: how the current execution got the item, its release, and anyone's notes (the last 5).
+  taken_over: WorkItem['taken_over'];
+  released: WorkItem['released'];
+  notes: { count: number; latest: { seq: number; ts: string; agent: string; text: string }[] };
 }
 
 export interface ResumeContext {
@@ -91,18 +96,29 @@ export function buildResume(log: WorkLog, slug: string, ctx: ResumeContext): Res
     trail: before.map(trailLine),
     evidence: checkEvidence(recordedEvidence(item, latest), latest?.seq ?? null, ctx),
     git: ctx.git,
+    taken_over: item.taken_over,
+    released: item.released,
+    notes: { count: item.notes.length, latest: item.notes.slice(-5).map((n) => ({ seq: n.seq, ts: n.ts, agent: n.agent, text: n.text })) },
   };
 }
 
-interface Caps { text: number; items: number; excerpt: number; evidence: number }
+interface Caps { text: number; items: number; excerpt: number; evidence: number; notes: number }
 
 function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
   const out: string[] = [];
   const lease = r.lease.until === null ? 'released' : `lease ${describeLease(r.lease.until, ctx.now)}`;
-  out.push(r.status === 'open'
-    ? `${r.slug}: open, owned by ${r.owner} (execution ${r.execution_id}), ${lease}`
-    : `${r.slug}: finished (${r.outcome}) by ${r.owner} (execution ${r.execution_id}); start it again to reopen`);
+  out.push(r.status === 'finished'
+    ? `${r.slug}: finished (${r.outcome}) by ${r.owner} (execution ${r.execution_id}); start it again to reopen`
+    : r.released
+      ? `${r.slug}: open, ${releaseLine(r.released, 200)}`
+      : `${r.slug}: open, owned by ${r.owner} (execution ${r.execution_id}), ${lease}`);
+  if (r.taken_over) out.push(takeoverLine(r.taken_over, 200));
   out.push(`summary: ${oneLine(r.summary, 200)}`);
+  if (r.notes.count) {
+    const shown = r.notes.latest.slice(-caps.notes);
+    out.push(`notes (${r.notes.count}${r.notes.count > shown.length ? `, the last ${shown.length}` : ''}):`);
+    for (const n of shown) out.push(`  ${n.ts} ${n.agent}: ${oneLine(n.text, 200)}`);
+  }
   const text = (label: string, v: unknown) => {
     const lines = clipLines(String(v), caps.text);
     if (lines.length === 1) out.push(`  ${label}: ${lines[0]}`);
@@ -160,11 +176,11 @@ function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
 /** The text form, at most RESUME_MAX_LINES lines: the caps shrink until everything fits. */
 export function formatResume(r: ResumeReport, ctx: ResumeContext): string[] {
   const steps: Caps[] = [
-    { text: 6, items: 8, excerpt: 20, evidence: 8 },
-    { text: 4, items: 5, excerpt: 10, evidence: 6 },
-    { text: 3, items: 4, excerpt: 5, evidence: 4 },
-    { text: 2, items: 3, excerpt: 3, evidence: 3 },
-    { text: 1, items: 2, excerpt: 2, evidence: 2 },
+    { text: 6, items: 8, excerpt: 20, evidence: 8, notes: 5 },
+    { text: 4, items: 5, excerpt: 10, evidence: 6, notes: 3 },
+    { text: 3, items: 4, excerpt: 5, evidence: 4, notes: 2 },
+    { text: 2, items: 3, excerpt: 3, evidence: 3, notes: 1 },
+    { text: 1, items: 2, excerpt: 2, evidence: 2, notes: 1 },
   ];
   let lines: string[] = [];
   for (const caps of steps) {

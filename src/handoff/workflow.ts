@@ -19,7 +19,7 @@
 import { dirname } from 'node:path';
 import { LedgerError } from '../errors.js';
 import {
-  AGENT_RE, ID_RE,
+  AGENT_RE, ID_RE, charCount,
   type CheckpointPayload, type Dependency, type Draft, type Evidence, type FinishPayload, type Head, type Invariant, type LedgerRecord, type Outcome, type TestsRun,
 } from '../record.js';
 import { transact, type Appended, type StoreOptions } from '../store/append.js';
@@ -27,7 +27,7 @@ import type { RecoverReport } from '../store/recover.js';
 import { readRecords, type RecordAt } from '../store/read.js';
 import type { LedgerWriter } from '../causal/retry.js';
 import { DEFAULT_LEASE_MS } from './lease.js';
-import { decideStart, decideWrite } from './ownership.js';
+import { checkTakeoverFlags, decideStart, decideWrite } from './ownership.js';
 import type { CapturedTests } from './tests-cmd.js';
 import { foldWorkLog } from './workitems.js';
 
@@ -48,8 +48,12 @@ export interface StartRequest {
   summary: string;
   /** How long the item is held without a checkpoint; default 60 minutes, at most 30 days. */
   leaseMs?: number;
-  /** Take over an item whose owner's lease has lapsed (never a live one). */
+  /** Take over an item whose owner's lease has lapsed; with `force` and `reason`, a live one. */
   takeover?: boolean;
+  /** With takeover: take over a live lease (the owner's session died at its usage limit). */
+  force?: boolean;
+  /** Why it is taken over (1-4096 characters); required with force, recorded in the start. */
+  reason?: string;
   /** Where HANDOFF.md and HANDOFF.yml are rewritten; false: not at all. Default: the folder that holds the ledger directory. */
   views?: string | false;
 }
@@ -99,7 +103,7 @@ export interface FinishRequest extends Omit<CheckpointRequest, 'leaseMs'> {
 /** The views after a published write: rewritten, or why not (a warning, never a failure). */
 export interface ViewsRefresh { ok: boolean; dir: string; error?: string }
 
-export interface WorkResult<K extends 'start' | 'checkpoint' | 'finish'> {
+export interface WorkResult<K extends 'start' | 'checkpoint' | 'finish' | 'release' | 'note'> {
   record: Appended & { record: LedgerRecord<K> };
   recovered: RecoverReport | null;
   /** What the caller should be told (the CLI prints each on stderr). */
@@ -136,6 +140,15 @@ export function checkText(value: unknown, name: string, what: string, max = 4096
   if (value === undefined) throw new LedgerError('USAGE', `--${name} is required (${what})`);
   if (typeof value !== 'string' || value.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; it must say ${what}`);
   if (value.length > max) throw new LedgerError('USAGE', `--${name} is ${value.length} chars; at most ${max}`);
+  return value;
+}
+
+/** A text measured in characters (code points, as SPEC counts them): present, not blank, 1-`max`. */
+export function checkChars(value: unknown, name: string, what: string, max = 4096): string {
+  if (value === undefined) throw new LedgerError('USAGE', `--${name} is required (${what})`);
+  if (typeof value !== 'string' || value.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; it must say ${what}`);
+  const n = charCount(value);
+  if (n > max) throw new LedgerError('USAGE', `--${name} is ${n} characters; at most ${max}`);
   return value;
 }
 
@@ -206,19 +219,19 @@ function checkWrite(req: CheckpointRequest): Checked {
 // ---------------------------------------------------------------------------------------------
 // 2-4. The steps.
 
-function workRecords(w: LedgerWriter, head: Head): Iterable<RecordAt> {
+export function workRecords(w: LedgerWriter, head: Head): Iterable<RecordAt> {
   return readRecords(w.paths, head, 0, 0, w.store.ops);
 }
 
 /** The store options of one step: the clock fixed at the step's `now`. */
-function at(w: WorkWriter, now: Date): StoreOptions {
+export function at(w: WorkWriter, now: Date): StoreOptions {
   return { ...w.store, now: () => now };
 }
 
 /** Rewrites the views after a published write. Policy: the record is the truth and is already
  * published, so a failed view write is a warning (a script does not write the record twice);
  * `ledger render` repairs it and `render --check` catches it meanwhile. */
-async function refreshViews(w: LedgerWriter, views: string | false | undefined, warnings: string[]): Promise<ViewsRefresh | null> {
+export async function refreshViews(w: LedgerWriter, views: string | false | undefined, warnings: string[]): Promise<ViewsRefresh | null> {
   if (views === false) return null;
   const { defaultViewsDir, writeViews } = await import('./views.js');
   const dir = views ?? defaultViewsDir(w.paths.dir);
@@ -231,7 +244,7 @@ async function refreshViews(w: LedgerWriter, views: string | false | undefined, 
   }
 }
 
-function recoveredWarning(recovered: RecoverReport | null, warnings: string[]): void {
+export function recoveredWarning(recovered: RecoverReport | null, warnings: string[]): void {
   if (recovered) warnings.push(`moved ${recovered.unpublished} unpublished bytes to ${recovered.file}`);
 }
 
@@ -242,10 +255,13 @@ export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkR
   const summary = checkText(req.summary, 'summary', 'what you are about to do');
   const leaseMs = req.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(req.leaseMs);
   const takeover = req.takeover === true;
+  const force = req.force === true;
+  const reason = req.reason === undefined ? null : checkChars(req.reason, 'reason', 'why the item is taken over');
+  checkTakeoverFlags({ takeover, force, reason });
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
     const item = foldWorkLog(workRecords(w, view.head)).items.get(slug);
-    const payload = decideStart(item, { slug, agent, summary, leaseMs, takeover, now, seq: view.head.seq + 1 });
+    const payload = decideStart(item, { slug, agent, summary, leaseMs, takeover, force, reason, now, seq: view.head.seq + 1 });
     return [{ kind: 'start', agent, ...payload } as Draft];
   });
   const warnings: string[] = [];

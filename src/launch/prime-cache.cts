@@ -50,6 +50,7 @@ async function prime(): Promise<void> {
       [['start', 'item', '--summary', 'prime the cache'], 0],
       [['checkpoint', 'item', '--done', 'd', '--state', 's', '--next', 'n', '--verified', 'v'], 0],
       [['resume', 'item'], 0],
+      [['status'], 0],
       [['finish', 'item', '--done', 'd', '--state', 's', '--next', 'n', '--verified', 'v'], 0],
       [['append', 'handoff', '--op', 'op_a', '--exec', 'e2', '--outcome', 'bogus'], 2],
     ];

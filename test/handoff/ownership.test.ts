@@ -24,7 +24,7 @@ describe('when another agent holds a live lease', () => {
   it('refuses a takeover of the live lease', async () => {
     await ok(p, 'start', 'fix-tz', '--agent', 'codex', '--summary', 'fix toLocal()');
     const reason = await expectRefused(p, ['start', 'fix-tz', '--agent', 'claude', '--summary', 'take it', '--takeover'], 2, 'INPUT_CONFLICT');
-    expect(reason).toContain('takeover is possible only after the lease lapses');
+    expect(reason).toContain('a live lease is taken over only with --force --reason');
     expect(workLog(p).items.get('fix-tz')?.owner).toBe('codex');
   });
 

@@ -5,7 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { BIN, spawnLedger } from '../helpers/cli.js';
-import { project, records, workLog, type Project } from './helpers.js';
+import { ok, project, records, workLog, type Project } from './helpers.js';
 import { renderViews } from '../../src/handoff/views.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,5 +43,25 @@ describe('two processes racing to start the same slug', () => {
     const expected = renderViews(workLog(p));
     expect(readFileSync(join(p.dir, 'HANDOFF.md'), 'utf8')).toBe(expected['HANDOFF.md']);
     expect(readFileSync(join(p.dir, 'HANDOFF.yml'), 'utf8')).toBe(expected['HANDOFF.yml']);
+  });
+});
+
+describe('two processes racing to start the same released item', () => {
+  it('exactly one takes it (neither needs --takeover); the other is refused naming the winner', async () => {
+    expect(existsSync(BIN), `build the CLI first: npm run build (${BIN})`).toBe(true);
+    for (const slug of ['released-1', 'released-2', 'released-3']) {
+      await ok(p, 'start', slug, '--agent', 'gemini', '--summary', 'first session');
+      await ok(p, 'release', slug, '--agent', 'gemini', '--note', 'over to whoever comes next');
+      const results = await Promise.all([start('claude', slug), start('codex', slug)]);
+      const winners = results.filter((r) => r.code === 0);
+      const losers = results.filter((r) => r.code !== 0);
+      expect(winners, JSON.stringify(results)).toHaveLength(1);
+      expect(losers[0].code).toBe(2);
+      expect(losers[0].stderr).toContain(`slug ${slug} is owned by ${winners[0].agent} until`);
+      const after = records(p).filter((r) => r.kind === 'start' && r.logical_operation_id === slug).map((r) => r.agent);
+      expect(after).toEqual(['gemini', winners[0].agent]);
+      const item = workLog(p).items.get(slug)!;
+      expect([item.owner, item.released, item.taken_over]).toEqual([winners[0].agent, null, null]);
+    }
   });
 });

@@ -1,4 +1,6 @@
-// The handoff-log verbs' implementation (registered in ./handoff.ts): flags -> the workflow
+// The handoff-log verbs' implementation (registered in ./handoff.ts; release, note, status and
+// resume without a slug are in ./handoff-ownership-run.ts, which uses the helpers exported here):
+// flags -> the workflow
 // (src/handoff/workflow.ts, through the Ledger) -> output. Each writing verb checks every flag
 // first, with the workflow's own check functions (a bad one exits 2 and changes nothing); the
 // workflow then applies the ownership and lease rules under the writer lock, runs or stores the
@@ -8,14 +10,16 @@ import { dirname, relative, resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger } from '../../ledger.js';
 import type { Evidence, FinishPayload } from '../../record.js';
-import { checkItems, checkLeaseMs, checkNext, checkSlug, checkTestsCommand, checkTestsTimeoutMs, checkText, type TestsRequest } from '../../handoff/workflow.js';
+import { checkAgent, checkChars, checkItems, checkLeaseMs, checkNext, checkSlug, checkTestsCommand, checkTestsTimeoutMs, checkText, type TestsRequest } from '../../handoff/workflow.js';
+import { checkTakeoverFlags } from '../../handoff/ownership.js';
 import { DEFAULT_TESTS_TIMEOUT_MS } from '../../handoff/tests-cmd.js';
 import { DEFAULT_LEASE_MS } from '../../handoff/lease.js';
 import { checkViews, defaultViewsDir, readWorkLog, writeViews } from '../../handoff/views.js';
-import { buildResume, formatResume } from '../../handoff/resume.js';
+import { RESUME_MAX_LINES, buildResume, formatResume } from '../../handoff/resume.js';
+import type { WorkLog } from '../../handoff/workitems.js';
 import { gitFacts } from '../../handoff/git.js';
 import {
-  agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
+  agentName, durationFlag, emit, envValue, flag, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
 } from './common.js';
 import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.js';
 
@@ -35,6 +39,12 @@ export async function runHandoffVerb(verb: Verb, io: CliIO, slug: string | undef
   }
 }
 
+/** The asker of a reading verb: --agent, else $LEDGER_AGENT, else nobody in particular. */
+export function askingAgent(io: CliIO, opts: Opts): string | null {
+  const a = one(opts, 'agent') ?? envValue(io, 'LEDGER_AGENT');
+  return a === undefined ? null : checkAgent(a);
+}
+
 /** A required text flag: exactly one value, then the workflow's text rule. */
 function text(opts: Opts, name: string, what: string): string {
   const v = opts[name];
@@ -43,16 +53,25 @@ function text(opts: Opts, name: string, what: string): string {
   return checkText(values[0], name, what);
 }
 
+/** An optional text flag measured in characters: at most one value, then the workflow's rule. */
+export function charsFlag(opts: Opts, name: string, what: string): string | undefined {
+  const v = opts[name];
+  const values = v === undefined ? [] : Array.isArray(v) ? v : [v];
+  if (values.length > 1) throw new LedgerError('USAGE', `--${name} was given ${values.length} times; it takes one value`);
+  if (values.length === 0) return undefined;
+  return checkChars(typeof values[0] === 'boolean' ? '' : values[0], name, what);
+}
+
 function leaseFlag(opts: Opts): number {
   return checkLeaseMs(durationFlag(opts, 'lease', DEFAULT_LEASE_MS)!, String(one(opts, 'lease')));
 }
 
-function viewsDir(io: CliIO, opts: Opts, dir: string): string {
+export function viewsDir(io: CliIO, opts: Opts, dir: string): string {
   const v = one(opts, 'views');
   return v === undefined ? defaultViewsDir(dir) : resolve(io.cwd, v);
 }
 
-function warn(io: CliIO, warnings: string[]): void {
+export function warn(io: CliIO, warnings: string[]): void {
   for (const w of warnings) io.stderr(`ledger: warning: ${w}\n`);
 }
 
@@ -62,14 +81,25 @@ async function runStart(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const summary = text(opts, 'summary', 'what you are about to do');
   const leaseMs = leaseFlag(opts);
   const takeover = flag(opts, 'takeover');
+  const force = flag(opts, 'force');
+  const reason = charsFlag(opts, 'reason', 'why the item is taken over');
+  checkTakeoverFlags({ takeover, force, reason: reason ?? null });
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
-  const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, views });
+  const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, force, reason, views });
   const rec = res.record;
   const r = rec.record;
   warn(io, res.warnings);
   const lines = [`started ${slug} as ${agent}, execution ${r.execution_id}, lease until ${r.lease_until}`, `record seq ${rec.seq} ${rec.id}`];
-  if (r.takeover) lines.push(r.takeover.agent === agent ? `replaces your earlier execution ${r.takeover.execution_id}` : `took over from ${r.takeover.agent} (execution ${r.takeover.execution_id}, lease lapsed at ${r.takeover.lease_until})`);
+  const t = r.takeover;
+  if (t) {
+    const why = t.reason !== undefined ? `: ${t.reason}` : '';
+    lines.push(t.agent === agent
+      ? `replaces your earlier execution ${t.execution_id}${why}`
+      : t.forced
+        ? `TAKEN OVER from ${t.agent} by ${agent} while its lease was live (until ${t.lease_until}; execution ${t.execution_id})${why}`
+        : `took over from ${t.agent} (execution ${t.execution_id}, lease lapsed at ${t.lease_until})${why}`);
+  }
   emit(io, opts, { ok: true, kind: 'start', slug, id: rec.id, seq: rec.seq, execution_id: r.execution_id, lease_until: r.lease_until, takeover: r.takeover ?? null, views: res.views, warnings: res.warnings }, lines);
   return 0;
 }
@@ -130,15 +160,24 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
 
 async function runResume(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
+  askingAgent(io, opts); // checked (a bad --agent exits 2) though a slug was given
   const now = new Date();
   const ledger = Ledger.open({ dir });
   const log = readWorkLog(ledger.paths, ledger.head());
+  return emitResume(io, opts, ledger, log, slug, now, []);
+}
+
+/** Prints `resume` of one item (its text after `lead`, the reason it was chosen, if any). */
+export function emitResume(io: CliIO, opts: Opts, ledger: Ledger, log: WorkLog, slug: string, now: Date, lead: string[]): number {
   const root = dirname(ledger.paths.dir);
   // An unknown slug is refused before git is asked anything.
   if (!log.items.has(slug)) buildResume(log, slug, { now, root, ledgerDir: ledger.paths.dir, git: null });
   const ctx = { now, root, ledgerDir: ledger.paths.dir, git: gitFacts(root) };
   const report = buildResume(log, slug, ctx);
-  emit(io, opts, report, formatResume(report, ctx));
+  const text = formatResume(report, ctx);
+  // The lead line takes one line of the 80-line budget: the last one goes when it would not fit.
+  const lines = lead.length ? [...lead, ...text].slice(0, RESUME_MAX_LINES) : text;
+  emit(io, opts, { ok: true, mode: 'resume', ...report }, lines);
   return 0;
 }
 

@@ -1,4 +1,5 @@
-// The handoff-log verbs (SPEC 6 and 10, issue 5): start, checkpoint, finish, resume, render.
+// The handoff-log verbs (SPEC 6 and 10, issues 5 and 14): start, checkpoint, finish, release, note,
+// status, resume, render.
 // Declarations only (see ../verbs.ts): the implementation (handoff-verbs.ts and src/handoff/) is
 // imported when one of these verbs runs, so other verbs do not pay for it at start-up.
 import { verb, type Command } from '../verbs.js';
@@ -21,9 +22,17 @@ const withCheckpoint = (c: Command): Command =>
     .option('--tests-timeout <dur>', 'Stop --tests-cmd after this long (default: 30m; recorded as exit code 124)', STRING)
     .option('--evidence <name=source>', 'Evidence, digested now: PATH, file:PATH, dir:PATH, git:REV or sha256:HEX (repeatable)', STRING);
 
-type HandoffVerb = 'start' | 'checkpoint' | 'finish' | 'resume' | 'render';
+type HandoffVerb = 'start' | 'checkpoint' | 'finish' | 'release' | 'note' | 'status' | 'resume' | 'render';
+
+/** Who is asking, for the verbs that only read (status, resume without a slug). */
+const withAsker = (c: Command): Command =>
+  c.option('--agent <name>', 'Who is asking: their own items come first (default: $LEDGER_AGENT)', STRING);
 
 const run = async (name: HandoffVerb, io: CliIO, slug: string | undefined, opts: Opts) => {
+  if (name === 'release' || name === 'note' || name === 'status' || (name === 'resume' && slug === undefined)) {
+    const verbs = await import('./handoff-ownership-run.js');
+    return verbs.runOwnershipVerb(name, io, slug, opts);
+  }
   const verbs = await import('./handoff-verbs.js');
   return verbs.runHandoffVerb(name, io, slug, opts);
 };
@@ -33,9 +42,12 @@ export const HANDOFF_VERBS = [
     withViews(withWriter(c))
       .option('--summary <text>', 'What you are about to do', STRING)
       .option('--lease <dur>', 'How long you hold it without a checkpoint (default: 60m)', STRING)
-      .option('--takeover', 'Take over an item whose owner\'s lease has lapsed (never a live one)')
+      .option('--takeover', 'Take over an item whose owner\'s lease has lapsed (with --force --reason: a live one)')
+      .option('--force', 'With --takeover: take over a live lease (the owner\'s session died, e.g. at its usage limit); needs --reason')
+      .option('--reason <text>', 'With --takeover: why, recorded in the start and shown in the views and resume', STRING)
       .example('ledger start fix-tz --agent claude --summary "fix toLocal() for negative offsets"')
       .example('npm run handoff -- start fix-tz --agent codex --takeover --summary "finish the tz fix"')
+      .example('ledger start fix-tz --agent codex --takeover --force --reason "claude hit its usage limit" --summary "finish the tz fix"')
       .action((slug: string, opts: Opts) => run('start', io, slug, opts))),
 
   verb('checkpoint <slug>', 'Record a verified milestone of a work item you own; renews your lease', (c, io) =>
@@ -54,10 +66,29 @@ export const HANDOFF_VERBS = [
       .example('ledger finish fix-tz --agent claude --done "tz fix merged" --state "all 16 tests pass" --next "none: release 1.4" --tests-cmd "npm test" --evidence src=dir:src --invariant tests=ok')
       .action((slug: string, opts: Opts) => run('finish', io, slug, opts))),
 
-  verb('resume <slug>', 'The short, bounded read (at most 80 lines) for whoever takes a work item over', (c, io) =>
-    c
+  verb('release <slug>', 'Hand an unfinished work item you own back: it stays open, unowned, and the next start takes it without --takeover', (c, io) =>
+    withViews(withWriter(c))
+      .option('--note <text>', 'Why, or what the next one should know (at most 4096 characters)', STRING)
+      .example('ledger release fix-tz --agent claude --note "out of budget; the DST case is still failing"')
+      .action((slug: string, opts: Opts) => run('release', io, slug, opts))),
+
+  verb('note <slug>', 'Add a note to a work item (a reviewer, a person); takes no ownership and renews no lease', (c, io) =>
+    withViews(withWriter(c))
+      .option('--text <text>', 'The note (at most 4096 characters)', STRING)
+      .example('ledger note fix-tz --agent reviewer --text "the -05:00 fix must not change UTC output"')
+      .action((slug: string, opts: Opts) => run('note', io, slug, opts))),
+
+  verb('status', 'What an arriving agent reads first: open items, owners, leases, last checkpoints; pending intents and unresolved outcomes', (c, io) =>
+    withAsker(c)
+      .example('ledger status --agent codex')
+      .example('ledger status --json')
+      .action((opts: Opts) => run('status', io, undefined, opts))),
+
+  verb('resume [slug]', 'The short, bounded read (at most 80 lines) for whoever takes a work item over; without a slug, your own open item, else status', (c, io) =>
+    withAsker(c)
       .example('ledger resume fix-tz')
-      .action((slug: string, opts: Opts) => run('resume', io, slug, opts))),
+      .example('LEDGER_AGENT=codex ledger resume')
+      .action((slug: string | undefined, opts: Opts) => run('resume', io, slug, opts))),
 
   verb('render', 'Rewrite HANDOFF.md and HANDOFF.yml from the ledger; --check only compares (exit 30 when they differ)', (c, io) =>
     withViews(c)

@@ -1,0 +1,37 @@
+// `ledger note SLUG --text TEXT`: anyone (a reviewer, a person) adds a note to a work item
+// (SPEC 10, issue 14). It takes no ownership and renews no lease; the views and `resume` show
+// it. Decided under the writer lock like every write (ownership.ts decideNote: the item must
+// exist), then the views are rewritten.
+import type { Draft, NotePayload } from '../record.js';
+import { transact } from '../store/append.js';
+import { decideNote } from './ownership.js';
+import { foldWorkLog } from './workitems.js';
+import {
+  at, checkAgent, checkChars, checkSlug, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
+} from './workflow.js';
+
+export interface NoteRequest {
+  slug: string;
+  /** Who writes the note: any agent name, owner or not. */
+  agent: string;
+  /** 1-4096 characters, not blank. */
+  text: string;
+  views?: string | false;
+}
+
+/** Appends a note to an existing work item (open or finished). */
+export async function noteWork(w: WorkWriter, req: NoteRequest): Promise<WorkResult<'note'>> {
+  const slug = checkSlug(req.slug);
+  const agent = checkAgent(req.agent);
+  const text = checkChars(req.text, 'text', 'the note');
+  const now = w.now();
+  const res = transact(at(w, now), w.signer(), (view) => {
+    decideNote(foldWorkLog(workRecords(w, view.head)).items.get(slug), { slug, agent });
+    const payload: NotePayload = { logical_operation_id: slug, text };
+    return [{ kind: 'note', agent, ...payload } as Draft];
+  });
+  const warnings: string[] = [];
+  recoveredWarning(res.recovered, warnings);
+  const views = await refreshViews(w, req.views, warnings);
+  return { record: res.records[0] as WorkResult<'note'>['record'], recovered: res.recovered, warnings, views };
+}

@@ -1,0 +1,150 @@
+// `ledger status [--agent A]`: what an arriving agent reads first (SPEC 10, issue 14 item 4). Every
+// open work item (owned or released) with its owner, its lease (live with the time left, lapsed
+// and how long ago, or released), the age of its last checkpoint and that checkpoint's next
+// action; then the intents still waiting for an outcome and the ambiguous or timed-out outcomes
+// nothing resolved. A's own items come first. Pure: the records and `now` are passed in; built
+// as data (the --json output, documented in the README) and then shaped into aligned columns.
+import type { RecordAt } from '../store/read.js';
+import { charCount } from '../record.js';
+import { leaseLive, span } from './lease.js';
+import { oneLine } from './text.js';
+import { OutcomeFold, tap, type PendingIntent, type UnresolvedOutcome } from './unresolved.js';
+import { foldWorkLog, openItems, type WorkItem, type WorkLog } from './workitems.js';
+
+export interface StatusItem {
+  slug: string;
+  /** null while the item is released (open, unowned). */
+  owner: string | null;
+  /** Whether the owner is the agent who asked (`--agent`). */
+  mine: boolean;
+  execution_id: string;
+  summary: string;
+  started_at: string;
+  /** live: `ms` left; lapsed: `ms` since it lapsed; released: `ms` since the release. */
+  lease: { state: 'live' | 'lapsed' | 'released'; until: string | null; ms: number };
+  released: { by: string; at: string; seq: number; note: string | null } | null;
+  taken_over: { from: string; by: string; at: string; forced: boolean; reason: string | null } | null;
+  /** The latest checkpoint of the item (null: only starts so far). */
+  last_checkpoint: { seq: number; kind: 'checkpoint' | 'finish'; ts: string; age_ms: number; agent: string; next: string } | null;
+  notes: { count: number; latest: { agent: string; ts: string; text: string } | null };
+}
+
+export interface StatusReport {
+  ok: true;
+  now: string;
+  /** Who asked (`--agent` or $LEDGER_AGENT), or null. */
+  agent: string | null;
+  through: { seq: number; id: string } | null;
+  items: StatusItem[];
+  pending_intents: (PendingIntent & { age_ms: number })[];
+  unresolved_outcomes: (UnresolvedOutcome & { age_ms: number })[];
+}
+
+function itemStatus(item: WorkItem, agent: string | null, now: Date): StatusItem {
+  const t = now.getTime();
+  // Policy: the last checkpoint (or, for a reopened item, the finish before it) that came from an
+  // owning execution: a stray record's next action is not the owner's.
+  const cp = item.entries.findLast((e) => e.record.kind !== 'start' && !e.stray);
+  const r = item.released;
+  const lease: StatusItem['lease'] = r !== null
+    ? { state: 'released', until: null, ms: Math.max(0, t - Date.parse(r.ts)) }
+    : leaseLive(item.lease_until!, now)
+      ? { state: 'live', until: item.lease_until, ms: Date.parse(item.lease_until!) - t }
+      : { state: 'lapsed', until: item.lease_until, ms: t - Date.parse(item.lease_until!) };
+  const o = item.taken_over;
+  const latestNote = item.notes.length ? item.notes[item.notes.length - 1] : null;
+  return {
+    slug: item.slug,
+    owner: item.owner,
+    mine: agent !== null && item.owner === agent,
+    execution_id: item.execution_id,
+    summary: item.summary,
+    started_at: item.started_at,
+    lease,
+    released: r ? { by: r.agent, at: r.ts, seq: r.seq, note: r.note } : null,
+    taken_over: o ? { from: o.agent, by: o.by, at: o.at, forced: o.forced === true, reason: o.reason ?? null } : null,
+    last_checkpoint: cp && cp.record.kind !== 'start'
+      ? { seq: cp.seq, kind: cp.record.kind, ts: cp.record.ts, age_ms: Math.max(0, t - Date.parse(cp.record.ts)), agent: cp.record.agent, next: cp.record.next }
+      : null,
+    notes: { count: item.notes.length, latest: latestNote ? { agent: latestNote.agent, ts: latestNote.ts, text: latestNote.text } : null },
+  };
+}
+
+/** The status as of `now` from a folded work log and the outcome fold. */
+export function statusOf(log: WorkLog, outcomes: OutcomeFold, agent: string | null, now: Date): StatusReport {
+  const t = now.getTime();
+  const items = openItems(log).map((i) => itemStatus(i, agent, now));
+  // Policy: the asker's own items first (openItems is by slug, and the sort is stable), then the
+  // rest by slug; released items are nobody's, so they never count as the asker's own.
+  items.sort((a, b) => Number(b.mine) - Number(a.mine));
+  const age = (ts: string) => Math.max(0, t - Date.parse(ts));
+  return {
+    ok: true,
+    now: now.toISOString(),
+    agent,
+    through: log.through,
+    items,
+    pending_intents: outcomes.pendingIntents().map((p) => ({ ...p, age_ms: age(p.ts) })),
+    unresolved_outcomes: outcomes.unresolvedOutcomes().map((u) => ({ ...u, age_ms: age(u.ts) })),
+  };
+}
+
+/** One pass over the published records: the work log and the outcomes together. */
+export function buildStatus(records: Iterable<RecordAt>, agent: string | null, now: Date): StatusReport {
+  const outcomes = new OutcomeFold();
+  const log = foldWorkLog(tap(records, (r) => outcomes.add(r)));
+  return statusOf(log, outcomes, agent, now);
+}
+
+/** Rows as aligned columns (two spaces apart; the last column is not padded). */
+export function alignColumns(rows: string[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, charCount(cell))));
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell + ' '.repeat(widths[i] - charCount(cell)))).join('  ').trimEnd());
+}
+
+/** Policy: the text form lists at most this many rows per section; --json has every one. */
+export const STATUS_MAX_ROWS = 30;
+
+function section<T>(title: string, rows: T[], header: string[], row: (x: T) => string[], extra: (x: T) => string[] = () => []): string[] {
+  if (rows.length === 0) return [`${title}: none`];
+  const shown = rows.slice(0, STATUS_MAX_ROWS);
+  const table = alignColumns([header, ...shown.map(row)]);
+  const out = [`${title}: ${rows.length}`, `  ${table[0]}`];
+  shown.forEach((x, i) => out.push(`  ${table[i + 1]}`, ...extra(x).map((l) => `      ${l}`)));
+  if (rows.length > shown.length) out.push(`  … (${rows.length - shown.length} more; --json lists all)`);
+  return out;
+}
+
+const ago = (ms: number) => `${span(ms)} ago`;
+
+export function leaseCell(l: StatusItem['lease']): string {
+  if (l.state === 'live') return `live, ${span(l.ms)} left`;
+  if (l.state === 'lapsed') return `LAPSED ${ago(l.ms)}`;
+  return `released ${ago(l.ms)}`;
+}
+
+/** The text form: aligned columns, a loud line under an item that was taken over. */
+export function formatStatus(s: StatusReport): string[] {
+  const who = s.agent && s.items.some((i) => i.mine) ? `, ${s.agent}'s own first` : '';
+  const out = [`status at ${s.now}, ledger through seq ${s.through?.seq ?? 0}`];
+  out.push(...section(`open work items${who}`, s.items, ['ITEM', 'OWNER', 'LEASE', 'LAST CHECKPOINT', 'NEXT'], (i) => [
+    i.slug,
+    i.owner === null ? `nobody (released by ${i.released!.by})` : i.mine ? `${i.owner} (you)` : i.owner,
+    leaseCell(i.lease),
+    i.last_checkpoint ? `${ago(i.last_checkpoint.age_ms)}${i.last_checkpoint.agent !== i.owner ? ` by ${i.last_checkpoint.agent}` : ''}${i.last_checkpoint.kind === 'finish' ? ' (a finish)' : ''}` : 'none yet',
+    i.last_checkpoint ? oneLine(i.last_checkpoint.next, 70) : `(summary) ${oneLine(i.summary, 60)}`,
+  ], (i) => [
+    ...(i.taken_over ? [`TAKEN OVER from ${i.taken_over.from} by ${i.taken_over.by}${i.taken_over.forced ? ' (live lease)' : ''}${i.taken_over.reason !== null ? `: ${oneLine(i.taken_over.reason, 100)}` : ''}`] : []),
+    ...(i.released?.note ? [`released by ${i.released.by}: ${oneLine(i.released.note, 100)}`] : []),
+    ...(i.notes.latest ? [`note by ${i.notes.latest.agent}${i.notes.count > 1 ? ` (latest of ${i.notes.count})` : ''}: ${oneLine(i.notes.latest.text, 100)}`] : []),
+  ]));
+  out.push(...section('pending intents (no outcome since)', s.pending_intents, ['OPERATION', 'EXECUTION', 'AGENT', 'AGE', 'ACTION'], (p) => [
+    p.logical_operation_id, p.execution_id, p.agent, ago(p.age_ms), oneLine(p.action, 70),
+  ]));
+  out.push(...section('unresolved outcomes (ambiguous or timeout, no success or cancel since)', s.unresolved_outcomes, ['OPERATION', 'EXECUTION', 'OUTCOME', 'AGENT', 'AGE', 'RECORD'], (u) => [
+    u.logical_operation_id, u.execution_id, u.outcome, u.agent, ago(u.age_ms), `seq ${u.seq} (${u.kind})`,
+  ]));
+  if (s.agent && !s.items.some((i) => i.mine)) out.push(`${s.agent} owns no open item: \`ledger start SLUG\` takes one (a released one needs no --takeover)`);
+  return out;
+}
