@@ -55,10 +55,12 @@ export type ErrorCode =
   | 'INPUT_NOT_FOUND'
   | 'INPUT_CONFLICT'
   | 'INPUT_REFUSED'
+  | 'INPUT_AMBIGUOUS'
   | 'OP_LOCK_TIMEOUT'
   | 'OP_IO'
   | 'OP_PERMISSION'
   | 'OP_INSECURE_KEY'
+  | 'OP_INSECURE_PATH'
   | 'OP_CORRUPT'
   | 'OP_NO_LEDGER'
   | 'INTERNAL';

@@ -15,6 +15,8 @@ export type { ReleaseRequest, ReleaseResult } from './handoff/release.js';
 export type { NoteRequest } from './handoff/note.js';
 export type { StatusReport, StatusItem } from './handoff/status.js';
 export { digestSource, type EvidenceContext } from './causal/evidence.js';
+// Which ledger a folder uses, found as git finds its repository (SPEC 3).
+export { locateLedger, type LedgerLocation, type LocateOptions, type LedgerSource } from './project/locate.js';
 
 // Keys and trust files: the secret key a writer signs with, the trust file a reader checks with.
 export { readSecretKey, writeSecretKey } from './keys/key-file.js';
@@ -35,4 +37,5 @@ export type * from './record.js';
 export type { Signer, Sig } from './sign.js';
 export type { Trust, TrustKey } from './keys/trust.js';
 export type { RecordAt } from './store/read.js';
+export type { RecordRef } from './store/ids.js';
 export type { RecoverReport } from './store/recover.js';

@@ -9,6 +9,7 @@
 //   gate(op, { consumeAs })    the only way to a consume record (causal/gate-run.ts)
 // The CLI calls these same methods. Below them the store's transact decides and appends under
 // the writer lock; it is not exposed, since a caller's decide function could return any draft.
+import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
 import { canonicalJson, canonicalLine } from './canonical.js';
@@ -17,12 +18,16 @@ import { replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
-import { AGENT_RE, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import { AGENT_RE, KINDS, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
 import { readHead } from './store/head.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { readRecords, type RecordAt } from './store/read.js';
+import { parseRecordRef, recordAtSeq, recordById, resolveRecordRef, type LocateId, type RecordRef } from './store/ids.js';
+import { RecordIndex } from './causal/index/record-index.js';
+import { idKey } from './causal/index/keys.js';
 import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
@@ -74,6 +79,31 @@ function toSigner(key: OpenOptions['key']): Signer | null {
   return key;
 }
 
+/** The kinds `append` writes (README "The causal kinds"). */
+const APPEND_KINDS: ReadonlySet<string> = new Set(['handoff', 'intent', 'revoke']);
+/** Who writes each other kind. */
+const WRITTEN_BY: Readonly<Record<string, string>> = {
+  genesis: '`ledger init` (Ledger.init): a ledger has exactly one',
+  consume: '`ledger gate OP --consume-as CONSUMER` (ledger.gate()), which checks the gate first',
+  start: '`ledger start` (ledger.start()), which applies the ownership and lease rules',
+  checkpoint: '`ledger checkpoint` (ledger.checkpoint()), which applies the ownership and lease rules',
+  finish: '`ledger finish` (ledger.finish()), which applies the ownership and lease rules',
+};
+
+/**
+ * Policy (issue 13 finding 2): every kind but handoff, intent and revoke goes through its own
+ * verb's rules or not at all, a kind added later included (an allow-list fails closed). A kind
+ * that is not a kind at all is left to the schema's refusal.
+ */
+function refuseOtherKinds(drafts: readonly Draft[]): void {
+  drafts.forEach((d, i) => {
+    const kind = (d as { kind?: unknown } | null)?.kind;
+    if (typeof kind !== 'string' || APPEND_KINDS.has(kind) || !(KINDS as readonly string[]).includes(kind)) return;
+    const where = drafts.length > 1 ? `payload ${i + 1}: ` : '';
+    throw new LedgerError('INPUT_REFUSED', `${where}a ${kind} record is written only by ${WRITTEN_BY[kind] ?? `\`ledger ${kind}\`, with its own rules`}; append writes handoff, intent and revoke`, { kind });
+  });
+}
+
 export class Ledger {
   readonly paths: LedgerPaths;
   private readonly store: StoreOptions;
@@ -112,7 +142,25 @@ export class Ledger {
 
   /** What the rules below need of this ledger (causal/retry.ts LedgerWriter, handoff/workflow.ts WorkWriter). */
   private writer(): WorkWriter {
-    return { paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock };
+    return { paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock, keySecret: () => this.keySecret() };
+  }
+
+  /** The key's secret as the workflow scans test output for it; null when only a Signer was given. */
+  private keySecret(): KeySecret | null {
+    const k = this.keyOpt;
+    if (typeof k === 'string') {
+      const { seed } = readSecretKey(k); // refuses a missing, insecure or malformed key first
+      let file: Uint8Array;
+      try {
+        file = readFileSync(k);
+      } catch (e) {
+        throw ioError(e, 'read key file', k);
+      }
+      return { seed, file, path: resolve(k) };
+    }
+    if (k instanceof Uint8Array) return { seed: k, file: null, path: null };
+    if (k === undefined) this.signer(); // the usual refusal: writing needs a key
+    return null;
   }
 
   /** The published HEAD (checked: canonical, well-formed, signature verifies). */
@@ -130,7 +178,9 @@ export class Ledger {
    * gate and the workflow methods write them, each with its own rules.
    */
   append(drafts: Draft | readonly Draft[]): AppendResult {
-    return appendCausal(this.writer(), Array.isArray(drafts) ? (drafts as readonly Draft[]) : [drafts as Draft]);
+    const list = Array.isArray(drafts) ? (drafts as readonly Draft[]) : [drafts as Draft];
+    refuseOtherKinds(list);
+    return appendCausal(this.writer(), list);
   }
 
   /** Takes a work item (SPEC 10 `ledger start`); refused while another agent's lease is live. */
@@ -202,16 +252,37 @@ export class Ledger {
     yield* readRecords(this.paths, head, 0, 0, this.store.ops);
   }
 
-  /** A record by id (`sha256:…`) or seq; null when the ledger has no such record. */
+  /**
+   * A record by full id (`sha256:…`) or seq; null when the ledger has no such record. A seq costs
+   * O(log n) short reads, an id what the derived index needs (store/ids.ts).
+   */
   get(ref: string | number): RecordAt | null {
     const head = this.head();
-    if (typeof ref === 'number') {
-      if (!Number.isSafeInteger(ref) || ref < 0 || ref > head.seq) return null;
-      for (const r of this.records(head)) if (r.seq === ref) return r;
-      return null;
-    }
-    for (const r of this.records(head)) if (r.id === ref) return r;
-    return null;
+    if (typeof ref === 'number') return recordAtSeq(this.paths, head, ref, this.store.ops);
+    return recordById(this.paths, head, ref, { ops: this.store.ops, locate: this.locator(head) });
+  }
+
+  /**
+   * The record a person names (SPEC 10): a seq, `HEAD`, a full id, or a unique id prefix of at
+   * least 8 hex digits, with or without `sha256:`. Throws USAGE for another form, INPUT_NOT_FOUND,
+   * or INPUT_AMBIGUOUS listing the candidates.
+   */
+  resolve(ref: string | RecordRef, what = 'record'): RecordAt {
+    const head = this.head();
+    const r = typeof ref === 'string' ? parseRecordRef(ref, what) : ref;
+    return resolveRecordRef(this.paths, head, r, { ops: this.store.ops, locate: this.locator(head) });
+  }
+
+  /** The derived index as a locator of full ids (causal/index: it only locates; store/ids.ts checks). */
+  private locator(head: Head): LocateId {
+    return (id) => {
+      const index = RecordIndex.open(this.paths, head, { ops: this.store.ops });
+      try {
+        return index.lookup(idKey(id));
+      } finally {
+        index.close();
+      }
+    };
   }
 
   /** Records matching the filter, newest first, at most `limit` (default 20). */

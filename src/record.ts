@@ -35,6 +35,14 @@ export interface TestsRun {
   command?: string;
   exit_code?: number;
   bytes?: number;
+  /** Where a `--tests-cmd` ran (issue 14.6); absent for output as reported. */
+  workdir?: TestsWorkdir;
+}
+/** The caller's working directory of a test run and what git said of it then (null: not a git work tree). */
+export interface TestsWorkdir {
+  path: string;
+  /** commit null: no commit yet; branch null: a detached HEAD; clean: no change outside the ledger's own files and views. */
+  git: { commit: string | null; branch: string | null; clean: boolean } | null;
 }
 
 export interface GenesisPayload { nonce: string; name?: string }
@@ -252,12 +260,21 @@ const evidence = mapOf(NAME_RE, '1-64 chars of [A-Za-z0-9._-]', object({ digest,
 const invariants = mapOf(NAME_RE, '1-64 chars of [A-Za-z0-9._-]', object({ ok: bool, detail: text(0, 4096) }), 256);
 const dependsOn = arrayOf(object({ logical_operation_id: idString, outcome: oneOf(OUTCOMES) }), 64);
 const item = text(1, 1024);
+const orNull = (check: Check): Check => (v, p, e) => {
+  if (v !== null) check(v, p, e);
+};
+const COMMIT_RE = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+const testsWorkdir = object({
+  path: text(1, 4096),
+  git: orNull(object({ commit: orNull(pattern(COMMIT_RE, 'a commit id (40 or 64 lowercase hex)')), branch: orNull(text(1, 4096)), clean: bool })),
+});
 const tests = object({
   excerpt: text(0, 16384),
   digest,
   command: opt(text(1, 4096)),
   exit_code: opt(int(0)),
   bytes: opt(int(0)),
+  workdir: opt(testsWorkdir), // issue 14.6: where a --tests-cmd ran
 });
 
 const takeoverShape = object({

@@ -1,9 +1,10 @@
 // `ledger doctor` says what to fix, changes nothing, and exits 3 only when something must be fixed.
-import { appendFileSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toBase64url } from '../src/canonical.js';
-import { initProject, runLedger, snapshot } from './helpers/cli.js';
+import { initProject, runLedger, scratch, snapshot, spawnLedgerSync } from './helpers/cli.js';
+import { git, gitRepo, statusPaths } from './helpers/git-repo.js';
 import { withTorsion } from './helpers/curve.js';
 
 let p: Awaited<ReturnType<typeof initProject>>;
@@ -91,5 +92,68 @@ describe('ledger doctor', () => {
     const r = await runLedger(['doctor'], { cwd: p.dir });
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n').at(-1)).toBe('healthy');
+  });
+});
+
+// Issue 14.2: one `git add -A` must never commit the signing key. Real repositories, real git.
+describe('when the project is a git repository', () => {
+  let repo: string;
+  let s: ReturnType<typeof scratch>;
+  beforeEach(async () => {
+    s = scratch('ledger-doctor-git-');
+    repo = gitRepo(join(realpathSync(s.dir), 'repo'));
+    const r = await runLedger(['init'], { cwd: repo });
+    expect(r.code, r.stderr).toBe(0);
+  });
+  afterEach(() => s.cleanup());
+
+  async function doctorIn(cwd: string) {
+    const before = { ledger: snapshot(join(repo, '.ledger')), status: git(repo, 'status', '--porcelain=v1') };
+    const r = await runLedger(['doctor', '--json'], { cwd });
+    expect({ ledger: snapshot(join(repo, '.ledger')), status: git(repo, 'status', '--porcelain=v1') }).toEqual(before);
+    const report = JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string; fix?: string }[] };
+    return { code: r.code, check: (n: string) => report.checks.find((c) => c.name === n) };
+  }
+
+  it('after init, `git add -A` stages the trust file and the ignore rules but not the key or the ledger; doctor is healthy', async () => {
+    git(repo, 'add', '-A');
+    expect(statusPaths(repo).sort()).toEqual(['.gitignore', 'keys/trust.json']);
+    const d = await doctorIn(join(repo, 'src'));
+    expect(d.code).toBe(0);
+    expect(d.check('key in git')).toMatchObject({ status: 'ok', detail: 'git ignores keys/harness.key' });
+    expect(d.check('ledger in git')).toMatchObject({ status: 'ok' });
+  });
+
+  it('fails (exit 3) when the secret key is committed, and says to rotate it', async () => {
+    git(repo, 'add', '-f', 'keys/harness.key');
+    git(repo, 'commit', '-q', '-m', 'oops');
+    const d = await doctorIn(repo);
+    expect(d.code).toBe(3);
+    expect(d.check('key in git')).toMatchObject({ status: 'fail', detail: expect.stringMatching(/git tracks the secret key keys\/harness.key/), fix: expect.stringMatching(/git rm --cached keys\/harness.key.*new key/) });
+  });
+
+  it('fails (exit 3) when the next `git add -A` would commit the key (the ignore rules were taken out)', async () => {
+    writeFileSync(join(repo, '.gitignore'), '');
+    const d = await doctorIn(repo);
+    expect(d.code).toBe(3);
+    expect(d.check('key in git')).toMatchObject({ status: 'fail', detail: expect.stringMatching(/would commit the secret key/), fix: expect.stringContaining('/keys/*.key') });
+    expect(d.check('ledger in git')).toMatchObject({ status: 'warn', fix: expect.stringContaining('/.ledger/') });
+  });
+
+  it('warns (exit 0) on a tracked ledger directory: merge conflicts and rollbacks by checkout', async () => {
+    git(repo, 'add', '-f', '.ledger');
+    git(repo, 'commit', '-q', '-m', 'commit the ledger');
+    const d = await doctorIn(repo);
+    expect(d.code).toBe(0);
+    expect(d.check('ledger in git')).toMatchObject({ status: 'warn', detail: expect.stringMatching(/git tracks files in \.ledger\/.*merge conflicts.*git checkout/), fix: expect.stringMatching(/git rm -r --cached \.ledger/) });
+  });
+
+  it('fails closed (exit 3) when git cannot be run to say whether the key would be committed', () => {
+    const noGit = join(s.dir, 'empty-path');
+    mkdirSync(noGit);
+    const r = spawnLedgerSync(['doctor', '--json'], { cwd: repo, env: { PATH: noGit } });
+    expect(r.code).toBe(3);
+    const checks = (JSON.parse(r.stdout) as { checks: { name: string; status: string; detail: string }[] }).checks;
+    expect(checks.find((c) => c.name === 'key in git')).toMatchObject({ status: 'fail', detail: expect.stringMatching(/cannot tell whether git would commit/) });
   });
 });

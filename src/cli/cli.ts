@@ -24,7 +24,7 @@ export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...READ_VERBS,
  */
 export function createCli(io: CliIO, verb?: string): CAC {
   const cli = cac('ledger');
-  cli.option('--dir <dir>', 'Ledger directory (default: $LEDGER_DIR, else .ledger)', { type: [String] });
+  cli.option('--dir <dir>', 'Ledger directory (default: $LEDGER_DIR, else the nearest .ledger here or above)', { type: [String] });
   cli.option('--json', 'Print one JSON object on stdout');
   declareVerbs(cli, io, VERBS, verb);
   cli.example('ledger init --name my-project                    # a ledger in .ledger/, a key in keys/');
@@ -32,13 +32,25 @@ export function createCli(io: CliIO, verb?: string): CAC {
   cli.example('ledger audit && ledger gate migrate_schema_17 --require-invariant tests && ./deploy.sh');
   cli.example('ledger start fix-tz --agent claude --summary "fix toLocal()"   # then checkpoint, finish; resume to take over');
   cli.example('ledger doctor                                        # what is wrong with this setup, and how to fix it');
+  cli.example('ledger help gate                                     # a verb\'s flags and exit codes (= ledger gate --help)');
   cli.help((sections) => {
-    // Policy: the top-level help ends with the exit codes, since scripts branch on them.
-    if (cli.matchedCommand) return sections;
+    const matched = cli.matchedCommand ? VERBS.find((v) => v.name === cli.matchedCommand!.name) : undefined;
+    // Policy: a verb's help opens with what it does and ends with its own exit codes (issue
+    // 14.9), declared beside it (verbs.ts), so scripts read there what they may branch on.
+    if (matched) {
+      return [
+        sections[0],
+        { body: matched.description },
+        ...sections.slice(1),
+        { title: 'Exit codes', body: matched.exits.map((e) => `  ${String(e.code).padEnd(3)} ${e.meaning}`).join('\n') },
+      ];
+    }
+    // Policy: the top-level help ends with the exit codes, since scripts branch on them; cac's
+    // list of `ledger VERB --help` lines (one per verb) becomes the one line that says how.
     return [
       sections[0],
       { body: 'Signed, hash-chained handoffs between coding agents and people, an independent auditor,\nand a gate that says whether the next step may act now.' },
-      ...sections.slice(1),
+      ...sections.slice(1).map((sec) => (sec.title?.startsWith('For more info') ? { title: 'For a verb\'s flags, examples and exit codes', body: '  $ ledger help VERB        (the same as ledger VERB --help)' } : sec)),
       { title: 'Exit codes', body: EXIT_MEANINGS.map((e) => `  ${String(e.code).padEnd(3)} ${e.meaning}`).join('\n') },
     ];
   });
@@ -46,8 +58,16 @@ export function createCli(io: CliIO, verb?: string): CAC {
   return cli;
 }
 
+/** `ledger help [VERB]` is `ledger [VERB] --help`: the argv it stands for. */
+function helpArgv(argv: string[]): string[] {
+  if (argv[0] !== 'help') return argv;
+  const named = argv.slice(1).find((a) => !a.startsWith('-'));
+  return named === undefined ? ['--help'] : [named, '--help'];
+}
+
 /** Parses argv (without node and script) and runs the verb; returns the exit code. */
-export async function runCli(argv: string[], io: CliIO): Promise<number> {
+export async function runCli(rawArgv: string[], io: CliIO): Promise<number> {
+  const argv = helpArgv(rawArgv);
   let json = argv.includes('--json');
   let verb: string | undefined;
   try {
@@ -58,20 +78,52 @@ export async function runCli(argv: string[], io: CliIO): Promise<number> {
     printingThrough(io, () => cli.parse(['node', 'ledger', ...argv], { run: false }));
     restoreRawValues(cli, argv);
     json = cli.options.json === true;
+    if (!cli.matchedCommand && cli.args.length > 0) throw await unknownVerb(String(cli.args[0]));
+    if (!cli.matchedCommand) {
+      // `ledger --verison` is a misspelt flag, not a request for the help.
+      try {
+        cli.globalCommand.checkUnknownOptions();
+      } catch (e) {
+        throw await withFlagSuggestion(e, cli);
+      }
+    }
     if (cli.options.help || cli.options.version) return 0;
     if (!cli.matchedCommand) {
-      if (cli.args.length === 0) {
-        printingThrough(io, () => cli.outputHelp());
-        return 0;
-      }
-      throw new LedgerError('USAGE', `unknown command "${cli.args[0]}"`, {}, 'run `ledger --help` for the list');
+      printingThrough(io, () => cli.outputHelp());
+      return 0;
     }
     verb = cli.matchedCommand.name;
-    const code = await cli.runMatchedCommand();
-    return typeof code === 'number' ? code : 0;
+    try {
+      const code = await cli.runMatchedCommand();
+      return typeof code === 'number' ? code : 0;
+    } catch (e) {
+      throw await withFlagSuggestion(e, cli);
+    }
   } catch (e) {
     return reportError(e, io, json, verb);
   }
+}
+
+/** The error for a first word that is no verb, with the nearest verbs when one is close. */
+async function unknownVerb(word: string): Promise<LedgerError> {
+  const { closest, didYouMean } = await import('./suggest.js');
+  const names = VERBS.map((v) => v.name);
+  const guess = didYouMean(await closest(word, [...names, 'help']), (n) => `ledger ${n}`);
+  return new LedgerError('USAGE', `unknown command "${word}"`, { command: word }, `${guess ? `${guess} ` : ''}run \`ledger --help\` for the list`);
+}
+
+/** cac's "Unknown option `--x`", with the nearest flags of the verb (and the global ones) when one is close. */
+async function withFlagSuggestion(e: unknown, cli: CAC): Promise<unknown> {
+  const m = (e as Error)?.name === 'CACError' ? /^Unknown option `(-{1,2})([^`]+)`/.exec((e as Error).message) : null;
+  if (!m) return e;
+  const { closest, didYouMean } = await import('./suggest.js');
+  const options = [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])];
+  const flags = [...new Set(options.flatMap((o) => o.rawName.split(/[ ,]+/).filter((w) => w.startsWith('--')).map((w) => w.slice(2))))];
+  // cac reports the name camel-cased (`--dryRn`): compared as typed, in kebab case.
+  const typed = m[2].replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
+  const guess = didYouMean(await closest(typed, flags), (f) => `--${f}`);
+  const verbHelp = cli.matchedCommand ? `see \`ledger ${cli.matchedCommand.name} --help\`` : 'see `ledger --help`';
+  return new LedgerError('USAGE', `Unknown option \`${m[1]}${typed}\``, { option: `${m[1]}${typed}` }, guess ? `${guess} ${verbHelp}` : verbHelp);
 }
 
 /**

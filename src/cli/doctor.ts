@@ -1,6 +1,7 @@
 // `ledger doctor`: looks at a deployment the way an operator would and says what to fix. Every
 // check is read-only. A check reports ok, warn (works, but worth fixing) or fail (the ledger, or
 // a consumer's audit, will refuse something until it is fixed), each with the fix in one line.
+// The git checks ask the real git (src/project/git.ts), read-only.
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,8 @@ import { realFileOps } from '../fs/ops.js';
 import { readHead } from '../store/head.js';
 import { ledgerPaths } from '../store/paths.js';
 import { assertTailIsLastLine } from '../store/read.js';
+import { noLedgerHint } from '../store/append.js';
+import { gitExposure } from '../project/git-ignore.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 export interface DoctorCheck { name: string; status: CheckStatus; detail: string; fix?: string }
@@ -87,7 +90,7 @@ function checkLedger(o: DoctorOptions, checks: DoctorCheck[]): Head | null {
     return null;
   }
   if (!head) {
-    checks.push({ name: 'HEAD', status: 'fail', detail: `no ledger at ${paths.dir}`, fix: 'run `ledger init`, or pass --dir / set LEDGER_DIR' });
+    checks.push({ name: 'HEAD', status: 'fail', detail: `no ledger at ${paths.dir}`, fix: noLedgerHint(paths) });
     return null;
   }
   let size = 0;
@@ -163,12 +166,49 @@ function checkViewFiles(o: DoctorOptions, checks: DoctorCheck[]): void {
   }
 }
 
+/**
+ * Whether git would take the secret key or the ledger (issue 14.2). Policy: a key that git
+ * tracks, or would commit on the next `git add -A`, fails (exit 3): one push publishes the secret
+ * that every signature rests on; so does a git that cannot say (fail closed). A ledger directory
+ * in git is a warning: it leaks nothing secret, but a committed ledger gives merge conflicts
+ * nobody can resolve, and `git checkout` of an older commit rolls it back (README "Using it with
+ * git").
+ */
+function checkGit(o: DoctorOptions, checks: DoctorCheck[]): void {
+  if (existsSync(o.keyPath)) {
+    const e = gitExposure(o.keyPath, false);
+    const name = 'key in git';
+    if (e.state === 'outside') checks.push({ name, status: 'ok', detail: `${o.keyPath} is outside every git work tree` });
+    else if (e.state === 'unknown') checks.push({ name, status: 'fail', detail: `cannot tell whether git would commit the secret key ${o.keyPath}: ${e.why}`, fix: 'fix git (or install it), or keep the key outside the work tree' });
+    else if (e.tracked) checks.push({ name, status: 'fail', detail: `git tracks the secret key ${e.rel} (in ${e.top}): its secret is in the repository's history`, fix: `\`git rm --cached ${e.rel}\` and commit; then make a new key (\`ledger keygen\`), pin it, and revoke the old one in the trust file` });
+    else if (!e.ignored) checks.push({ name, status: 'fail', detail: `git would commit the secret key ${e.rel} (in ${e.top}) on the next \`git add -A\`: it is neither tracked nor ignored`, fix: `add ${ignoreLine(e.rel, false)} to ${e.top}/.gitignore (the line \`ledger init\` writes)` });
+    else checks.push({ name, status: 'ok', detail: `git ignores ${e.rel}` });
+  }
+  if (existsSync(o.dir)) {
+    const e = gitExposure(o.dir, true);
+    const name = 'ledger in git';
+    if (e.state === 'outside') return;
+    if (e.state === 'unknown') checks.push({ name, status: 'warn', detail: `cannot tell whether git tracks ${o.dir}: ${e.why}`, fix: 'fix git (or install it)' });
+    else if (e.tracked) checks.push({ name, status: 'warn', detail: `git tracks files in ${e.rel}/: a committed ledger gives merge conflicts nobody can resolve, and \`git checkout\` rolls it back`, fix: `\`git rm -r --cached ${e.rel}\`, add ${ignoreLine(e.rel, true)} to ${e.top}/.gitignore and commit (README "Using it with git")` });
+    else if (!e.ignored) checks.push({ name, status: 'warn', detail: `git would commit ${e.rel}/ on the next \`git add -A\`: it is neither tracked nor ignored`, fix: `add ${ignoreLine(e.rel, true)} to ${e.top}/.gitignore (the line \`ledger init\` writes)` });
+    else checks.push({ name, status: 'ok', detail: `git ignores ${e.rel}/` });
+  }
+}
+
+/** The line to suggest (not written: doctor is read-only). */
+function ignoreLine(rel: string, isDir: boolean): string {
+  if (isDir) return `/${rel}/`;
+  const slash = rel.lastIndexOf('/');
+  return rel.endsWith('.key') ? `/${slash < 0 ? '' : rel.slice(0, slash + 1)}*.key` : `/${rel}`;
+}
+
 export function runDoctor(o: DoctorOptions): DoctorReport {
   const checks: DoctorCheck[] = [];
   const signingKey = checkKey(o, checks);
   const trust = checkTrust(o, checks);
   const head = checkLedger(o, checks);
   if (trust) checkPins(o, checks, trust, head, signingKey);
+  checkGit(o, checks);
   checkLock(o, checks);
   checkViewFiles(o, checks);
   return { ok: checks.every((c) => c.status !== 'fail'), checks };

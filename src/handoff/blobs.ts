@@ -35,14 +35,15 @@ export interface BlobScratch { path: string; fd: number }
  * A new, empty scratch file in the store's scratch folder, for output captured before its digest
  * is known (step 1 of fs/durable.ts: a random name, O_CREAT | O_EXCL | O_NOFOLLOW, so a file or
  * link planted by that name is refused, never written through). Hand it to adoptBlobFile, or
- * remove it with discardBlobScratch.
+ * remove it with discardBlobScratch. `mode`: tests-cmd.ts makes it 0600 until the output is known
+ * to carry no secret.
  */
-export function openBlobScratch(ledgerDir: string, ops: FileOps = realFileOps): BlobScratch {
+export function openBlobScratch(ledgerDir: string, ops: FileOps = realFileOps, mode = 0o644): BlobScratch {
   const dir = join(ledgerDir, 'blobs', 'tmp');
   const path = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}`);
   try {
     ops.mkdir(dir, 0o755); // scratch only: its entry need not survive a crash
-    return { path, fd: ops.open(path, 'wx', 0o644) };
+    return { path, fd: ops.open(path, 'wx', mode) };
   } catch (e) {
     throw ioError(e, 'create', path);
   }

@@ -1,7 +1,17 @@
-// What git says about the project, for `resume`: branch, how many files differ from HEAD (the
-// working tree and index, untracked files included) and the last three commits. Read-only; null
-// when the project root is not inside a git work tree or git is not installed.
+// What git says, read-only: for `resume` (the project's branch, changed files, last commits) and
+// for a checkpoint's `tests.workdir` (where `--tests-cmd` ran: commit, branch, clean or not).
+// null when the folder is not inside a git work tree or git is not installed.
+//
+// git runs with a scrubbed environment: no GIT_* variable is inherited (GIT_DIR, GIT_WORK_TREE
+// or GIT_INDEX_FILE from a hook would point it at another repository than the folder's), with
+// GIT_OPTIONAL_LOCKS=0 (`git status` then never writes the index) and core.fsmonitor off (a
+// repository's config must not make reading it run a program).
+// Policy: a workdir's git facts are asked as the user the test command runs as (tests-user.ts):
+// the repository is the caller's, and its config and attributes (filters) are the caller's code,
+// as the test command is; they never run with the key's privileges.
 import { execFileSync } from 'node:child_process';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { TestsWorkdir } from '../record.js';
 
 export interface GitFacts {
   branch: string;
@@ -9,12 +19,48 @@ export interface GitFacts {
   last_commits: { oid: string; subject: string }[];
 }
 
-function git(root: string, args: string[]): string | null {
+/** Who runs git (default: this process). */
+export interface GitAs { uid: number; gid: number; home: string | null }
+
+const GIT_TIMEOUT_MS = 10_000;
+
+/** The environment git runs with: `env` without GIT_*, and reading never writes or runs a monitor. */
+export function gitEnv(env: NodeJS.ProcessEnv = process.env, as?: GitAs): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (!k.startsWith('GIT_') && v !== undefined) out[k] = v;
+  out.GIT_OPTIONAL_LOCKS = '0';
+  out.GIT_TERMINAL_PROMPT = '0';
+  if (as) out.HOME = as.home ?? '/nonexistent';
+  return out;
+}
+
+/** Runs `git -C dir ...args`; its stdout, or null when it fails (not a repository, no git, a timeout). */
+export function git(dir: string, args: string[], as?: GitAs): string | null {
   try {
-    return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000, maxBuffer: 64 << 20 });
+    return execFileSync('git', ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=off', '-C', dir, ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: GIT_TIMEOUT_MS,
+      maxBuffer: 64 << 20,
+      env: gitEnv(process.env, as),
+      ...(as ? { uid: as.uid, gid: as.gid } : {}),
+    });
   } catch {
     return null;
   }
+}
+
+/** Paths in NUL-ended `git status --porcelain=v1 -z` output (a rename's old path skipped). */
+export function statusPaths(status: string): string[] {
+  const out: string[] = [];
+  const fields = status.split('\0');
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    if (f.length < 4) continue;
+    out.push(f.slice(3));
+    if (f[0] === 'R' || f[0] === 'C') i++;
+  }
+  return out;
 }
 
 export function gitFacts(root: string): GitFacts | null {
@@ -24,19 +70,37 @@ export function gitFacts(root: string): GitFacts | null {
   const short = git(root, ['rev-parse', '--short', 'HEAD'])?.trim();
   const branch = sym || (short ? `(detached at ${short})` : '(unknown)');
   const status = git(root, ['status', '--porcelain=v1', '-z', '--untracked-files=all']) ?? '';
-  // -z: entries end with NUL; a rename carries its old path as one more NUL-ended field.
-  let changed = 0;
-  const fields = status.split('\0');
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i];
-    if (f.length < 4) continue;
-    changed++;
-    if (f[0] === 'R' || f[0] === 'C') i++;
-  }
   const log = git(root, ['log', '-3', '--format=%h%x09%s']) ?? '';
   const last_commits = log.split('\n').filter(Boolean).map((l) => {
     const tab = l.indexOf('\t');
     return { oid: l.slice(0, tab), subject: l.slice(tab + 1) };
   });
-  return { branch, changed_files: changed, last_commits };
+  return { branch, changed_files: statusPaths(status).length, last_commits };
+}
+
+/** Where a test command ran: the checkpoint's `tests.workdir` (its schema is in src/record.ts). */
+export type Workdir = TestsWorkdir;
+
+/** Paths (absolute) that never make a work tree dirty: the ledger directory and the two views. */
+export interface LedgerFiles { ledgerDir: string; views: string[] }
+
+/** Whether an absolute path is the ledger's own: inside the ledger directory, or one of the views. */
+export function isLedgerFile(abs: string, own: LedgerFiles): boolean {
+  const r = relative(own.ledgerDir, abs);
+  const inside = r === '' || !(r === '..' || r.startsWith(`..${sep}`) || isAbsolute(r));
+  return inside || own.views.includes(abs);
+}
+
+/** The git facts of the folder a test command ran in (as `as`, see the Policy above). */
+export function workdirFacts(dir: string, own: LedgerFiles, as?: GitAs): Workdir {
+  const path = resolve(dir);
+  const top = git(path, ['rev-parse', '--show-toplevel'], as)?.replace(/\n$/, '');
+  if (!top) return { path, git: null };
+  const commit = git(path, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], as)?.trim() || null;
+  const ref = git(path, ['symbolic-ref', '--quiet', 'HEAD'], as)?.trim() || null;
+  const branch = ref?.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null;
+  const status = git(path, ['status', '--porcelain=v1', '-z', '--untracked-files=normal'], as);
+  // Policy: a status that cannot be read is not clean (fail closed: "clean" is a claim).
+  const clean = status !== null && statusPaths(status).every((p) => isLedgerFile(join(top, p.replace(/\/$/, '')), own));
+  return { path, git: { commit: commit && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(commit) ? commit : null, branch, clean } };
 }

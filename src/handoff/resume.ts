@@ -1,6 +1,7 @@
 // `ledger resume SLUG`: the short, bounded read for whoever takes a work item over (at most 80
 // lines): owner and lease, the latest checkpoint in full, the trail, the evidence that changed
-// since that checkpoint, and what git says. Built as data first (the --json output), then shaped
+// since that checkpoint, what was committed since its last test run (changes-since.ts), and what
+// git says. Built as data first (the --json output), then shaped
 // into lines under the budget.
 import { relative } from 'node:path';
 import { LedgerError } from '../errors.js';
@@ -8,6 +9,7 @@ import { redigestSource } from '../causal/evidence.js';
 import type { Evidence } from '../record.js';
 import { blobPath } from './blobs.js';
 import type { GitFacts } from './git.js';
+import { changesSince, changesSinceLines, type ChangesSince } from './changes-since.js';
 import { describeLease, leaseLive } from './lease.js';
 import { entryData, trailLine, TRAIL_LENGTH } from './render-yml.js';
 import { clipLines, lastLines, oneLine } from './text.js';
@@ -38,6 +40,8 @@ export interface ResumeReport extends Pick<WorkItem, 'slug' | 'status' | 'owner'
   taken_over: WorkItem['taken_over'];
   released: WorkItem['released'];
   notes: { count: number; latest: { seq: number; ts: string; agent: string; text: string }[] };
+  /** Commits and files since the commit of the item's last test run (changes-since.ts). */
+  changes_since: ChangesSince | null;
 }
 
 export interface ResumeContext {
@@ -99,6 +103,7 @@ export function buildResume(log: WorkLog, slug: string, ctx: ResumeContext): Res
     taken_over: item.taken_over,
     released: item.released,
     notes: { count: item.notes.length, latest: item.notes.slice(-5).map((n) => ({ seq: n.seq, ts: n.ts, agent: n.agent, text: n.text })) },
+    changes_since: changesSince(item, ctx),
   };
 }
 
@@ -165,6 +170,7 @@ function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
     out.push(...lines.slice(0, caps.evidence));
     if (lines.length > caps.evidence) out.push(`  … (${lines.length - caps.evidence} more; --json lists all)`);
   }
+  out.push(...changesSinceLines(r.changes_since, caps.evidence));
   if (r.git) {
     out.push(`git: branch ${r.git.branch}, ${r.git.changed_files} changed file${r.git.changed_files === 1 ? '' : 's'}`);
     if (r.git.last_commits.length === 0) out.push('  no commits yet');

@@ -1,21 +1,28 @@
 // `checkpoint --tests-cmd CMD`: the ledger runs the test command itself, so the recorded exit code
-// and output are what really happened, not what an agent typed.
+// and output are what really happened, not what an agent typed (SPEC 10).
 //
-//   1. run CMD with /bin/sh in the project root (the folder that holds the ledger directory), in
-//      its own process group, stdout and stderr both into one scratch file of the blob store
+//   1. run CMD with /bin/sh in the caller's working directory, as the caller (tests-user.ts: never
+//      with the key's privileges), with an environment that names no key (testsEnv), in its own
+//      process group, stdout and stderr both into one scratch file of the blob store, mode 0600
 //      (interleaved as written, no pipe to fill)
-//   2. on timeout, SIGTERM the whole group, SIGKILL it 5 s later
-//   3. move the file into the blob store under its digest; read back its last 64 KiB for the
-//      excerpt
+//   2. on timeout, SIGTERM the whole group, SIGKILL it 5 s later; when the shell exits, SIGKILL
+//      what is left of its group (Policy: output written after the run is not part of it)
+//   3. scan the whole output and the excerpt for the signing key (secret-scan.ts): if it is there,
+//      the scratch file is removed and nothing is recorded (OP_INSECURE_KEY, exit 3)
+//   4. the caller (workflow.ts) checks the result against the request, then `adopt` moves the file
+//      into the blob store under its digest (0644) or `discard` removes it
 // Exit codes as a shell reports them: the command's own, 128 + N when signal N killed it, and
 // Policy: 124 when the ledger stopped it on timeout (as GNU `timeout` does).
 import { spawn } from 'node:child_process';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
 import { constants } from 'node:os';
+import { resolve } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import type { TestsRun } from '../record.js';
 import { adoptBlobFile, discardBlobScratch, openBlobScratch, putBlob, type StoredBlob } from './blobs.js';
 import { EXCERPT_WINDOW, excerptOf } from './excerpt.js';
+import { containsSecret, fileContainsSecret, type KeySecret } from './secret-scan.js';
+import type { TestsUser } from './tests-user.js';
 
 export const DEFAULT_TESTS_TIMEOUT_MS = 30 * 60_000;
 const KILL_GRACE_MS = 5_000;
@@ -27,30 +34,101 @@ export interface CapturedTests {
   timedOut: boolean;
 }
 
-function lastBytes(path: string, size: number): Buffer {
-  const n = Math.min(size, EXCERPT_WINDOW);
-  const buf = Buffer.alloc(n);
-  const fd = openSync(path, 'r');
-  try {
-    readSync(fd, buf, 0, n, size - n);
-  } finally {
-    closeSync(fd);
-  }
-  return buf;
+/** A finished run whose output is scanned but not yet in the blob store. */
+export interface RanTests {
+  exitCode: number;
+  timedOut: boolean;
+  excerpt: string;
+  bytes: number;
+  /** Moves the output into the blob store and gives what the record says (with `workdir`, if any). */
+  adopt(extra?: Pick<TestsRun, 'workdir'>): CapturedTests;
+  /** Removes the output (a run whose record is refused). */
+  discard(): void;
 }
 
-export async function runTestsCommand(
-  command: string,
-  opts: { cwd: string; ledgerDir: string; timeoutMs: number; env: NodeJS.ProcessEnv },
-): Promise<CapturedTests> {
-  // A new file only (O_EXCL | O_NOFOLLOW): a name planted in blobs/tmp is refused, not written through.
-  const { path: scratch, fd } = openBlobScratch(opts.ledgerDir);
+export interface RunOptions {
+  /** Where the command runs: the caller's working directory. */
+  cwd: string;
+  ledgerDir: string;
+  timeoutMs: number;
+  /** The environment it is given, before testsEnv takes the key out of it. */
+  env: NodeJS.ProcessEnv;
+  /** Who runs it (tests-user.ts decideTestsUser). */
+  user: TestsUser;
+  /** The signing key, for the scan of step 3. */
+  secret: KeySecret;
+  /** The key file's path, when the key was read from one (kept out of the environment). */
+  keyPath: string | null;
+}
+
+/**
+ * The environment of a test command. Policy: every LEDGER_* variable is dropped (LEDGER_KEY names
+ * the key; the rest are the ledger's, not the suite's), and so is any variable whose value names
+ * the key file or carries the key in any form secret-scan.ts knows. Run as another user, HOME,
+ * USER and LOGNAME are that user's.
+ */
+export function testsEnv(env: NodeJS.ProcessEnv, o: Pick<RunOptions, 'user' | 'secret' | 'keyPath' | 'cwd'>): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  const key = o.keyPath === null ? null : resolve(o.keyPath);
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || name.startsWith('LEDGER_')) continue;
+    if (key !== null && (value.includes(key) || resolve(o.cwd, value) === key)) continue;
+    if (containsSecret(o.secret, value)) continue;
+    out[name] = value;
+  }
+  if (o.user.switch) {
+    out.HOME = o.user.home ?? '/nonexistent';
+    for (const name of ['USER', 'LOGNAME']) {
+      if (o.user.name !== null) out[name] = o.user.name;
+      else delete out[name];
+    }
+  }
+  return out;
+}
+
+function lastBytes(fd: number, size: number): Buffer {
+  const n = Math.min(size, EXCERPT_WINDOW);
+  const buf = Buffer.alloc(n);
+  let got = 0;
+  while (got < n) {
+    const r = readSync(fd, buf, got, n - got, size - n + got);
+    if (r <= 0) break;
+    got += r;
+  }
+  return buf.subarray(0, got);
+}
+
+function keyInOutput(what: string): LedgerError {
+  return new LedgerError(
+    'OP_INSECURE_KEY',
+    `${what} contains the signing key's secret; nothing was recorded`,
+    {},
+    'the test command could read the key: run ledger as the key\'s owner through a wrapper that runs the tests as the caller (README "How to deploy so that agents never read the secret key"), and treat this key as exposed',
+  );
+}
+
+export async function runTestsCommand(command: string, opts: RunOptions): Promise<RanTests> {
+  // A new file only (O_EXCL | O_NOFOLLOW): a name planted in blobs/tmp is refused, not written
+  // through. 0600 until the scan says the output carries no secret.
+  const { path: scratch, fd } = openBlobScratch(opts.ledgerDir, undefined, 0o600);
+  let open = true;
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  const fail = (e: unknown): never => {
+    close();
+    discardBlobScratch(scratch);
+    throw e;
+  };
   let timedOut = false;
   let interrupted: NodeJS.Signals | null = null;
   let exit: { code: number | null; signal: NodeJS.Signals | null };
+  const env = testsEnv(opts.env, opts);
+  const as = opts.user.switch ? { uid: opts.user.uid, gid: opts.user.gid } : {};
   try {
     exit = await new Promise((resolvePromise, reject) => {
-      const child = spawn('/bin/sh', ['-c', command], { cwd: opts.cwd, env: opts.env, stdio: ['ignore', fd, fd], detached: true });
+      const child = spawn('/bin/sh', ['-c', command], { cwd: opts.cwd, env, stdio: ['ignore', fd, fd], detached: true, ...as });
       const killGroup = (sig: NodeJS.Signals) => {
         try {
           if (child.pid !== undefined) process.kill(-child.pid, sig);
@@ -81,44 +159,63 @@ export async function runTestsCommand(
       };
       child.on('error', (e) => {
         done();
-        reject(new LedgerError('OP_IO', `cannot run --tests-cmd with /bin/sh: ${(e as NodeJS.ErrnoException).code ?? e.message}`));
+        reject(new LedgerError('OP_IO', `cannot run --tests-cmd with /bin/sh in ${opts.cwd}: ${(e as NodeJS.ErrnoException).code ?? e.message}`));
       });
       child.on('exit', (code, signal) => {
         done();
+        // A background job of the suite would go on writing into the output after it is scanned.
+        killGroup('SIGKILL');
         resolvePromise({ code, signal });
       });
     });
   } catch (e) {
-    discardBlobScratch(scratch);
-    throw e;
-  } finally {
-    closeSync(fd);
+    return fail(e);
   }
-  if (interrupted) {
-    discardBlobScratch(scratch);
-    throw new LedgerError('OP_IO', `--tests-cmd was interrupted by ${interrupted}; nothing was recorded`, { signal: interrupted }, 'run the checkpoint again');
-  }
+  if (interrupted) return fail(new LedgerError('OP_IO', `--tests-cmd was interrupted by ${interrupted}; nothing was recorded`, { signal: interrupted }, 'run the checkpoint again'));
   const exitCode = timedOut ? TIMEOUT_EXIT : exit.code ?? 128 + (exit.signal ? constants.signals[exit.signal] ?? 0 : 0);
   let size: number;
-  let tail: Buffer;
+  let excerpt: string;
+  let rfd: number | null = null;
   try {
-    size = statSync(scratch).size;
-    tail = lastBytes(scratch, size);
+    // The scratch was opened write-only (the recipe's create); it is read through a second
+    // descriptor, which must be the same file (a name swapped meanwhile is refused).
+    rfd = openSync(scratch, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    const st = fstatSync(fd);
+    const rst = fstatSync(rfd);
+    if (st.ino !== rst.ino || st.dev !== rst.dev) return fail(new LedgerError('OP_IO', `the output file of --tests-cmd ${scratch} was replaced while it ran; nothing was recorded`, { path: scratch }));
+    size = st.size;
+    if (fileContainsSecret(opts.secret, rfd, size)) return fail(keyInOutput('the output of --tests-cmd'));
+    const tail = lastBytes(rfd, size);
+    excerpt = excerptOf(tail, size > tail.length);
+    if (containsSecret(opts.secret, excerpt)) return fail(keyInOutput('the output of --tests-cmd'));
+    fchmodSync(fd, 0o644);
   } catch (e) {
-    discardBlobScratch(scratch);
-    throw ioError(e, 'read the output of --tests-cmd in', scratch);
+    return fail(e instanceof LedgerError ? e : ioError(e, 'read the output of --tests-cmd in', scratch));
+  } finally {
+    if (rfd !== null) closeSync(rfd);
   }
-  const blob = adoptBlobFile(opts.ledgerDir, scratch);
+  close();
+  let settled = false;
   return {
-    tests: { excerpt: excerptOf(tail, size > tail.length), digest: blob.digest, command, exit_code: exitCode, bytes: blob.bytes },
-    blob,
-    timedOut,
+    exitCode, timedOut, excerpt, bytes: size,
+    adopt(extra = {}) {
+      if (settled) throw new LedgerError('INTERNAL', 'a test run was adopted or discarded twice');
+      settled = true;
+      const blob = adoptBlobFile(opts.ledgerDir, scratch);
+      return { tests: { excerpt, digest: blob.digest, command, exit_code: exitCode, bytes: blob.bytes, ...extra }, blob, timedOut };
+    },
+    discard() {
+      if (settled) return;
+      settled = true;
+      discardBlobScratch(scratch);
+    },
   };
 }
 
 /** `--tests TEXT`: output an agent pasted; kept whole in the blob store, no command or exit code. */
-export function storeReportedTests(text: string, ledgerDir: string): CapturedTests {
+export function storeReportedTests(text: string, ledgerDir: string, secret: KeySecret | null): CapturedTests {
   const data = Buffer.from(text, 'utf8');
+  if (secret && containsSecret(secret, data)) throw keyInOutput('--tests');
   const blob = putBlob(ledgerDir, data);
   const tail = data.subarray(Math.max(0, data.length - EXCERPT_WINDOW));
   return { tests: { excerpt: excerptOf(tail, tail.length < data.length), digest: blob.digest, bytes: blob.bytes }, blob, timedOut: false };

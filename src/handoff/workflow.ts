@@ -1,8 +1,12 @@
 // The handoff-log workflow (SPEC 6 and 10): start, checkpoint and finish, with the rules that the
 // CLI's verbs and the library's Ledger.start/checkpoint/finish share. Each one:
-//   1. checks the request (a bad one is refused before anything runs or is written)
-//   2. checkpoint/finish: an advisory ownership check on the current HEAD (so a non-owner never
-//      waits for a test run), then the test command, or the reported output, into the blob store
+//   1. checks the request (a bad one is refused before anything runs or is written); a
+//      checkpoint or finish checks its whole draft by the store's schema, with placeholders
+//   2. checkpoint/finish: advisory ownership and --supersedes checks on the current HEAD, and the
+//      key read (so nothing that will be refused waits for, or runs, a test command), then the
+//      test command (as the caller, tests-user.ts; output scanned for the key, secret-scan.ts;
+//      a finish's `tests` invariant against the observed exit), or the reported output, into
+//      the blob store
 //   3. decides under the writer lock on the current HEAD (ownership.ts and lease.ts: pure, `now`
 //      passed in) and appends in the same critical section (the store's transact)
 //   4. rewrites HANDOFF.md and HANDOFF.yml from the ledger
@@ -16,24 +20,29 @@
 // Messages name a field by its command-line flag (`--done`): the vocabulary the CLI, the library
 // and an agent's tools share (SPEC 12). The check* functions are exported so that the CLI
 // checks its flags in its own order with the very same rules.
-import { dirname } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import {
   AGENT_RE, ID_RE, charCount,
   type CheckpointPayload, type Dependency, type Draft, type Evidence, type FinishPayload, type Head, type Invariant, type LedgerRecord, type Outcome, type TestsRun,
 } from '../record.js';
-import { transact, type Appended, type StoreOptions } from '../store/append.js';
+import { assertDrafts, transact, type Appended, type StoreOptions } from '../store/append.js';
 import type { RecoverReport } from '../store/recover.js';
 import { readRecords, type RecordAt } from '../store/read.js';
 import type { LedgerWriter } from '../causal/retry.js';
 import { DEFAULT_LEASE_MS } from './lease.js';
 import { checkTakeoverFlags, decideStart, decideWrite } from './ownership.js';
-import type { CapturedTests } from './tests-cmd.js';
+import type { CapturedTests, RanTests } from './tests-cmd.js';
+import { valueContainsSecret, type KeySecret } from './secret-scan.js';
 import { foldWorkLog } from './workitems.js';
 
 /** What the workflow needs of a writer: the causal layer's, and the clock it reads once a step. */
 export interface WorkWriter extends LedgerWriter {
   now(): Date;
+  /** The signing key's secret, so that test output carrying it is never recorded (secret-scan.ts);
+   * null when the writer holds only a Signer. Read before a test command runs. */
+  keySecret?(): KeySecret | null;
 }
 
 /** Policy: a lease is at most 30 days; a longer one would only lock others out of a slug. */
@@ -62,12 +71,18 @@ export interface StartRequest {
 export type TestsRequest =
   | { text: string }
   | {
-      /** Run with /bin/sh in the project root (the folder that holds the ledger directory). */
+      /** Run with /bin/sh in `cwd`, as the caller (tests-user.ts), never with the key's privileges. */
       command: string;
+      /** Where it runs: the caller's working directory (default: process.cwd()). Its git commit,
+       * branch and clean state are recorded as `tests.workdir`. */
+      cwd?: string;
       /** Default 30 minutes; then the run is stopped and recorded as exit code 124. */
       timeoutMs?: number;
-      /** The environment of the run (default: this process's). */
+      /** The environment of the run (default: this process's), less every LEDGER_* variable and
+       * anything naming the key (tests-cmd.ts testsEnv). */
       env?: NodeJS.ProcessEnv;
+      /** What says who the caller is: SUDO_UID, SUDO_GID, LEDGER_TESTS_USER (default: `env`). */
+      callerEnv?: Record<string, string | undefined>;
       /** How the timeout is named in the warning when it fires (default: from timeoutMs). */
       timeoutLabel?: string;
     };
@@ -191,11 +206,12 @@ export function checkTestsCommand(command: unknown): string {
 
 function checkTests(tests: TestsRequest | undefined): TestsRequest | undefined {
   if (tests === undefined) return undefined;
-  const t = tests as { text?: unknown; command?: unknown; timeoutMs?: unknown };
+  const t = tests as { text?: unknown; command?: unknown; timeoutMs?: unknown; cwd?: unknown };
   if (t.text !== undefined && t.command !== undefined) throw new LedgerError('USAGE', '--tests and --tests-cmd both give test output; pass one (--tests-cmd has the ledger run it)');
   if (t.command !== undefined) {
     checkTestsCommand(t.command);
     if (t.timeoutMs !== undefined) checkTestsTimeoutMs(t.timeoutMs);
+    if (t.cwd !== undefined && (typeof t.cwd !== 'string' || t.cwd === '')) throw new LedgerError('USAGE', 'tests.cwd expects a directory, as text');
   } else if (typeof t.text !== 'string') throw new LedgerError('USAGE', '--tests expects the test output as text');
   return tests;
 }
@@ -299,8 +315,34 @@ export function finishWork(w: WorkWriter, req: FinishRequest): Promise<WriteResu
   return writeWork(w, 'finish', req);
 }
 
+/** The test run's observed result decides the `tests` invariant of a finish (SPEC 10, issue 14.5). */
+const TESTS_INVARIANT = 'tests';
+
+/** A placeholder digest: the draft checked before the run has no blob yet. */
+const NO_DIGEST = `sha256:${'0'.repeat(64)}`;
+
+/** The folder and views whose changes never make a work tree dirty (real paths, as git prints them). */
+function ledgerFiles(w: LedgerWriter, views: string | false | undefined): { ledgerDir: string; views: string[] } {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  const vdir = real(typeof views === 'string' ? views : dirname(w.paths.dir));
+  return { ledgerDir: real(w.paths.dir), views: [join(vdir, 'HANDOFF.md'), join(vdir, 'HANDOFF.yml')] };
+}
+
+function secretInPayload(field: string): LedgerError {
+  return new LedgerError('INPUT_REFUSED', `${field} contains the signing key's secret; nothing was recorded`, {}, 'treat this key as exposed');
+}
+
 async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind: K, req: K extends 'finish' ? FinishRequest : CheckpointRequest): Promise<WriteResult<K>> {
-  // 1. the request, before anything runs or is written
+  // 1. the request, before anything runs or is written (issue 13 finding 16): the fields, then
+  //    the whole draft as it will be, by the schema the store applies (text limits, outcome,
+  //    invariants, depends_on, evidence, supersedes), with placeholders for what only the
+  //    decision and the run give
   const c = checkWrite(req);
   const leaseMs = kind === 'checkpoint' ? ((req as CheckpointRequest).leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs((req as CheckpointRequest).leaseMs)) : 0;
   const evidence: Record<string, Evidence> = req.evidence ?? {};
@@ -315,46 +357,79 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
       ...(f.note !== undefined ? { note: f.note } : {}),
     };
   }
-
-  // 2. advisory: a non-owner is refused before a test suite runs for nothing
-  decideWrite(foldWorkLog(workRecords(w, w.head())).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
-  let captured: CapturedTests | null = null;
   const tests = c.tests;
-  const { DEFAULT_TESTS_TIMEOUT_MS, runTestsCommand, storeReportedTests } = await import('./tests-cmd.js');
-  if (tests !== undefined && 'command' in tests) {
-    captured = await runTestsCommand(tests.command, { cwd: dirname(w.paths.dir), ledgerDir: w.paths.dir, timeoutMs: tests.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS, env: tests.env ?? process.env });
-  } else if (tests !== undefined) {
-    captured = storeReportedTests(tests.text, w.paths.dir);
+  const command = tests !== undefined && 'command' in tests ? tests : null;
+  const cwd = command ? resolve(command.cwd ?? process.cwd()) : null;
+  if (cwd !== null && !isDirectory(cwd)) throw new LedgerError('USAGE', `--tests-cmd cannot run in ${cwd}: not a directory`, { cwd });
+  const callerInvariant = finishFields?.invariants[TESTS_INVARIANT];
+  const draftOf = (execution_id: string, now: Date, captured: TestsRun | undefined, invariants?: Record<string, Invariant>): Draft => {
+    const common = {
+      logical_operation_id: c.slug, execution_id, done: c.done, state: c.state, next: c.next,
+      verified: c.verified, attempted: c.attempted, blockers: c.blockers,
+      ...(captured ? { tests: captured } : {}),
+    };
+    if (kind === 'checkpoint') {
+      const payload: CheckpointPayload = { ...common, ...(Object.keys(evidence).length ? { evidence } : {}), lease_until: new Date(now.getTime() + leaseMs).toISOString() };
+      return { kind, agent: c.agent, ...payload } as Draft;
+    }
+    const payload: FinishPayload = { ...common, ...finishFields!, ...(invariants ? { invariants } : {}), evidence };
+    return { kind, agent: c.agent, ...payload } as Draft;
+  };
+  // A run of a finish adds its own `tests` invariant when the caller gave none: checked here too.
+  const observedInvariant = (ok: boolean, exit: number): Invariant => ({ ok, detail: `observed by the ledger: --tests-cmd exited ${exit}` });
+  const withObserved = (ok: boolean, exit: number) =>
+    finishFields && command && callerInvariant === undefined ? { ...finishFields.invariants, [TESTS_INVARIANT]: observedInvariant(ok, exit) } : undefined;
+  const placeholderTests: TestsRun | undefined = tests === undefined ? undefined
+    : command ? { excerpt: '', digest: NO_DIGEST, command: command.command, exit_code: 0, bytes: 0 } : { excerpt: '', digest: NO_DIGEST, bytes: 0 };
+
+  // 2. advisory, on the current HEAD: a non-owner, or a finish superseding what it may not, is
+  //    refused before a test suite runs for nothing (both are decided again under the lock)
+  const head = w.head();
+  const advisory = decideWrite(foldWorkLog(workRecords(w, head)).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
+  assertDrafts([draftOf(advisory.execution_id, w.now(), placeholderTests, withObserved(true, 0))]);
+  if (finishFields?.supersedes) checkSupersedes(w, head, c.slug, finishFields.supersedes);
+  // The key, read now (a missing or insecure key is refused before the run): no field, and no
+  // output, that carries its secret is ever recorded.
+  const secret = w.keySecret?.() ?? null;
+  if (secret && valueContainsSecret(secret, draftOf(advisory.execution_id, w.now(), undefined))) throw secretInPayload('the request');
+  if (command && secret === null) {
+    throw new LedgerError('USAGE', 'tests.command needs a writer that knows its key (opened with a key file or a seed, not a Signer), so that the output can be checked for it', {}, 'run the tests yourself and pass { text }');
   }
 
-  // 3. the decision that counts, under the writer lock
+  let captured: CapturedTests | null = null;
+  const { DEFAULT_TESTS_TIMEOUT_MS, runTestsCommand, storeReportedTests } = await import('./tests-cmd.js');
+  if (command) {
+    // Who runs it: the caller, never the key's owner on the caller's behalf (tests-user.ts).
+    const { decideTestsUser, passwdLookup, processIds } = await import('./tests-user.js');
+    const env = command.env ?? process.env;
+    const user = decideTestsUser(command.callerEnv ?? env, processIds(), passwdLookup());
+    const { workdirFacts } = await import('./git.js');
+    // Policy: git is asked just before the run: the record says which commit was tested.
+    const workdir = workdirFacts(cwd!, ledgerFiles(w, req.views), user.switch ? { uid: user.uid, gid: user.gid, home: user.home } : undefined);
+    const ran: RanTests = await runTestsCommand(command.command, {
+      cwd: cwd!, ledgerDir: w.paths.dir, timeoutMs: command.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS, env, user, secret: secret!,
+      keyPath: secret!.path,
+    });
+    // 3a. harness-observed (SPEC 10): a `tests` invariant that says ok while the ledger saw the
+    //     command fail is refused, and its output is not kept
+    if (callerInvariant?.ok === true && ran.exitCode !== 0) {
+      ran.discard();
+      throw new LedgerError('INPUT_REFUSED', `--invariant ${TESTS_INVARIANT}=ok, but the ledger ran --tests-cmd and it exited ${ran.exitCode}; nothing was recorded`, { exit_code: ran.exitCode }, `finish with --invariant ${TESTS_INVARIANT}=fail (or leave it out: the ledger records what it saw), or fix the tests first`);
+    }
+    if (finishFields && callerInvariant === undefined) finishFields.invariants = withObserved(ran.exitCode === 0, ran.exitCode)!;
+    captured = ran.adopt({ workdir });
+  } else if (tests !== undefined) {
+    captured = storeReportedTests((tests as { text: string }).text, w.paths.dir, secret);
+  }
+
+  // 3b. the decision that counts, under the writer lock
   const now = w.now();
   let lapsedAt: string | null = null;
   const res = transact(at(w, now), w.signer(), (view) => {
     const decision = decideWrite(foldWorkLog(workRecords(w, view.head)).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now });
     if (finishFields?.supersedes) checkSupersedes(w, view.head, c.slug, finishFields.supersedes);
     lapsedAt = decision.lapsedAt;
-    const common = {
-      logical_operation_id: c.slug,
-      execution_id: decision.execution_id,
-      done: c.done,
-      state: c.state,
-      next: c.next,
-      verified: c.verified,
-      attempted: c.attempted,
-      blockers: c.blockers,
-      ...(captured ? { tests: captured.tests as TestsRun } : {}),
-    };
-    if (kind === 'checkpoint') {
-      const payload: CheckpointPayload = {
-        ...common,
-        ...(Object.keys(evidence).length ? { evidence } : {}),
-        lease_until: new Date(now.getTime() + leaseMs).toISOString(),
-      };
-      return [{ kind, agent: c.agent, ...payload } as Draft];
-    }
-    const payload: FinishPayload = { ...common, ...finishFields!, evidence };
-    return [{ kind, agent: c.agent, ...payload } as Draft];
+    return [draftOf(decision.execution_id, now, captured ? (captured.tests as TestsRun) : undefined)];
   });
 
   // 4. warnings and views
@@ -363,8 +438,21 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   if (lapsedAt) warnings.push(`your lease on ${c.slug} had lapsed at ${lapsedAt} (nobody took over); this ${kind} ${kind === 'checkpoint' ? 'renews it' : 'closes the item'}`);
   if (c.verified.length && !captured) warnings.push(`${c.verified.length} item${c.verified.length === 1 ? '' : 's'} claimed as verified, but no test output recorded (--tests-cmd CMD, or --tests TEXT): the next session will read them as claims`);
   if (c.verified.length && captured?.tests.exit_code !== undefined && captured.tests.exit_code !== 0) warnings.push(`items claimed as verified while the test command exited ${captured.tests.exit_code}`);
-  if (captured?.timedOut && tests !== undefined && 'command' in tests) warnings.push(`--tests-cmd was stopped after ${tests.timeoutLabel ?? exactSpan(tests.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS)}; recorded as exit code 124`);
+  if (captured?.timedOut && command) warnings.push(`--tests-cmd was stopped after ${command.timeoutLabel ?? exactSpan(command.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS)}; recorded as exit code 124`);
   if (kind === 'finish' && finishFields!.outcome === 'success' && c.blockers.length) warnings.push(`finished with outcome success while ${c.blockers.length} blocker${c.blockers.length === 1 ? ' is' : 's are'} open`);
+  // Policy: a finish that a gate has nothing to check against is allowed (closing an item that
+  // led nowhere is honest), but said: the README calls evidence required for a handoff.
+  if (kind === 'finish' && !Object.keys(evidence).length && !Object.keys(finishFields!.invariants).length && !captured) {
+    warnings.push('this finish records no evidence, no invariants and no test output: a gate on it has nothing to check (--evidence NAME=SOURCE, --invariant NAME=ok, --tests-cmd CMD)');
+  }
   const views = await refreshViews(w, req.views, warnings);
   return { record: res.records[0] as WriteResult<K>['record'], recovered: res.recovered, warnings, views, tests: captured, lapsedAt };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }

@@ -12,6 +12,7 @@
 // it. If anything fails before the rename, the new bytes are cut back off, so a refused or
 // failed append leaves records.jsonl and HEAD as they were.
 import { randomBytes } from 'node:crypto';
+import { dirname } from 'node:path';
 import { canonicalAroundSig, canonicalLine, digestOf, ed25519SigJson, recordId, toBase64url } from '../canonical.js';
 import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
@@ -21,6 +22,7 @@ import { fsError, realFileOps, type FileOps } from '../fs/ops.js';
 import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
+import { nearestLedger } from './discover.js';
 import { assertTailIsLastLine, rememberTail } from './read.js';
 import { quarantineUnpublished, type RecoverReport } from './recover.js';
 
@@ -75,9 +77,25 @@ export function assertDrafts(drafts: readonly unknown[]): asserts drafts is Draf
   }
 }
 
-/** The refusal when `paths.dir` holds no ledger (no HEAD). */
-export function notALedger(paths: LedgerPaths): LedgerError {
-  return new LedgerError('INPUT_NOT_FOUND', `no ledger at ${paths.dir} (no HEAD)`, { dir: paths.dir }, 'run `ledger init`, or pass --dir');
+/**
+ * The refusal when `paths.dir` holds no ledger (no HEAD). Its hint never advises `ledger init`
+ * where a ledger exists (SPEC 3): records without a HEAD are a damaged ledger to restore, and a
+ * directory inside a project that has a ledger is pointed at that one.
+ */
+export function notALedger(paths: LedgerPaths, ops: FileOps = realFileOps): LedgerError {
+  return new LedgerError('INPUT_NOT_FOUND', `no ledger at ${paths.dir} (no HEAD)`, { dir: paths.dir }, noLedgerHint(paths, ops));
+}
+
+export function noLedgerHint(paths: LedgerPaths, ops: FileOps = realFileOps): string {
+  if (ops.exists(paths.records)) return 'records.jsonl is there but HEAD is not: restore HEAD from a copy (`ledger audit` shows what is there); a new ledger here would be a second, unrelated one';
+  let nearest: string | null = null;
+  try {
+    nearest = nearestLedger(dirname(paths.dir));
+  } catch {
+    // Only the advice depends on it; the refusal stands either way.
+  }
+  if (nearest && nearest !== paths.dir) return `the nearest ledger is ${nearest}: pass --dir ${nearest}, or leave out --dir and LEDGER_DIR to use it`;
+  return 'run `ledger init` in the project\'s top folder to create one (in a git worktree: in the main worktree), or pass --dir / set LEDGER_DIR';
 }
 
 function laterTs(now: Date, prev: string): string {
@@ -155,7 +173,7 @@ export function transact(
   checkedDrafts?: readonly Draft[],
 ): AppendResult {
   const { paths, ops, waitMs, now } = resolve(opts);
-  if (!ops.exists(paths.head)) throw notALedger(paths);
+  if (!ops.exists(paths.head)) throw notALedger(paths, ops);
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
     return appendLocked(ops, paths, now, signer, decide, checkedDrafts);
@@ -184,7 +202,7 @@ function appendLocked(
 ): AppendResult {
   {
     const current = readHeadWithBytes(ops, paths);
-    if (!current) throw notALedger(paths);
+    if (!current) throw notALedger(paths, ops);
     const { head } = current;
     const tail = assertTailIsLastLine(ops, paths, head);
     const drafts = decide({ paths, head, tail: { id: tail.id, record: tail.record } });
@@ -342,7 +360,7 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
 /** `ledger recover`: the quarantine step on its own, under the lock. */
 export function recoverLedger(opts: StoreOptions, dryRun: boolean): RecoverReport {
   const { paths, ops, waitMs } = resolve(opts);
-  if (!ops.exists(paths.dir)) throw notALedger(paths);
+  if (!ops.exists(paths.dir)) throw notALedger(paths, ops);
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
     const head = readHead(ops, paths);

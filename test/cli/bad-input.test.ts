@@ -57,7 +57,7 @@ const rows: Row[] = [
   { name: 'batch: nothing on stdin', args: ['append', '--batch'], stdin: '', code: 2, match: /no payloads/ },
   { name: 'batch: with a handoff flag', args: ['append', '--batch', '--op', 'o'], stdin: '{}\n', code: 2, match: /does not apply/ },
   { name: 'init on an existing ledger', args: ['init'], code: 2, match: /already exists/ },
-  { name: 'show: not an id or a seq', args: ['show', 'latest'], code: 2, match: /expected a record id/ },
+  { name: 'show: not an id or a seq', args: ['show', 'latest'], code: 2, match: /show expects a record: a seq number, HEAD, or a record id/ },
   { name: 'show: a seq past HEAD', args: ['show', '99'], code: 2, match: /no published record at seq 99/ },
   { name: 'show: an id not in the ledger', args: ['show', 'sha256:' + 'a'.repeat(64)], code: 2, match: /no published record/ },
   { name: 'log: an unknown kind', args: ['log', '--kind', 'memo'], code: 2, match: /--kind must be one of/ },

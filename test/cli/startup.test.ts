@@ -112,7 +112,8 @@ describe('the package', () => {
 
   it('ships one CLI, the bundled one that `bin` names, with its cache and audit worker, and no demo', () => {
     const files = packed();
-    expect(Object.values(pkg.bin)).toEqual(['dist/cli/ledger.cjs']);
+    // Two names (`ledger`, and `handoff-ledger` for `npx` from another project), one file.
+    expect(pkg.bin).toEqual({ ledger: 'dist/cli/ledger.cjs', 'handoff-ledger': 'dist/cli/ledger.cjs' });
     expect(files.filter((f) => f.startsWith('dist/cli/'))).toEqual(['dist/cli/bundle.cache', 'dist/cli/bundle.cjs', 'dist/cli/ledger.cjs', 'dist/cli/worker.js']);
     expect(files.filter((f) => /^dist\/src\/(cli|demo|launch)\//.test(f))).toEqual([]);
     expect(files.some((f) => f.includes('/demo/') || f.includes('prime-cache'))).toBe(false);

@@ -241,14 +241,17 @@ describe('when a test command\'s output is captured and adopted into the blob st
     expect(readdirSync(dirname(scratchPath))).toEqual([]);
   });
 
+  // As this process, with a key the output cannot contain.
+  const RUN_AS_IS = { user: { switch: false, uid: 0 } as const, secret: { seed: new Uint8Array(32).fill(7), file: null, path: null }, keyPath: null };
+
   it('leaves no scratch file behind when the command cannot even start', async () => {
-    const run = runTestsCommand('true', { cwd: join(s.dir, 'no-such-dir'), ledgerDir, timeoutMs: 60_000, env: {} });
+    const run = runTestsCommand('true', { cwd: join(s.dir, 'no-such-dir'), ledgerDir, timeoutMs: 60_000, env: {}, ...RUN_AS_IS });
     await expect(run).rejects.toThrow(LedgerError);
     expect(readdirSync(join(ledgerDir, 'blobs', 'tmp'))).toEqual([]);
   });
 
   it('leaves no scratch file behind after a command that ran', async () => {
-    const res = await runTestsCommand('echo hello', { cwd: s.dir, ledgerDir, timeoutMs: 60_000, env: { PATH: process.env.PATH ?? '' } });
+    const res = (await runTestsCommand('echo hello', { cwd: s.dir, ledgerDir, timeoutMs: 60_000, env: { PATH: process.env.PATH ?? '' }, ...RUN_AS_IS })).adopt();
     expect(readBlob(ledgerDir, res.blob.digest).toString()).toBe('hello\n');
     expect(readdirSync(join(ledgerDir, 'blobs', 'tmp'))).toEqual([]);
     expect(lstatSync(res.blob.path).isFile()).toBe(true);

@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { expectRefused, ok, project, records, type Project } from './helpers.js';
 import { rawFlagValues } from '../../src/cli/commands/common.js';
+import { recordProblems } from '../../src/record.js';
 
 let p: Project;
 beforeEach(async () => {
@@ -90,5 +91,33 @@ describe('verified versus attempted', () => {
 describe('rawFlagValues (typed strings, read past cac)', () => {
   it('reads --f V, --f=V, a missing value, and stops at --', () => {
     expect(rawFlagValues(['x', '--next', '', '--next=007', '--next', '--done', '--', '--next', 'z'], 'next')).toEqual(['', '007', '']);
+  });
+});
+
+describe('tests.workdir (where a --tests-cmd ran) is strict, like every field', () => {
+  const cp = (workdir: unknown) => ({
+    v: 1, seq: 1, prev_tail_hash: `sha256:${'0'.repeat(64)}`, ts: '2026-01-01T00:00:00.000Z', kind: 'checkpoint', agent: 'claude',
+    sig: { alg: 'ed25519', key: 'A'.repeat(43), value: 'A'.repeat(86) },
+    logical_operation_id: 'fix-tz', execution_id: 'claude-1', done: 'd', state: 's', next: 'n', verified: [], attempted: [], blockers: [],
+    tests: { excerpt: '', digest: `sha256:${'0'.repeat(64)}`, command: 'true', exit_code: 0, bytes: 0, workdir },
+    lease_until: '2026-01-01T01:00:00.000Z',
+  });
+  const problems = (workdir: unknown) => recordProblems(cp(workdir)).filter((p) => p.includes('workdir'));
+
+  it('takes a directory outside git, and one inside with commit, branch and clean', () => {
+    expect(problems({ path: '/src/app', git: null })).toEqual([]);
+    expect(problems({ path: '/src/app', git: { commit: 'a'.repeat(40), branch: 'claude-branch', clean: true } })).toEqual([]);
+    expect(problems({ path: '/src/app', git: { commit: null, branch: null, clean: false } })).toEqual([]);
+    expect(problems({ path: '/src/app', git: { commit: 'b'.repeat(64), branch: 'main', clean: true } })).toEqual([]);
+  });
+
+  it('refuses an unknown field, a commit that is not one, an empty branch, a missing clean', () => {
+    expect(problems({ path: '/src/app', git: null, host: 'x' })).toEqual(['$.tests.workdir.host: unknown field']);
+    expect(problems({ path: '/src/app', git: { commit: 'HEAD', branch: 'main', clean: true } })).toHaveLength(1);
+    expect(problems({ path: '/src/app', git: { commit: 'A'.repeat(40), branch: 'main', clean: true } })).toHaveLength(1);
+    expect(problems({ path: '/src/app', git: { commit: null, branch: '', clean: true } })).toHaveLength(1);
+    expect(problems({ path: '/src/app', git: { commit: null, branch: null } })).toEqual(['$.tests.workdir.git.clean: missing']);
+    expect(problems({ path: '', git: null })).toHaveLength(1);
+    expect(problems({ git: null })).toEqual(['$.tests.workdir.path: missing']);
   });
 });

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { CP, expectRefused, ok, project, records, workLog, type Project } from './helpers.js';
 import { recordProblems } from '../../src/record.js';
+import { projectState } from '../helpers/project-state.js';
 
 let p: Project;
 beforeEach(async () => {
@@ -66,5 +67,51 @@ describe('finish', () => {
     const hold = await p.run('gate', 'fix-tz', '--json');
     expect(hold.code).toBe(20);
     expect(JSON.parse(hold.stdout).failed_term).toBe('state_current');
+  });
+});
+
+describe('when the ledger itself ran the tests (harness-observed, SPEC 10, issue 14.5)', () => {
+  it('refuses --invariant tests=ok when the command it ran failed: exit 2, no record, no blob, views untouched', async () => {
+    const before = projectState(p.dir);
+    const reason = await expectRefused(p, ['finish', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', 'echo 2 failed; false', '--invariant', 'tests=ok'], 2, 'INPUT_REFUSED');
+    expect(reason).toContain('--invariant tests=ok, but the ledger ran --tests-cmd and it exited 1');
+    expect(projectState(p.dir)).toEqual(before);
+    // and the gate has nothing to proceed on
+    expect((await p.run('gate', 'fix-tz')).code).toBe(20);
+  });
+
+  it('Policy: records the observed result as the `tests` invariant when the caller gave none', async () => {
+    await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--outcome', 'failure', '--tests-cmd', 'exit 3');
+    expect(records(p).at(-1)).toMatchObject({ invariants: { tests: { ok: false, detail: 'observed by the ledger: --tests-cmd exited 3' } } });
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'again');
+    await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', 'true');
+    expect(records(p).at(-1)).toMatchObject({ invariants: { tests: { ok: true, detail: 'observed by the ledger: --tests-cmd exited 0' } } });
+  });
+
+  it('keeps the caller\'s own `tests` invariant when it agrees, or when it says less (fail while the run passed)', async () => {
+    await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', 'true', '--invariant', 'tests=ok:16 passed');
+    expect(records(p).at(-1)).toMatchObject({ invariants: { tests: { ok: true, detail: '16 passed' } } });
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'again');
+    await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--outcome', 'failure', '--tests-cmd', 'true', '--invariant', 'tests=fail:flaky on CI');
+    expect(records(p).at(-1)).toMatchObject({ invariants: { tests: { ok: false, detail: 'flaky on CI' } } });
+  });
+
+  it('leaves a reported --tests TEXT with tests=ok as the caller\'s claim (nothing was observed)', async () => {
+    await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--tests', '16 passed', '--invariant', 'tests=ok');
+    expect(records(p).at(-1)).toMatchObject({ invariants: { tests: { ok: true, detail: '' } } });
+  });
+});
+
+describe('a finish with nothing for a gate to check', () => {
+  it('warns on stderr when it records no evidence, no invariants and no test output, and still succeeds', async () => {
+    const r = await p.run('finish', 'fix-tz', '--agent', 'claude', ...CP);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('this finish records no evidence, no invariants and no test output');
+  });
+
+  it('does not warn when any one of them is there', async () => {
+    const r = await p.run('finish', 'fix-tz', '--agent', 'claude', ...CP, '--invariant', 'review=ok');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
   });
 });

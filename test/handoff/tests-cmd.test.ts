@@ -2,9 +2,11 @@
 // last lines of the output, and the digest of all of it, whose bytes go to the blob store.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CP, ok, project, records, type Project } from './helpers.js';
+import { CP, expectRefused, ok, project, records, type Project } from './helpers.js';
+import { runLedger } from '../helpers/cli.js';
+import { projectState } from '../helpers/project-state.js';
 import { excerptOf, plainText } from '../../src/handoff/excerpt.js';
 import { readBlob } from '../../src/handoff/blobs.js';
 import type { TestsRun } from '../../src/record.js';
@@ -44,14 +46,14 @@ describe('a failing suite', () => {
     expect((res.tests as { blob: string }).blob).toBe(join(p.ledger, 'blobs', 'sha256', t.digest.slice(7)));
   });
 
-  it('runs in the project root, whatever the working directory', async () => {
-    const { mkdirSync } = await import('node:fs');
+  it('runs in the caller\'s working directory (SPEC 10), not the project root, and records where', async () => {
     mkdirSync(join(p.dir, 'sub'));
-    const { runLedger } = await import('../helpers/cli.js');
     const r = await runLedger(['checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--dir', '../.ledger', '--key', '../keys/harness.key', '--tests-cmd', 'pwd'], { cwd: join(p.dir, 'sub') });
     expect(r.code, r.stderr).toBe(0);
-    expect(realpathSync(lastTests().excerpt)).toBe(realpathSync(p.dir));
+    expect(realpathSync(lastTests().excerpt)).toBe(realpathSync(join(p.dir, 'sub')));
     expect(lastTests().exit_code).toBe(0);
+    // Not inside a git work tree: the place is recorded, git is null (README "Payloads").
+    expect(lastTests().workdir).toEqual({ path: join(p.dir, 'sub'), git: null });
   });
 
   it('records a command killed by a signal as 128 + N', async () => {
@@ -106,3 +108,61 @@ describe('excerptOf', () => {
   });
 });
 
+
+describe('the environment of --tests-cmd', () => {
+  it('names no key: every LEDGER_* variable and any variable naming the key file are taken out', async () => {
+    const keyFile = join(p.dir, 'keys/harness.key');
+    const r = await runLedger(['checkpoint', 'fix-tz', ...CP, '--tests-cmd', 'env', '--json'], {
+      cwd: p.dir,
+      env: { LEDGER_AGENT: 'claude', LEDGER_KEY: 'keys/harness.key', LEDGER_TESTS_FLAVOUR: 'x', SIGNING_KEY_FILE: keyFile, RELATIVE_KEY: 'keys/harness.key', KEEP_ME: 'yes' },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const env = readBlob(p.ledger, lastTests().digest).toString();
+    expect(env).toMatch(/^KEEP_ME=yes$/m);
+    expect(env).not.toMatch(/^LEDGER_/m);
+    expect(env).not.toContain('SIGNING_KEY_FILE');
+    expect(env).not.toContain('RELATIVE_KEY');
+  });
+});
+
+describe('when a test command prints the signing key (the second line, one user)', () => {
+  // The key is readable here (one user, as in a single-user setup): the scan keeps it out of
+  // every record, blob and view, whatever form it is printed in.
+  const seedOf = `const k=JSON.parse(require('fs').readFileSync('keys/harness.key','utf8'));const s=Buffer.from(k.secret_key,'base64url');`;
+  const node = (expr: string) => `node -e "${seedOf}console.log(${expr})"`;
+  const FORMS: [string, string][] = [
+    ['the key file, as is', 'echo before; cat keys/harness.key; echo after'],
+    ['the key file in base64, wrapped at 76', 'base64 keys/harness.key'],
+    ['the seed in hex', node(`s.toString('hex')`)],
+    ['the seed in HEX', node(`s.toString('hex').toUpperCase()`)],
+    ['the seed in base64 std', node(`s.toString('base64')`)],
+    ['the seed wrapped over lines of 5', node(`k.secret_key.match(/.{1,5}/g).join(String.fromCharCode(10))`)],
+    ['16 characters from the middle of the seed', node(`k.secret_key.slice(12, 28)`)],
+    ['the seed on stderr, from a background job', `${node('k.secret_key')} >&2 & wait`],
+  ];
+  for (const [what, cmd] of FORMS) {
+    it(`refuses the checkpoint when the output holds ${what}: nothing recorded, no blob, views untouched`, async () => {
+      const before = projectState(p.dir);
+      const r = await p.run('checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', cmd, '--json');
+      expect(r.code, r.stdout + r.stderr).toBe(3);
+      expect(JSON.parse(r.stdout).error.code).toBe('OP_INSECURE_KEY');
+      expect(r.stdout).not.toContain(JSON.parse(readFileSync(join(p.dir, 'keys/harness.key'), 'utf8')).secret_key);
+      expect(projectState(p.dir)).toEqual(before);
+      expect(readdirSync(join(p.ledger, 'blobs', 'tmp'))).toEqual([]);
+    });
+  }
+
+  it('refuses --tests TEXT that holds the key the same way', async () => {
+    const before = projectState(p.dir);
+    const key = readFileSync(join(p.dir, 'keys/harness.key'), 'utf8');
+    await expectRefused(p, ['checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests', `ok 1\n${key}`], 3, 'OP_INSECURE_KEY');
+    expect(projectState(p.dir)).toEqual(before);
+  });
+
+  it('does not refuse output that only looks like a key: the trust file, another key file', async () => {
+    const other = await p.run('keygen', '--out', 'keys/other.key', '--name', 'other');
+    expect(other.code, other.stderr).toBe(0);
+    await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', 'cat keys/trust.json keys/other.key');
+    expect(readBlob(p.ledger, lastTests().digest).toString()).toContain('"secret_key"');
+  });
+});

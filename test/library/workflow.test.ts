@@ -32,7 +32,7 @@ describe('when the workflow runs through the library and through the CLI', () =>
     p.clock.t += 60_000;
     const cp = await lib.checkpoint({
       slug: 'fix-tz', agent: 'claude', done: 'ran the suite', state: '14 pass, 2 fail', next: 'fix toLocal() for -05:00',
-      verified: ['parser'], tests: { command: TESTS },
+      verified: ['parser'], tests: { command: TESTS, cwd: p.root },
     });
     expect(cp.tests?.tests).toMatchObject({ command: TESTS, exit_code: 1, excerpt: '14 pass\n2 fail: toLocal -05:00' });
     expect(readFileSync(cp.tests!.blob.path, 'utf8')).toBe('14 pass\n2 fail: toLocal -05:00\n');
@@ -54,8 +54,10 @@ describe('when the workflow runs through the library and through the CLI', () =>
     const cliFin = await run('finish', 'fix-tz', '--agent', 'claude', '--done', 'gave up for today', '--state', '2 fail', '--next', 'handle DST', '--outcome', 'failure',
       '--evidence', 'src=tz.ts', '--invariant', 'tests=fail:2 fail', '--blocker', 'DST');
 
-    const mine = records(p.dir).slice(1).map(claimOf);
-    const theirs = records(cli.ledger).slice(1).map(claimOf);
+    // Each ran its tests in its own project (not a git work tree): the same claim but for the path.
+    const where = (root: string) => (r: Record<string, unknown>) => JSON.parse(JSON.stringify(r).replaceAll(JSON.stringify(root).slice(1, -1), '<project>'));
+    const mine = records(p.dir).slice(1).map(claimOf).map(where(p.root));
+    const theirs = records(cli.ledger).slice(1).map(claimOf).map(where(cli.dir));
     expect(mine.map((r) => r.kind)).toEqual(['start', 'checkpoint', 'finish']);
     expect(mine).toEqual(theirs);
     expect([cp.warnings, fin.warnings]).toEqual([cliCp.warnings, cliFin.warnings]);

@@ -274,7 +274,9 @@ const CASES: Case[] = [
   {
     // Policy: writers read HEAD and the last line only, so an append costs the same at any size;
     // damage in the middle is the auditor's and the readers' to find, and writers are not run.
-    name: 'a record in the middle that is not JSON', input: 'records.jsonl', verbs: [...READERS, 'recover'], pass: [...HEAD_ONLY, 'recover'],
+    // `show SEQ` reads only the lines its bisection probes (store/ids.ts, issue 14.8) and checks
+    // the record it prints against its successor's link: record 3, intact, is shown.
+    name: 'a record in the middle that is not JSON', input: 'records.jsonl', verbs: [...READERS, 'recover'], pass: [...HEAD_ONLY, 'recover', 'show'],
     damage: (p) => {
       const ls = lines(p);
       ls[1] = 'y'.repeat(ls[1].length - 1) + '\n';

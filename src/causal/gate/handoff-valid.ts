@@ -24,7 +24,7 @@ export function handoffValid(i: GateInputs): TermVerdict {
     for (const c of h.consumptions) no.push(`${i.options.consumer} already consumed handoff ${short(id)} at seq ${c.seq} (${short(c.id)}): duplicate delivery`);
   }
   // A record this decision relies on failed verification: what it said is unknown, so hold.
-  no.push(...i.problems);
+  for (const p of i.problems) no.push(p); // not push(...): one per record relied on, unbounded
   if (no.length || h === null) return { ok: false, reasons: no };
   return { ok: true, reasons: [`${i.chain.reason}; handoff ${short(h.ref.id)} (seq ${h.ref.seq}, ${h.ref.execution_id}) verifies and is not revoked`] };
 }

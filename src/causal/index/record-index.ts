@@ -123,7 +123,7 @@ export class RecordIndex {
     const out: Posting[] = [];
     for (const s of this.segments) s.lookup(h1, h2, out);
     const t = this.tail.get(`${h1}:${h2}`);
-    if (t) out.push(...t);
+    if (t) for (const p of t) out.push(p); // not push(...t): the tail of a read-only index can hold every record
     return out;
   }
 

@@ -6,7 +6,14 @@ import { STRING, withTrust, type Opts } from './common.js';
 const impl = () => import('./audit-run.js');
 
 export const AUDIT_VERBS = [
-  verb('audit', 'Verify the ledger: schema, linkage, signature, key-pin, freshness (exit 0 pass, 10-14 the failing layer)', (c, io) =>
+  verb('audit', 'Verify the ledger: schema, linkage, signature, key-pin, freshness (exit 0 pass, 10-14 the failing layer)', {
+    ok: 'pass',
+    schema: 'fail: schema (a record or HEAD is malformed)',
+    linkage: 'fail: linkage (the chain is broken, forked, or HEAD does not match)',
+    signature: 'fail: signature',
+    keyPin: 'fail: key-pin (a signer is not pinned for that seq)',
+    freshness: 'fail: freshness (time goes back, is in the future, HEAD older than --max-age, or below the floor)',
+  }, (c, io) =>
     withTrust(
       c
         .option('--floor <file>', 'Trust floor: check only the records after it (a missing file means a full audit)', STRING)

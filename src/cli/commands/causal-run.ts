@@ -2,10 +2,11 @@
 // causal.ts.
 import { resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
-import { DIGEST_RE } from '../../canonical.js';
 import { AGENT_RE, OUTCOMES, type Outcome } from '../../record.js';
 import { checkConsumer, checkOp, checkRequiredInvariants } from '../../causal/gate/options.js';
 import { age } from '../../causal/gate/format.js';
+import { fullRecordId, parseRecordArg } from '../ids.js';
+import { formatTable } from '../table.js';
 import { agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
 
 export function parseAccept(values: string[]): Outcome[] {
@@ -30,8 +31,8 @@ export async function runGateCommand(io: CliIO, opText: string, opts: Opts): Pro
   const floorFlag = one(opts, 'floor');
   const consumerFlag = one(opts, 'consumeAs', 'consume-as');
   const consumer = consumerFlag === undefined ? undefined : checkConsumer(consumerFlag);
-  const expect = one(opts, 'handoff');
-  if (expect !== undefined && !DIGEST_RE.test(expect)) throw new LedgerError('USAGE', `--handoff expects a record id ("sha256:" + 64 lowercase hex), got "${expect}"`);
+  const handoffFlag = one(opts, 'handoff');
+  const handoffRef = handoffFlag === undefined ? undefined : parseRecordArg(handoffFlag, '--handoff');
   const allowOpaque = flag(opts, 'allowOpaqueEvidence');
   const dir = ledgerDir(io, opts);
   const tp = trustPath(io, opts);
@@ -40,6 +41,8 @@ export async function runGateCommand(io: CliIO, opText: string, opts: Opts): Pro
   // the consumer's name when that is a valid agent name (the consumer is who acts).
   const writer = consumer === undefined ? null : { key: keyPath(io, opts), agent: agentName(io, opts, AGENT_RE.test(consumer) ? consumer : undefined), waitMs: waitMs(opts) };
 
+  // A seq, HEAD or prefix names one record now (cli/ids.ts); a full id goes to the gate as typed.
+  const expect = handoffRef === undefined ? undefined : fullRecordId(dir, handoffRef, '--handoff');
   const now = Date.now(); // the one reference time of this command
   const [{ readTrust, formatGateText }, { Ledger }] = await Promise.all([import('../../causal/gate-run.js'), import('../../ledger.js')]);
   const trust = readTrust(tp);
@@ -56,17 +59,20 @@ export async function runGateCommand(io: CliIO, opText: string, opts: Opts): Pro
   return r.ok ? EXIT.ok : EXIT.hold;
 }
 
-export async function runRevoke(io: CliIO, target: string, opts: Opts): Promise<number> {
-  if (!DIGEST_RE.test(target)) throw new LedgerError('USAGE', `revoke expects a record id ("sha256:" + 64 lowercase hex), got "${target}"`);
+export async function runRevoke(io: CliIO, targetText: string, opts: Opts): Promise<number> {
+  const ref = parseRecordArg(String(targetText), 'revoke');
   const reason = required(opts, 'reason', 'why the handoff is revoked');
   if (reason.length > 4096) throw new LedgerError('USAGE', `--reason is ${reason.length} chars; at most 4096`);
   const agent = agentName(io, opts);
+  const dir = ledgerDir(io, opts);
+  // A seq, HEAD or prefix names one record now (cli/ids.ts); the revoke rule checks what it is.
+  const target = fullRecordId(dir, ref, 'revoke');
   const { Ledger } = await import('../../ledger.js');
-  const ledger = Ledger.open({ dir: ledgerDir(io, opts), key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
   const res = ledger.append({ kind: 'revoke', agent, target, reason });
   const r = res.records[0];
   if (r.existing) io.stderr(`ledger: ${target} is already revoked by ${r.id} (seq ${r.seq}) with the same reason; nothing appended\n`);
-  emit(io, opts, { id: r.id, seq: r.seq, existing: r.existing, target }, r.id);
+  emit(io, opts, { ok: true, id: r.id, seq: r.seq, existing: r.existing, target }, r.id);
   return 0;
 }
 
@@ -79,8 +85,11 @@ export async function runPending(io: CliIO, opts: Opts): Promise<number> {
   const head = ledger.head();
   const pending = ledger.pending({ op, now, head });
   const lines = pending.length
-    ? pending.map((p) => `${String(p.seq).padStart(6)}  ${p.logical_operation_id}/${p.execution_id}  ${p.kind.padEnd(6)}  ${age(p.age_ms).padStart(4)} ago  ${p.agent}  ${p.what}${p.problem ? `  [does not verify: ${p.problem}]` : ''}`)
+    ? formatTable([
+      ['SEQ', 'OPERATION', 'KIND', 'AGE', 'AGENT', 'WHAT'],
+      ...pending.map((p) => [String(p.seq), `${p.logical_operation_id}/${p.execution_id}`, p.kind, `${age(p.age_ms)} ago`, p.agent, `${p.what}${p.problem ? `  [does not verify: ${p.problem}]` : ''}`]),
+    ], ['right', 'left', 'left', 'right'])
     : [`nothing pending at HEAD seq ${head.seq}`];
-  emit(io, opts, { pending, count: pending.length, head: { seq: head.seq, tail: head.tail } }, lines);
+  emit(io, opts, { ok: true, pending, count: pending.length, head: { seq: head.seq, tail: head.tail } }, lines);
   return 0;
 }

@@ -2,8 +2,10 @@
 // cac's loose values into checked strings, durations, and one way to print a result. Light on
 // purpose: this file is loaded on every command, so it imports nothing heavy.
 import type { CAC } from 'cac';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
+import { locateLedger, type LedgerLocation } from '../../project/locate.js';
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -77,17 +79,56 @@ export function durationFlag(opts: Opts, name: string, fallbackMs: number | unde
   return v === undefined ? fallbackMs : parseDuration(v, kebab(name));
 }
 
-/** The ledger directory: --dir, else $LEDGER_DIR, else `.ledger` (SPEC 3, SPEC 10). */
+/**
+ * Where this command's ledger is (SPEC 3): --dir, else $LEDGER_DIR, else found as git finds its
+ * repository (src/project/locate.ts). Found once per command: the search may ask git.
+ */
+export function ledgerLocation(io: CliIO, opts: Opts): LedgerLocation {
+  let loc = located.get(io);
+  if (!loc) {
+    loc = locateLedger({ cwd: io.cwd, dir: one(opts, 'dir'), envDir: envValue(io, 'LEDGER_DIR') });
+    if (loc.source === 'flag' || loc.source === 'env') refuseMisnamed(io, loc);
+    located.set(io, loc);
+  }
+  return loc;
+}
+const located = new WeakMap<CliIO, LedgerLocation>();
+
+/**
+ * A named directory that holds no ledger while the working directory is inside a project that
+ * has one: say which, rather than let the verb's "no ledger" advise `ledger init` (SPEC 3).
+ * (`init` does not come here: it takes its directory from initTarget.)
+ */
+function refuseMisnamed(io: CliIO, loc: LedgerLocation): void {
+  if (existsSync(join(loc.dir, 'HEAD')) || existsSync(join(loc.dir, 'records.jsonl'))) return;
+  let near: LedgerLocation;
+  try {
+    near = locateLedger({ cwd: io.cwd });
+  } catch {
+    return;
+  }
+  if (near.source === 'none' || near.dir === loc.dir) return;
+  const named = loc.source === 'flag' ? '--dir' : 'LEDGER_DIR';
+  throw new LedgerError('INPUT_NOT_FOUND', `no ledger at ${loc.dir} (no HEAD), which ${named} names`, { dir: loc.dir, nearest: near.dir }, `this folder's ledger is ${near.dir}: leave out --dir and LEDGER_DIR to use it, or name it`);
+}
+
+/** The ledger directory (see ledgerLocation). */
 export function ledgerDir(io: CliIO, opts: Opts): string {
-  return resolve(io.cwd, one(opts, 'dir') ?? envValue(io, 'LEDGER_DIR') ?? '.ledger');
+  return ledgerLocation(io, opts).dir;
 }
-/** The secret key file: --key, else $LEDGER_KEY, else `keys/harness.key`. */
-export function keyPath(io: CliIO, opts: Opts): string {
-  return resolve(io.cwd, one(opts, 'key') ?? envValue(io, 'LEDGER_KEY') ?? 'keys/harness.key');
+/**
+ * The secret key file: --key, else $LEDGER_KEY, else `keys/harness.key` in the project root.
+ * Policy: a path given (flag or variable) is taken as typed, relative to the working directory,
+ * as every command-line tool reads a path; only the defaults belong to the project root.
+ */
+export function keyPath(io: CliIO, opts: Opts, root?: string): string {
+  const given = one(opts, 'key') ?? envValue(io, 'LEDGER_KEY');
+  return given !== undefined ? resolve(io.cwd, given) : join(root ?? ledgerLocation(io, opts).root, 'keys', 'harness.key');
 }
-/** The trust file: --trust, else $LEDGER_TRUST, else `keys/trust.json`. */
-export function trustPath(io: CliIO, opts: Opts): string {
-  return resolve(io.cwd, one(opts, 'trust') ?? envValue(io, 'LEDGER_TRUST') ?? 'keys/trust.json');
+/** The trust file: --trust, else $LEDGER_TRUST, else `keys/trust.json` in the project root (as keyPath). */
+export function trustPath(io: CliIO, opts: Opts, root?: string): string {
+  const given = one(opts, 'trust') ?? envValue(io, 'LEDGER_TRUST');
+  return given !== undefined ? resolve(io.cwd, given) : join(root ?? ledgerLocation(io, opts).root, 'keys', 'trust.json');
 }
 /** The writing agent: --agent, else $LEDGER_AGENT; `fallback` (e.g. the key's name) if given. */
 export function agentName(io: CliIO, opts: Opts, fallback?: string): string {
@@ -115,11 +156,11 @@ type Command = ReturnType<CAC['command']>;
 const S = { type: [String] };
 export const withWriter = (c: Command): Command =>
   c
-    .option('--key <file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key)', S)
+    .option('--key <file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key in the project root)', S)
     .option('--agent <name>', 'Who is writing (default: $LEDGER_AGENT)', S)
     .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', S);
 export const withTrust = (c: Command): Command =>
-  c.option('--trust <file>', 'Trust file of pinned keys (default: $LEDGER_TRUST, else keys/trust.json)', S);
+  c.option('--trust <file>', 'Trust file of pinned keys (default: $LEDGER_TRUST, else keys/trust.json in the project root)', S);
 export const STRING = S;
 
 /**

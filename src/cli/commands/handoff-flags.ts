@@ -71,8 +71,12 @@ export function parseDependsOn(values: string[]): Dependency[] {
   });
 }
 
-/** --supersedes RECORD_ID. */
-export function parseSupersedes(values: string[]): string[] {
+/**
+ * --supersedes RECORD_ID: a full id, or with `toId` (cli/ids.ts recordIdsIn) also a seq, HEAD or
+ * an id prefix, resolved to the full id.
+ */
+export function parseSupersedes(values: string[], toId?: (text: string, what: string) => string): string[] {
+  if (toId) return values.map((v) => toId(v, '--supersedes'));
   for (const v of values) if (!DIGEST_RE.test(v)) throw new LedgerError('USAGE', `--supersedes expects a record id ("sha256:" + 64 hex), got "${v}"`);
   return values;
 }
@@ -81,13 +85,13 @@ export function parseSupersedes(values: string[]): string[] {
  * The handoff fields that `append handoff` and `finish` read alike: --invariant, --depends-on,
  * --supersedes and --note (the operation, execution, outcome and evidence each verb reads its own way).
  */
-export function parseHandoffTail(opts: Opts): Pick<HandoffPayload, 'invariants' | 'depends_on' | 'supersedes' | 'note'> {
+export function parseHandoffTail(opts: Opts, toId?: (text: string, what: string) => string): Pick<HandoffPayload, 'invariants' | 'depends_on' | 'supersedes' | 'note'> {
   const tail: Pick<HandoffPayload, 'invariants' | 'depends_on' | 'supersedes' | 'note'> = {
     invariants: parseInvariants(many(opts, 'invariant')),
     depends_on: parseDependsOn(many(opts, 'dependsOn', 'depends-on')),
   };
   const sup = many(opts, 'supersedes');
-  if (sup.length) tail.supersedes = parseSupersedes(sup);
+  if (sup.length) tail.supersedes = parseSupersedes(sup, toId);
   const note = one(opts, 'note');
   if (note !== undefined) {
     if (note.length > 4096) throw new LedgerError('USAGE', `--note is ${note.length} chars; at most 4096`);

@@ -22,6 +22,7 @@ import {
   agentName, durationFlag, emit, envValue, flag, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
 } from './common.js';
 import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.js';
+import { recordIdsIn } from '../ids.js';
 
 type Verb = 'start' | 'checkpoint' | 'finish' | 'resume' | 'render';
 
@@ -125,11 +126,12 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
   const evidence: Record<string, Evidence> = parseEvidence(many(opts, 'evidence'), { root, ledgerDir: dir, cwd: io.cwd });
   let finishFields: Pick<FinishPayload, 'outcome' | 'invariants' | 'depends_on' | 'supersedes' | 'note'> | null = null;
   if (kind === 'finish') {
-    finishFields = { outcome: parseOutcome(one(opts, 'outcome') ?? 'success'), ...parseHandoffTail(opts) };
+    finishFields = { outcome: parseOutcome(one(opts, 'outcome') ?? 'success'), ...parseHandoffTail(opts, recordIdsIn(dir)) };
   }
   const views = viewsDir(io, opts, dir);
   const tests: TestsRequest | undefined = testsCmd !== undefined
-    ? { command: testsCmd, timeoutMs: testsTimeout, env: { ...process.env, ...io.env }, timeoutLabel: String(opts.testsTimeout ?? '30m') }
+    // In the caller's working directory, as the caller (SUDO_UID etc. are read from io.env only).
+    ? { command: testsCmd, cwd: io.cwd, timeoutMs: testsTimeout, env: { ...process.env, ...io.env }, callerEnv: io.env, timeoutLabel: String(opts.testsTimeout ?? '30m') }
     : testsText !== undefined ? { text: testsText } : undefined;
 
   // 2-5. the workflow: the advisory ownership check, the tests, the decision under the lock, the views

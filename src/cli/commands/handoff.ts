@@ -18,7 +18,7 @@ const withCheckpoint = (c: Command): Command =>
     .option('--attempted <item>', 'Something attempted but not verified (repeatable)', STRING)
     .option('--blocker <item>', 'An open blocker (repeatable)', STRING)
     .option('--tests <text>', 'Test output, as you saw it (kept whole in the blob store)', STRING)
-    .option('--tests-cmd <cmd>', 'A test command for the ledger to run itself (sh, in the project root); its exit code and output are recorded', STRING)
+    .option('--tests-cmd <cmd>', 'A test command for the ledger to run itself (sh, in your working directory, as you, never with the key); its exit code, output and git commit are recorded', STRING)
     .option('--tests-timeout <dur>', 'Stop --tests-cmd after this long (default: 30m; recorded as exit code 124)', STRING)
     .option('--evidence <name=source>', 'Evidence, digested now: PATH, file:PATH, dir:PATH, git:REV or sha256:HEX (repeatable)', STRING);
 
@@ -38,7 +38,10 @@ const run = async (name: HandoffVerb, io: CliIO, slug: string | undefined, opts:
 };
 
 export const HANDOFF_VERBS = [
-  verb('start <slug>', 'Take a work item (the slug is its logical_operation_id); refused while another agent\'s lease is live', (c, io) =>
+  verb('start <slug>', 'Take a work item (the slug is its logical_operation_id); refused while another agent\'s lease is live', {
+    ok: 'the item is yours, with a lease',
+    usage: 'bad input, or refused: another agent holds a live lease; nothing was changed',
+  }, (c, io) =>
     withViews(withWriter(c))
       .option('--summary <text>', 'What you are about to do', STRING)
       .option('--lease <dur>', 'How long you hold it without a checkpoint (default: 60m)', STRING)
@@ -50,47 +53,68 @@ export const HANDOFF_VERBS = [
       .example('ledger start fix-tz --agent codex --takeover --force --reason "claude hit its usage limit" --summary "finish the tz fix"')
       .action((slug: string, opts: Opts) => run('start', io, slug, opts))),
 
-  verb('checkpoint <slug>', 'Record a verified milestone of a work item you own; renews your lease', (c, io) =>
+  verb('checkpoint <slug>', 'Record a verified milestone of a work item you own; renews your lease', {
+    ok: 'recorded; the lease is renewed',
+    usage: 'bad input, or refused: not the owner, or no such item; nothing was changed',
+  }, (c, io) =>
     withViews(withCheckpoint(withWriter(c)))
       .option('--lease <dur>', 'The renewed lease (default: 60m)', STRING)
       .example('ledger checkpoint fix-tz --agent claude --done "fixed toLocal()" --state "tz tests pass; DST not handled" --next "handle DST in toUTC()" --tests-cmd "npm test" --verified "toLocal for -05:00"')
       .action((slug: string, opts: Opts) => run('checkpoint', io, slug, opts))),
 
-  verb('finish <slug>', 'Close a work item you own, as a handoff the gate can accept; releases it', (c, io) =>
+  verb('finish <slug>', 'Close a work item you own, as a handoff the gate can accept; releases it', {
+    ok: 'closed and released',
+    usage: 'bad input, or refused: not the owner, or no such item; nothing was changed',
+  }, (c, io) =>
     withViews(withCheckpoint(withWriter(c)))
       .option('--outcome <o>', 'success (default), failure, timeout, ambiguous or cancelled', STRING)
       .option('--invariant <name=ok|fail[:detail]>', 'What was verified (repeatable)', STRING)
       .option('--depends-on <id[:outcome]>', 'An operation that must still hold (repeatable)', STRING)
-      .option('--supersedes <record-id>', 'An earlier handoff of this operation that this one replaces (repeatable)', STRING)
+      .option('--supersedes <record-id>', 'An earlier handoff of this operation that this one replaces: a seq, id or id prefix (repeatable)', STRING)
       .option('--note <text>', 'A note (at most 4096 chars)', STRING)
       .example('ledger finish fix-tz --agent claude --done "tz fix merged" --state "all 16 tests pass" --next "none: release 1.4" --tests-cmd "npm test" --evidence src=dir:src --invariant tests=ok')
       .action((slug: string, opts: Opts) => run('finish', io, slug, opts))),
 
-  verb('release <slug>', 'Hand an unfinished work item you own back: it stays open, unowned, and the next start takes it without --takeover', (c, io) =>
+  verb('release <slug>', 'Hand an unfinished work item you own back: it stays open, unowned, and the next start takes it without --takeover', {
+    ok: 'released',
+    usage: 'bad input, no such open item, or not its owner',
+  }, (c, io) =>
     withViews(withWriter(c))
       .option('--note <text>', 'Why, or what the next one should know (at most 4096 characters)', STRING)
       .example('ledger release fix-tz --agent claude --note "out of budget; the DST case is still failing"')
       .action((slug: string, opts: Opts) => run('release', io, slug, opts))),
 
-  verb('note <slug>', 'Add a note to a work item (a reviewer, a person); takes no ownership and renews no lease', (c, io) =>
+  verb('note <slug>', 'Add a note to a work item (a reviewer, a person); takes no ownership and renews no lease', {
+    ok: 'noted',
+    usage: 'bad input, or no such work item',
+  }, (c, io) =>
     withViews(withWriter(c))
       .option('--text <text>', 'The note (at most 4096 characters)', STRING)
       .example('ledger note fix-tz --agent reviewer --text "the -05:00 fix must not change UTC output"')
       .action((slug: string, opts: Opts) => run('note', io, slug, opts))),
 
-  verb('status', 'What an arriving agent reads first: open items, owners, leases, last checkpoints; pending intents and unresolved outcomes', (c, io) =>
+  verb('status', 'What an arriving agent reads first: open items, owners, leases, last checkpoints; pending intents and unresolved outcomes', {
+    ok: 'printed',
+    usage: 'bad input',
+  }, (c, io) =>
     withAsker(c)
       .example('ledger status --agent codex')
       .example('ledger status --json')
       .action((opts: Opts) => run('status', io, undefined, opts))),
 
-  verb('resume [slug]', 'The short, bounded read (at most 80 lines) for whoever takes a work item over; without a slug, your own open item, else status', (c, io) =>
+  verb('resume [slug]', 'The short, bounded read (at most 80 lines) for whoever takes a work item over; without a slug, your own open item, else status', {
+    ok: 'printed',
+    usage: 'bad input, or no such work item',
+  }, (c, io) =>
     withAsker(c)
       .example('ledger resume fix-tz')
       .example('LEDGER_AGENT=codex ledger resume')
       .action((slug: string | undefined, opts: Opts) => run('resume', io, slug, opts))),
 
-  verb('render', 'Rewrite HANDOFF.md and HANDOFF.yml from the ledger; --check only compares (exit 30 when they differ)', (c, io) =>
+  verb('render', 'Rewrite HANDOFF.md and HANDOFF.yml from the ledger; --check only compares (exit 30 when they differ)', {
+    ok: 'rewritten (--check: both views match the ledger)',
+    viewsDiffer: '--check: a view is missing, stale or was edited by hand',
+  }, (c, io) =>
     withViews(c)
       .option('--check', 'Write nothing; exit 30 when a view is missing, stale or was edited by hand')
       .option('--wait <dur>', 'How long to wait for the views lock (default: 10s)', STRING)

@@ -4,28 +4,25 @@ import { LedgerError } from '../../errors.js';
 import { Ledger } from '../../ledger.js';
 import { KINDS, type Kind, type LedgerRecord } from '../../record.js';
 import type { RecordAt } from '../../store/read.js';
+import { parseRecordArg } from '../ids.js';
+import { formatTable } from '../table.js';
 import { emit, ledgerDir, one, type CliIO, type Opts } from './common.js';
 
-
-function parseRef(ref: string): string | number {
-  if (/^sha256:[0-9a-f]{64}$/.test(ref)) return ref;
-  if (/^(0|[1-9][0-9]{0,15})$/.test(ref) && Number.isSafeInteger(Number(ref))) return Number(ref);
-  throw new LedgerError('USAGE', `expected a record id ("sha256:" + 64 lowercase hex) or a seq number, got "${ref}"`);
-}
-
-function summary(r: RecordAt): string {
+/** One row of `log`: seq, time, kind, agent, operation/execution, outcome, short id. */
+function row(r: RecordAt): string[] {
   const rec = r.record as LedgerRecord & Record<string, unknown>;
-  const op = typeof rec.logical_operation_id === 'string' ? ` ${rec.logical_operation_id}` : '';
+  const op = typeof rec.logical_operation_id === 'string' ? rec.logical_operation_id : '';
   const exec = typeof rec.execution_id === 'string' ? `/${rec.execution_id}` : '';
-  const outcome = typeof rec.outcome === 'string' ? ` ${rec.outcome}` : '';
-  return `${String(r.seq).padStart(6)}  ${rec.ts}  ${rec.kind.padEnd(10)} ${rec.agent}${op}${exec}${outcome}  ${r.id.slice(0, 19)}`;
+  const outcome = typeof rec.outcome === 'string' ? rec.outcome : '';
+  return [String(r.seq), rec.ts, rec.kind, rec.agent, op + exec, outcome, r.id.slice(0, 19)];
 }
 
 export function runShow(io: CliIO, refText: string, opts: Opts): number {
-  const ref = parseRef(refText);
-  const found = Ledger.open({ dir: ledgerDir(io, opts) }).get(ref);
-  if (!found) throw new LedgerError('INPUT_NOT_FOUND', `no published record ${typeof ref === 'number' ? `at seq ${ref}` : ref} in this ledger`);
-  emit(io, opts, { id: found.id, seq: found.seq, offset: found.offset, record: found.record }, [`id ${found.id}`, JSON.stringify(found.record, null, 2)]);
+  // The form first (exit 2 before anything is read), then the one resolver (store/ids.ts): a
+  // seq or HEAD costs a few short reads, an id the index, a prefix a scan.
+  const ref = parseRecordArg(String(refText), 'show');
+  const found = Ledger.open({ dir: ledgerDir(io, opts) }).resolve(ref, 'show');
+  emit(io, opts, { ok: true, id: found.id, seq: found.seq, offset: found.offset, record: found.record }, [`id ${found.id}`, JSON.stringify(found.record, null, 2)]);
   return 0;
 }
 
@@ -39,12 +36,13 @@ export function runLog(io: CliIO, opts: Opts): number {
     limit = Number(limitText);
   }
   const rows = Ledger.open({ dir: ledgerDir(io, opts) }).log({ op: one(opts, 'op'), kind: kind as Kind | undefined, limit });
-  emit(io, opts, { records: rows.map((r) => ({ id: r.id, seq: r.seq, record: r.record })) }, rows.map(summary));
+  const text = rows.length ? formatTable([['SEQ', 'TIME', 'KIND', 'AGENT', 'OPERATION', 'OUTCOME', 'ID'], ...rows.map(row)], ['right']) : ['no records match'];
+  emit(io, opts, { ok: true, records: rows.map((r) => ({ id: r.id, seq: r.seq, record: r.record })) }, text);
   return 0;
 }
 
 export function runHead(io: CliIO, opts: Opts): number {
   const head = Ledger.open({ dir: ledgerDir(io, opts) }).head();
-  emit(io, opts, head, [`seq ${head.seq}`, `tail ${head.tail}`, `size ${head.size}`, `ts ${head.ts}`, `genesis ${head.genesis}`, `key ${head.sig.key}`]);
+  emit(io, opts, { ok: true, ...head }, [`seq ${head.seq}`, `tail ${head.tail}`, `size ${head.size}`, `ts ${head.ts}`, `genesis ${head.genesis}`, `key ${head.sig.key}`]);
   return 0;
 }

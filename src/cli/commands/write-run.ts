@@ -8,31 +8,57 @@ import { parseJsonStrict } from '../../canonical.js';
 import { readSecretKey, writeSecretKey } from '../../keys/key-file.js';
 import { Ledger } from '../../ledger.js';
 import { createSigner } from '../../sign.js';
-import type { Draft, HandoffPayload, IntentPayload } from '../../record.js';
+import { KINDS, type Draft, type HandoffPayload, type IntentPayload } from '../../record.js';
 import { KEY_NAME_RE } from '../../keys/secret-key.js';
 import {
-  agentName, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
+  agentName, emit, envValue, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
   type CliIO, type Opts,
 } from './common.js';
+import { locateLedger, type LedgerLocation } from '../../project/locate.js';
+import { LEDGER_DIR_NAME } from '../../store/discover.js';
 import { parseEvidence, parseHandoffTail, parseId, parseOutcome } from './handoff-flags.js';
+import { recordIdsIn } from '../ids.js';
 
+
+/**
+ * Where `init` creates the ledger: --dir or $LEDGER_DIR as named, else `.ledger` in the working
+ * directory. Policy: without either, `init` refuses (exit 2) where the search of every other verb
+ * would find a ledger (SPEC 3: a second one there would fork the project's log), and in a linked
+ * git worktree, whose clone's ledger belongs beside the main worktree, where all its worktrees
+ * find it (a ledger inside one worktree dies with it). --dir makes either one on purpose.
+ */
+function initTarget(io: CliIO, opts: Opts): LedgerLocation {
+  const loc = locateLedger({ cwd: io.cwd, dir: one(opts, 'dir'), envDir: envValue(io, 'LEDGER_DIR') });
+  if (loc.source === 'flag' || loc.source === 'env' || loc.source === 'none') {
+    if (loc.source === 'none' && loc.linkedWorktree) {
+      const { top, main } = loc.linkedWorktree;
+      throw new LedgerError('INPUT_REFUSED', `${top} is a linked git worktree of ${main}, and a clone's one ledger lives beside its main worktree`, { dir: loc.dir, main }, `run \`ledger init\` in ${main} (every worktree then finds it), or pass --dir to keep a separate ledger here`);
+    }
+    return loc;
+  }
+  const where = loc.root === resolve(io.cwd) ? '' : loc.source === 'main-worktree' ? ', beside the main worktree of this git worktree' : ', in a folder above this one';
+  throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${loc.dir}${where}`, { dir: loc.dir }, where ? `every verb run inside ${loc.root} uses it; to start a separate ledger here on purpose, pass --dir ${LEDGER_DIR_NAME}` : '`ledger init` never overwrites a ledger: use another --dir');
+}
 
 export async function runInit(io: CliIO, opts: Opts): Promise<number> {
-  const dir = ledgerDir(io, opts);
+  const { dir, root } = initTarget(io, opts);
   if (existsSync(`${dir}/HEAD`)) {
     throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${dir}`, {}, '`ledger init` never overwrites a ledger: use another --dir');
   }
   const name = one(opts, 'name');
   if (name !== undefined && name.length > 128) throw new LedgerError('USAGE', `--name is ${name.length} chars; at most 128`);
   const wait = waitMs(opts);
-  const kp = keyPath(io, opts);
-  const tp = trustPath(io, opts);
+  const kp = keyPath(io, opts, root);
+  const tp = trustPath(io, opts, root);
   // Everything that can refuse is checked before anything is written, so a refused init leaves
   // no key file behind: the existing key, the agent, and the trust file it would pin into.
   const existing = existsSync(kp) ? readSecretKey(kp) : null;
   const agent = agentName(io, opts, existing?.name ?? 'harness');
   const { pinKeyInTrustFile } = await import('./trust-edit.js');
   if (existsSync(tp)) (await import('../../keys/trust-file.js')).readTrust(tp);
+  // In a git work tree, git is made to ignore the key and the ledger before either exists, so no
+  // `git add -A` ever sees them (issue 14.2); a git that cannot say refuses the init here.
+  const kept = (await import('../../project/git-ignore.js')).keepOutOfGit(kp, dir);
   let created = false;
   let key: { name: string; seed: Uint8Array };
   if (existing) key = existing;
@@ -48,8 +74,10 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   const g = result.records[0];
   const lines = [`initialised ledger ${dir}`, `genesis ${g.id}`];
   if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp}`);
+  if (kept?.file) lines.push(`git ignores ${kept.added.join(' and ')} now (added to ${kept.file}): commit the trust file, never the key`);
   if (!pinned) io.stderr(`ledger: warning: key ${signer.publicKey} is not pinned in ${tp}; \`ledger audit\` will fail key-pin until the harness pins it\n`);
-  emit(io, opts, { ok: true, dir, genesis: g.id, key: signer.publicKey, key_created: created, trust: tp, pinned }, lines);
+  for (const t of kept?.tracked ?? []) io.stderr(`ledger: warning: git already tracks ${t}; ignoring it does not take it out of git: \`git rm -r --cached ${t}\`${t === kp ? ', and make a new key, since its secret is in the history' : ''}\n`);
+  emit(io, opts, { ok: true, dir, genesis: g.id, key: signer.publicKey, key_created: created, trust: tp, pinned, gitignore: kept ? { file: kept.file, added: kept.added, tracked: kept.tracked } : null }, lines);
   return 0;
 }
 
@@ -73,7 +101,7 @@ function handoffFromFlags(io: CliIO, opts: Opts, dir: string): HandoffPayload {
     execution_id: parseId(required(opts, 'exec', 'the execution_id of this attempt'), 'exec'),
     outcome: parseOutcome(required(opts, 'outcome', 'success, failure, timeout, ambiguous or cancelled')),
     evidence: parseEvidence(many(opts, 'evidence'), { root: dirname(dir), ledgerDir: dir, cwd: io.cwd }),
-    ...parseHandoffTail(opts),
+    ...parseHandoffTail(opts, recordIdsIn(dir)),
   };
   return payload;
 }
@@ -109,22 +137,46 @@ function batchLine(line: string, n: number): unknown {
   }
 }
 
-/** Parses `append --batch` input: one JSON payload object per non-empty line, strictly. */
-export function parseBatch(text: string, defaultAgent: string | undefined): Draft[] {
+/** The kinds a batch carries (README "The causal kinds"); each other kind has its own verb. */
+const BATCH_KINDS = ['handoff', 'intent', 'revoke'];
+
+/**
+ * Parses `append --batch` input: one JSON payload object per non-empty line, strictly.
+ * `caller` is --agent (or $LEDGER_AGENT): who is writing. Policy (issue 13 finding 2): a payload
+ * may name its agent only if that is the caller; without a caller, every payload names one and
+ * the same agent (a batch is one writer's). Either way a refusal refuses the whole batch.
+ * Policy: only handoff, intent and revoke: start, checkpoint, finish and every workflow kind go
+ * through the workflow's rules or not at all (the library's append refuses them too).
+ */
+export function parseBatch(text: string, caller: string | undefined): Draft[] {
   const drafts: Draft[] = [];
+  let named: { agent: unknown; line: number } | null = null;
   const lines = text.split('\n');
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
-    const value = batchLine(line, i + 1);
+    const n = i + 1;
+    const value = batchLine(line, n);
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-      throw new LedgerError('INPUT_SCHEMA', `stdin line ${i + 1}: expected a JSON object payload with "kind"`);
+      throw new LedgerError('INPUT_SCHEMA', `stdin line ${n}: expected a JSON object payload with "kind"`);
     }
     const v = value as Record<string, unknown>;
-    if (v.kind === 'genesis') throw new LedgerError('INPUT_SCHEMA', `stdin line ${i + 1}: a genesis record is written only by \`ledger init\``);
-    const agent = v.agent ?? defaultAgent;
-    if (agent === undefined) throw new LedgerError('USAGE', `stdin line ${i + 1}: no "agent" in the payload and no --agent or LEDGER_AGENT`);
+    if (v.kind === 'genesis') throw new LedgerError('INPUT_SCHEMA', `stdin line ${n}: a genesis record is written only by \`ledger init\``);
+    if (typeof v.kind === 'string' && !BATCH_KINDS.includes(v.kind) && (KINDS as readonly string[]).includes(v.kind)) {
+      throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: append --batch writes ${BATCH_KINDS.join(', ')} records; a ${v.kind} record is written only by \`ledger ${v.kind === 'consume' ? 'gate --consume-as' : v.kind}\`, with its rules`, { kind: v.kind, line: n });
+    }
+    if (Object.hasOwn(v, 'agent')) {
+      if (caller !== undefined && v.agent !== caller) {
+        throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: the payload names agent ${JSON.stringify(v.agent)}, but the caller is "${caller}" (--agent or LEDGER_AGENT); a batch writes only as its caller`, { line: n, agent: v.agent, caller });
+      }
+      if (caller === undefined && named !== null && v.agent !== named.agent) {
+        throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: the payload names agent ${JSON.stringify(v.agent)}, but line ${named.line} names ${JSON.stringify(named.agent)}; a batch is one writer's (pass --agent)`, { line: n, agent: v.agent });
+      }
+      named ??= { agent: v.agent, line: n };
+    } else if (caller === undefined) {
+      throw new LedgerError('USAGE', `stdin line ${n}: no "agent" in the payload and no --agent or LEDGER_AGENT`);
+    }
     // The object was parsed just now and is ours: fill in the agent rather than copy it.
-    v.agent = agent;
+    if (caller !== undefined) v.agent = caller;
     drafts.push(v as Draft);
   });
   if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'append --batch read no payloads from stdin');
@@ -147,8 +199,9 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
     if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
     const existing = res.records.filter((r) => r.existing).length;
     if (existing) io.stderr(`ledger: ${existing} of ${res.records.length} payloads were already recorded with identical content; appended ${res.appended}\n`);
-    const seqs = res.records.map((r) => r.seq);
-    emit(io, opts, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: Math.min(...seqs), last_seq: Math.max(...seqs), ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
+    // A loop, not Math.min(...seqs): spreading 150,000 arguments overflows the stack (issue 14.7).
+    const seqs = res.records.reduce((m, r) => ({ first: Math.min(m.first, r.seq), last: Math.max(m.last, r.seq) }), { first: Infinity, last: -Infinity });
+    emit(io, opts, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: seqs.first, last_seq: seqs.last, ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
     return 0;
   }
   if (kind === undefined) throw new LedgerError('USAGE', 'append needs a kind (`ledger append handoff ...`, `ledger append intent ...`) or --batch');
@@ -164,7 +217,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
   if (r.existing) {
     io.stderr(`ledger: ${kind} ${payload.logical_operation_id}/${payload.execution_id} is already recorded as ${r.id} (seq ${r.seq}) with identical content; nothing appended\n`);
   }
-  emit(io, opts, { id: r.id, seq: r.seq, existing: r.existing }, r.id);
+  emit(io, opts, { ok: true, id: r.id, seq: r.seq, existing: r.existing }, r.id);
   return 0;
 }
 

@@ -1,0 +1,168 @@
+// Keeping the secret key and the ledger out of git (issue 14.2): what git would do with a path
+// (`doctor` reads it), and the lines `init` adds to the work tree's .gitignore so that one
+// `git add -A` cannot commit the signing key or this machine's ledger.
+import { lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { LedgerError, ioError } from '../errors.js';
+import { fsyncDir, removeQuietly, replaceFileDurable } from '../fs/durable.js';
+import { realFileOps } from '../fs/ops.js';
+import { runGit, workTreeTop } from './git.js';
+
+/** What git would do with a path, as far as this machine's git says. */
+export type GitExposure =
+  | { state: 'outside' }
+  /** In a work tree: `tracked` (committed or staged), `ignored` (by the ignore rules). */
+  | { state: 'inside'; top: string; rel: string; tracked: boolean; ignored: boolean }
+  /** git could not say (not installed, a repository it refuses, a failure): treat as exposed. */
+  | { state: 'unknown'; why: string };
+
+/** `path` with its existing part resolved through symbolic links, as git names paths. */
+function realish(path: string): { existing: string; full: string } {
+  let existing = resolve(path);
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return { existing: realpathSync(existing), full: join(realpathSync(existing), ...rest.reverse()) };
+    } catch {
+      const up = dirname(existing);
+      if (up === existing) return { existing, full: resolve(path) };
+      rest.push(basename(existing));
+      existing = up;
+    }
+  }
+}
+
+/**
+ * Where `path` (a file, or with `isDir` a directory; it need not exist yet) stands with git:
+ * outside any work tree, inside one (tracked? ignored?), or unknown. Ignored means by the
+ * ignore rules alone (`check-ignore --no-index`): a tracked file stays tracked whatever they say.
+ * `rules`: every rule git applies on this machine (the user's global excludes too: what `git add
+ * -A` here would do), or the repository's own (its .gitignore files and .git/info/exclude).
+ */
+export function gitExposure(path: string, isDir: boolean, rules: 'this machine' | 'the repository' = 'this machine'): GitExposure {
+  const { existing, full } = realish(path);
+  const folder = existing === full ? (isDir ? full : dirname(full)) : existing;
+  const wt = workTreeTop(folder);
+  if (wt === null) return { state: 'outside' };
+  if ('unknown' in wt) return { state: 'unknown', why: wt.unknown };
+  const rel = relative(wt.top, full);
+  if (rel === '' || rel.startsWith('..' + sep) || rel === '..' || isAbsolute(rel)) return { state: 'outside' };
+  const posix = rel.split(sep).join('/');
+  const ls = runGit(wt.top, ['--literal-pathspecs', 'ls-files', '-z', '--cached', '--', posix]);
+  if (ls.code !== 0) return { state: 'unknown', why: `git ls-files failed: ${ls.error || `exit ${ls.code}`}` };
+  // A directory is ignored when a file in it would be (its own rule, or one of a folder above).
+  const probe = isDir ? `${posix}/HEAD` : posix;
+  const only = rules === 'the repository' ? ['-c', 'core.excludesFile=/dev/null'] : [];
+  const ci = runGit(wt.top, [...only, 'check-ignore', '-q', '--no-index', '--', probe]);
+  if (ci.code !== 0 && ci.code !== 1) return { state: 'unknown', why: `git check-ignore failed: ${ci.error || `exit ${ci.code}`}` };
+  return { state: 'inside', top: wt.top, rel: posix, tracked: ls.stdout !== '', ignored: ci.code === 0 };
+}
+
+/** A path as a .gitignore pattern matching exactly it, from the work tree's top. */
+function literalPattern(rel: string): string {
+  if (/[\n\r]/.test(rel)) throw new LedgerError('USAGE', `cannot name ${JSON.stringify(rel)} in .gitignore: it has a line break`);
+  return '/' + rel.replace(/[\\*?[]/g, '\\$&').replace(/ $/, '\\ ');
+}
+
+/** Every `*.key` beside the key (`ledger keygen --out keys/ci.key` is as secret as this one). */
+function keyPattern(rel: string): string {
+  if (!rel.endsWith('.key')) return literalPattern(rel);
+  const slash = rel.lastIndexOf('/');
+  return slash < 0 ? '/*.key' : `${literalPattern(rel.slice(0, slash))}/*.key`;
+}
+
+export interface KeptOut {
+  /** The .gitignore that was written, or null when every path was ignored already. */
+  file: string | null;
+  /** The patterns added to it (none when they were there). */
+  added: string[];
+  /** Paths that git tracks already: ignoring them does not take them out of git. */
+  tracked: string[];
+}
+
+export const GITIGNORE_COMMENT = '# handoff-ledger: the secret signing key and this machine\'s ledger stay out of git (its README, "Using it with git")';
+
+/**
+ * Makes git ignore the secret key file (every `*.key` beside it) and the ledger directory, by
+ * lines added to the .gitignore at the top of the work tree they are in. Idempotent: a path git
+ * ignores already adds nothing. Returns null when neither is inside a git work tree.
+ *
+ * Policy: the work tree's own .gitignore, not .git/info/exclude: the rule travels with the
+ * repository to every clone and every worktree, where the next `init` would otherwise make the
+ * same key on the same path; and it is a file the user sees and reviews. Patterns are anchored
+ * (a leading `/`) so they match these paths only. Policy: fail closed: when git cannot say, or
+ * still does not ignore a path after the lines are added (a later `!` rule, a .gitignore further
+ * down), nothing more is written and the caller refuses before it creates the key.
+ */
+export function keepOutOfGit(keyPath: string, ledgerDir: string): KeptOut | null {
+  // Policy: a rule in this user's global excludes does not count: it does not travel with the
+  // repository, so another clone (CI, a colleague) would commit what this one ignores.
+  const targets = [
+    { path: keyPath, isDir: false, what: 'the secret key' },
+    { path: ledgerDir, isDir: true, what: 'the ledger directory' },
+  ].map((t) => ({ ...t, exposure: gitExposure(t.path, t.isDir, 'the repository') }));
+  for (const t of targets) {
+    if (t.exposure.state !== 'unknown') continue;
+    throw new LedgerError('OP_IO', `cannot ask git whether it would commit ${t.what} ${t.path}: ${t.exposure.why}`, { path: t.path }, 'fix git (or install it), or put the key and the ledger outside the work tree with --key and --dir');
+  }
+  const inside = targets.flatMap((t) => (t.exposure.state === 'inside' ? [{ ...t, exposure: t.exposure }] : []));
+  if (inside.length === 0) return null;
+  // Two work trees (the key in one, the ledger in another) each get their own lines.
+  const byTop = new Map<string, typeof inside>();
+  for (const t of inside) byTop.set(t.exposure.top, [...(byTop.get(t.exposure.top) ?? []), t]);
+  const result: KeptOut = { file: null, added: [], tracked: inside.filter((t) => t.exposure.tracked).map((t) => t.path) };
+  for (const [top, list] of byTop) {
+    const patterns = list.filter((t) => !t.exposure.ignored).map((t) => (t.isDir ? `${literalPattern(t.exposure.rel)}/` : keyPattern(t.exposure.rel)));
+    if (patterns.length === 0) continue;
+    const file = join(top, '.gitignore');
+    const undo = appendLines(file, patterns);
+    result.file = file;
+    result.added.push(...patterns);
+    for (const t of list) {
+      const after = gitExposure(t.path, t.isDir, 'the repository');
+      if (after.state !== 'inside' || !after.ignored) {
+        // A refused init changes nothing: the .gitignore goes back to what it was.
+        undo();
+        throw new LedgerError('OP_INSECURE_PATH', `git still does not ignore ${t.what} ${t.path} after ${file} got ${patterns.join(' and ')}: a later rule, or a .gitignore further down, un-ignores it`, { path: t.path, gitignore: file }, 'fix the ignore rules so that `git check-ignore` names it, then run `ledger init` again');
+      }
+    }
+  }
+  return result;
+}
+
+/**
+ * Appends the comment and `patterns` to a .gitignore, durably, and returns how to put it back.
+ * Refuses one that is not a plain file (a link is not written through).
+ */
+function appendLines(file: string, patterns: string[]): () => void {
+  let before: string | null = null;
+  let mode = 0o644;
+  try {
+    const st = lstatSync(file);
+    if (!st.isFile()) {
+      throw new LedgerError('OP_INSECURE_PATH', `${file} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}; it is not written through`, { path: file }, `add these lines to it yourself, then run \`ledger init\` again: ${patterns.join(' ')}`);
+    }
+    mode = st.mode & 0o777;
+    before = readFileSync(file, 'utf8');
+  } catch (e) {
+    if (e instanceof LedgerError) throw e;
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError(e, 'read', file);
+  }
+  const old = before ?? '';
+  const text = `${old}${old === '' || old.endsWith('\n') ? '' : '\n'}${old === '' ? '' : '\n'}${GITIGNORE_COMMENT}\n${patterns.join('\n')}\n`;
+  const write = (t: string) => {
+    try {
+      replaceFileDurable(realFileOps, dirname(file), basename(file), new TextEncoder().encode(t), mode);
+    } catch (e) {
+      throw ioError(e, 'write', file);
+    }
+  };
+  write(text);
+  return () => {
+    if (before !== null) write(before);
+    else {
+      removeQuietly(realFileOps, file);
+      fsyncDir(realFileOps, dirname(file));
+    }
+  };
+}

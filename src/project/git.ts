@@ -1,0 +1,97 @@
+// Asking the real git about the folder a ledger lives in: where a worktree's main worktree is,
+// whether git ignores or tracks a path. Read-only (nothing here changes a repository).
+//
+// Policy: git runs with every GIT_* variable removed from its environment (GIT_DIR,
+// GIT_WORK_TREE, GIT_INDEX_FILE, GIT_CONFIG_PARAMETERS, ... would point it at another repository
+// or change its answers), no prompt, no optional locks, and a bound on time and output; the
+// machine's PATH and HOME stay, so the user's own git (and ~/.gitconfig's excludes and
+// safe.directory) answers. A git that cannot run, or says something we cannot read, is an
+// answer of "unknown", and every caller treats unknown as the unsafe case.
+import { lstatSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+
+export interface GitRun {
+  /** git's exit code; null when it could not run (not installed, timed out, killed). */
+  code: number | null;
+  stdout: string;
+  /** The first line of stderr, or why git could not run. */
+  error: string;
+}
+
+const TIMEOUT_MS = 10_000;
+
+/** The environment git runs with: this process's, without any GIT_* variable. */
+export function scrubbedGitEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(base)) if (!k.startsWith('GIT_') && v !== undefined) env[k] = v;
+  return { ...env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' };
+}
+
+export function runGit(cwd: string, args: readonly string[], input?: string): GitRun {
+  // Loaded here, not imported: every verb finds its ledger through this file, and most never run
+  // git; node:child_process costs a couple of milliseconds of start-up (`ledger append` must cost
+  // little more than starting Node).
+  const { spawnSync } = process.getBuiltinModule('node:child_process');
+  const r = spawnSync('git', args, {
+    cwd,
+    env: scrubbedGitEnv(),
+    encoding: 'utf8',
+    input,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    timeout: TIMEOUT_MS,
+    maxBuffer: 16 << 20,
+  });
+  if (r.error || r.status === null) return { code: null, stdout: '', error: r.error ? r.error.message : `git was stopped by ${r.signal}` };
+  return { code: r.status, stdout: r.stdout, error: (r.stderr.split('\n').find((l) => l.trim() !== '') ?? '').trim() };
+}
+
+/**
+ * What a folder's `.git` is, found on disk the way git starts its own search: the nearest
+ * folder at or above `start` that has a `.git` entry. `linked` is true when that entry is a
+ * file (a `git worktree add` worktree, or a submodule): only then is git asked anything.
+ */
+export function gitEntryAbove(start: string): { top: string; linked: boolean } | null {
+  for (let d = resolve(start); ; ) {
+    const kind = gitEntryAt(d);
+    if (kind) return { top: d, linked: kind === 'file' };
+    const up = dirname(d);
+    if (up === d) return null;
+    d = up;
+  }
+}
+
+/** Whether `folder/.git` is a directory, a file (a worktree's or submodule's pointer), or absent. */
+export function gitEntryAt(folder: string): 'dir' | 'file' | null {
+  try {
+    const st = lstatSync(join(folder, '.git'));
+    return st.isDirectory() ? 'dir' : 'file';
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The main worktree of the worktree at `top` (`git rev-parse --git-common-dir`): the folder
+ * that holds the common `.git` directory. null when there is none beside it (a bare repository,
+ * or a submodule, whose common directory lives in the superproject's `.git/modules/`). Throws
+ * the reason when git cannot say.
+ */
+export function mainWorktreeOf(top: string): string | null {
+  const r = runGit(top, ['rev-parse', '--path-format=absolute', '--git-common-dir']);
+  const out = r.stdout.replace(/\n$/, '');
+  if (r.code !== 0 || out === '' || out.includes('\n')) {
+    throw new Error(r.code === null ? `git could not run (${r.error})` : `git rev-parse --git-common-dir failed${r.error ? `: ${r.error}` : ''}`);
+  }
+  const common = resolve(top, out);
+  return basename(common) === '.git' ? dirname(common) : null;
+}
+
+/** The top of the work tree that holds `path` (an existing folder), or null outside one. */
+export function workTreeTop(folder: string): { top: string } | { unknown: string } | null {
+  if (!gitEntryAbove(folder)) return null;
+  const r = runGit(folder, ['rev-parse', '--show-toplevel']);
+  if (r.code === 0 && r.stdout.trim() !== '') return { top: r.stdout.replace(/\n$/, '') };
+  // Inside `.git` itself, or a `.git` git does not accept as a repository: not a work tree.
+  if (r.code === 128 && /not a git repository|must be run in a work tree|outside repository/i.test(r.error)) return null;
+  return { unknown: r.code === null ? `git could not run (${r.error})` : `git rev-parse --show-toplevel failed: ${r.error || `exit ${r.code}`}` };
+}
