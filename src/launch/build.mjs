@@ -72,8 +72,9 @@ await step('CLI bundle', () =>
     minifyWhitespace: true,
     minifySyntax: true,
     // yaml stays a runtime dependency, required from node_modules only by the verbs that write
-    // HANDOFF.yml; bundled, every start would read its source and carry it in the cache.
-    external: ['yaml'],
+    // HANDOFF.yml; bundled, every start would read its source and carry it in the cache. So do
+    // the MCP SDK and zod (`ledger mcp` alone loads them) and smol-toml (`ledger setup codex`).
+    external: ['yaml', '@modelcontextprotocol/sdk', 'zod', 'smol-toml'],
     // import.meta does not exist in CommonJS, and the audit finds its worker at
     // new URL('./worker.js', import.meta.url): give the bundle its own file URL instead, so that
     // URL is dist/cli/worker.js (step 5).

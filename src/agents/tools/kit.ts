@@ -39,6 +39,9 @@ export const ANSWER = {
   next_action: z.string().describe('The one thing to do next'),
 };
 
+/** What a tool's run returns: the answer's fields (the output schema is the exact contract). */
+export interface ToolOutput { ok: true; summary: string; next_action: string; [field: string]: unknown }
+
 export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
   readonly name: string;
   readonly title: string;
@@ -48,7 +51,8 @@ export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject
   readonly output: O;
   /** Whether the tool appends to the ledger (its annotations say so to the client). */
   readonly writes: boolean;
-  run(ctx: ToolContext, args: z.output<I>): Promise<z.output<O>>;
+  /** The answer; checked against `output` before it is sent (a mismatch is this server's bug). */
+  run(ctx: ToolContext, args: z.output<I>): Promise<ToolOutput>;
 }
 
 /** Declares a tool with its types tied to its schemas. */

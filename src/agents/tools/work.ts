@@ -5,7 +5,7 @@
 // workflow before anything runs or is written; a refusal is the workflow's own LedgerError.
 import * as z from 'zod';
 import { LedgerError } from '../../errors.js';
-import type { Dependency, Invariant, Outcome } from '../../record.js';
+import type { Dependency, Invariant, Outcome, TestsRun } from '../../record.js';
 import { checkTestsCommand, checkTestsTimeoutMs, type TestsRequest } from '../../handoff/workflow.js';
 import { DEFAULT_TESTS_TIMEOUT_MS } from '../../handoff/tests-cmd.js';
 import { oneLine } from '../../handoff/text.js';
@@ -84,13 +84,14 @@ const milestone = {
   evidence: evidenceArg.optional(),
 };
 
-type MilestoneArgs = { [K in keyof typeof milestone]: z.output<(typeof milestone)[K]> };
+const milestoneObject = z.strictObject(milestone);
+type MilestoneArgs = z.output<typeof milestoneObject>;
 
 const testsShape = z
   .strictObject({
     command: z.string().nullable(),
     exit_code: z.number().nullable(),
-    bytes: z.number(),
+    bytes: z.number().nullable(),
     digest: z.string(),
     excerpt: z.string().describe('The last lines of the output'),
   })
@@ -123,8 +124,8 @@ function milestoneRequest(ctx: ToolContext, a: MilestoneArgs) {
   };
 }
 
-function testsResult(t: { command?: string; exit_code?: number; bytes: number; digest: string; excerpt: string } | undefined) {
-  return t ? { command: t.command ?? null, exit_code: t.exit_code ?? null, bytes: t.bytes, digest: t.digest, excerpt: t.excerpt } : null;
+function testsResult(t: TestsRun | undefined) {
+  return t ? { command: t.command ?? null, exit_code: t.exit_code ?? null, bytes: t.bytes ?? null, digest: t.digest, excerpt: t.excerpt } : null;
 }
 
 function testsPhrase(t: ReturnType<typeof testsResult>): string {
