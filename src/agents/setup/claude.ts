@@ -20,8 +20,8 @@ const HOOKS: readonly [string, string | null, string][] = [
   ['SessionEnd', null, 'session-end'],
 ];
 
-/** Policy: a handler is setup's when its command runs `hook claude` of a `ledger` binary. */
-export const isClaudeHookCommand = (c: unknown) => typeof c === 'string' && /ledger/.test(c) && /(^|\s)hook claude (session-start|stop|session-end)$/.test(c);
+/** Policy: a handler is setup's when its command ends in `hook claude EVENT` (whatever runs ledger). */
+export const isClaudeHookCommand = (c: unknown) => typeof c === 'string' && /(^|\s)hook claude (session-start|stop|session-end)$/.test(c);
 
 export interface SetupRequest { root: string; agent: string; command: LedgerCommand; remove: boolean }
 

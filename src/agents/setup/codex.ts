@@ -29,8 +29,8 @@ const HOOKS: readonly [string, string | null, string][] = [
   ['Stop', null, 'stop'],
 ];
 
-/** Policy: a handler is setup's when its command runs `hook codex` of a `ledger` binary. */
-export const isCodexHookCommand = (c: unknown) => typeof c === 'string' && /ledger/.test(c) && /(^|\s)hook codex (session-start|stop)( --agent \S+)?$/.test(c);
+/** Policy: a handler is setup's when its command ends in `hook codex EVENT` (whatever runs ledger). */
+export const isCodexHookCommand = (c: unknown) => typeof c === 'string' && /(^|\s)hook codex (session-start|stop)( --agent \S+)?$/.test(c);
 
 function parseToml(path: string, text: string): Record<string, unknown> {
   try {
