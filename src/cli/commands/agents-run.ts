@@ -164,14 +164,11 @@ export async function runSetup(io: CliIO, agentKind: string, opts: Opts): Promis
     throw new LedgerError('INPUT_NOT_FOUND', `no ledger here or above (${loc.dir}); setup installs the agents' access to one`, { dir: loc.dir }, 'run `ledger init` first');
   }
   const root = loc.root;
-  const [{ ledgerCommand, applyPlan, changed, fileState }, { planClaude }, { planCodex }] = await Promise.all([
-    import('../../agents/setup/common.js'),
-    import('../../agents/setup/claude.js'),
-    import('../../agents/setup/codex.js'),
-  ]);
+  const { ledgerCommand, applyPlan, changed, fileState } = await import('../../agents/setup/common.js');
   const command = ledgerCommand(root, process.argv[1] ?? '');
   const req = { root, agent, command, remove };
-  const plan = kind === 'claude' ? planClaude(req) : planCodex(req);
+  // Each agent's module alone: codex's loads the TOML library, which claude's never needs.
+  const plan = kind === 'claude' ? (await import('../../agents/setup/claude.js')).planClaude(req) : (await import('../../agents/setup/codex.js')).planCodex(req);
   const shown = (p: string) => relative(io.cwd, p) || p;
   if (check) {
     const files = plan.map((c) => ({ file: relative(root, c.path), state: fileState(c) }));
