@@ -116,18 +116,8 @@ export async function serveMcp(o: McpServeOptions): Promise<void> {
     annotations: { title: t.title, readOnlyHint: !t.writes, destructiveHint: false, idempotentHint: !t.writes, openWorldHint: false },
   }));
   const server = new Server({ name: 'handoff-ledger', version: o.version }, { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS });
-  let inFlight = 0;
-  let settled: (() => void) | null = null;
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, async (req) => {
-    inFlight++;
-    try {
-      return await callTool(tools, o.ctx, req.params.name, req.params.arguments, o.log);
-    } finally {
-      inFlight--;
-      if (inFlight === 0) settled?.();
-    }
-  });
+  server.setRequestHandler(CallToolRequestSchema, async (req) => callTool(tools, o.ctx, req.params.name, req.params.arguments, o.log));
   server.onerror = (e) => o.log(`protocol error: ${e.message}`);
   const stdin = o.stdin ?? process.stdin;
   const stdout = o.stdout ?? process.stdout;
@@ -138,13 +128,26 @@ export async function serveMcp(o: McpServeOptions): Promise<void> {
     transport.onclose = resolve;
   });
   await server.connect(transport);
+  // Every request received is counted until its answer is written, so one that arrives just
+  // before stdin ends is answered too (the SDK dispatches a request a tick after reading it).
+  const pending = new Set<string | number>();
+  let drained: (() => void) | null = null;
+  const receive = transport.onmessage!;
+  transport.onmessage = (m) => {
+    if ('method' in m && 'id' in m) pending.add(m.id);
+    receive(m);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (m) => {
+    await send(m);
+    if (!('method' in m) && 'id' in m && m.id !== undefined && pending.delete(m.id) && pending.size === 0) drained?.();
+  };
   o.log(`serving ${tools.length} tools as ${o.ctx.agent} on ${o.ctx.dir}`);
   await ended;
   // Policy: a call that was running when the client hung up (a test suite under tests_cmd) is
-  // finished and answered, so the ledger never holds half of what the agent asked for.
-  if (inFlight > 0) await new Promise<void>((resolve) => (settled = resolve));
-  // The protocol's last bytes reach the pipe before the process may exit.
-  await new Promise<void>((resolve) => (stdout.writableLength ? stdout.once('drain', () => resolve()) : resolve()));
+  // finished and answered, so the ledger never holds half of what the agent asked for. The answer
+  // is written (the pipe took it) before the process may exit.
+  if (pending.size > 0) await new Promise<void>((resolve) => (drained = resolve));
   await server.close().catch(() => {});
   o.log('stdin closed; stopped');
 }

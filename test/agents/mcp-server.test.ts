@@ -196,3 +196,28 @@ describe('when two servers (two agents) race to start one item', () => {
     expect(starts[0].agent).toBe(ra.isError ? 'codex' : 'claude');
   });
 });
+
+describe('when the client hangs up while a call runs', () => {
+  it('finishes the call, writes its answer, and records the checkpoint before it exits', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { BIN } = await import('../helpers/cli.js');
+    const { BASE_ENV } = await import('./kit.js');
+    const s = await server('claude');
+    expect((await call(s, 'start', { slug: 'slow', summary: 'a slow suite' })).isError).toBe(false);
+    await s.close();
+    servers = [];
+    // Every message at once, then end of input: the call is still to run when stdin ends.
+    const lines = [
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'checkpoint', arguments: { slug: 'slow', done: 'd', state: 's', next: 'n', tests_cmd: 'sleep 1; echo suite done' } } },
+    ].map((m) => JSON.stringify(m)).join('\n') + '\n';
+    const r = spawnSync(process.execPath, [BIN, 'mcp'], { cwd: p.dir, input: lines, encoding: 'utf8', env: { ...BASE_ENV, LEDGER_AGENT: 'claude' } });
+    expect(r.status, r.stderr).toBe(0);
+    const answers = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result: { isError?: boolean; structuredContent: { tests: { exit_code: number } } } });
+    const answer = answers.find((a) => a.id === 2)!;
+    expect(answer.result.isError).toBeUndefined();
+    expect(answer.result.structuredContent.tests.exit_code).toBe(0);
+    expect(records(p.ledger).at(-1)).toMatchObject({ kind: 'checkpoint', agent: 'claude', tests: { exit_code: 0 } });
+  });
+});
