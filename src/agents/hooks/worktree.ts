@@ -1,82 +1,88 @@
-// Has the work tree changed since a moment (the stop hook's "changed since your last checkpoint")?
+// When did the work tree last change (the stop hook's "changed since your last checkpoint")?
 // Read-only, and bounded so a hook stays fast:
-//   1. a commit made after the moment: changed;
-//   2. else every path `git status` reports (modified, staged, untracked, deleted) whose file, or
-//      for a deleted one its folder, was modified after the moment: changed;
-//   3. the ledger's own files and the two views are skipped: a checkpoint rewrites HANDOFF.md and
+//   1. the top of the work tree: the nearest folder with a `.git` (a folder, or a worktree's file);
+//   2. at once, in parallel: the time of the last commit, and every path `git status` reports
+//      (modified, staged, untracked, deleted);
+//   3. the latest of: that commit, each reported file's modification time (a deleted one's folder);
+//      the ledger's own files and the two views are skipped: a checkpoint rewrites HANDOFF.md and
 //      HANDOFF.yml just after its record, and that is not the agent's work.
 // null when it cannot be told (not a git work tree, git missing or too slow): the caller then
 // decides on the other rule alone. Git runs with the caller's GIT_* variables dropped and
 // fsmonitor off, as the evidence reader runs it (src/causal/evidence/git.ts), with a short timeout.
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { lstatSync, realpathSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { scrubbedGitEnv } from '../../causal/evidence/git.js';
 
 /** Policy: each git run may take this long; a hook that waits longer is worse than one that skips. */
 const GIT_TIMEOUT_MS = 5_000;
-/** Policy: at most this many reported paths are looked at; past them, the tree counts as changed. */
+/** Policy: at most this many reported paths are looked at; past them, the tree counts as changed now. */
 const MAX_PATHS = 5_000;
 
-function git(cwd: string, args: string[]): string | null {
-  try {
-    return execFileSync('git', ['-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false', ...args], {
+function git(cwd: string, args: string[]): Promise<string | null> {
+  return new Promise((done) => {
+    execFile('git', ['-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false', ...args], {
       cwd,
       encoding: 'utf8',
       env: scrubbedGitEnv(),
-      stdio: ['ignore', 'pipe', 'ignore'],
       timeout: GIT_TIMEOUT_MS,
       maxBuffer: 64 << 20,
-    });
-  } catch {
-    return null;
-  }
+    }, (err, stdout) => done(err ? null : stdout));
+  });
 }
 
-function mtimeAfter(path: string, sinceMs: number): boolean | null {
+const real = (p: string) => {
   try {
-    return lstatSync(path).mtimeMs > sinceMs;
+    return realpathSync(p);
   } catch {
-    return null;
+    return resolve(p);
+  }
+};
+
+/** The nearest folder at or above `cwd` that holds a `.git` entry (as git finds its work tree). */
+function workTreeTop(cwd: string): string | null {
+  for (let d = real(cwd); ; d = dirname(d)) {
+    try {
+      lstatSync(join(d, '.git'));
+      return d;
+    } catch {
+      /* not here */
+    }
+    if (dirname(d) === d) return null;
   }
 }
 
-/** The ledger's own paths inside the work tree, which a checkpoint itself writes. */
-function ownPaths(ledgerDir: string, viewsDir: string): string[] {
-  // git names paths under the real top folder: compare real paths (a folder may be a link).
-  const real = (p: string) => {
-    try {
-      return realpathSync(p);
-    } catch {
-      return resolve(p);
-    }
-  };
-  return [real(ledgerDir), join(real(viewsDir), 'HANDOFF.md'), join(real(viewsDir), 'HANDOFF.yml')];
+function mtime(path: string): number | null {
+  try {
+    return lstatSync(path).mtimeMs;
+  } catch {
+    return null;
+  }
 }
 
 const inside = (p: string, own: string) => p === own || p.startsWith(own + sep);
 
-export function workTreeChangedSince(cwd: string, sinceMs: number, ledger: { dir: string; views: string }): boolean | null {
-  const top = git(cwd, ['rev-parse', '--show-toplevel'])?.trim();
-  if (!top) return null;
-  const last = git(top, ['log', '-1', '--format=%ct'])?.trim();
-  if (last && /^\d+$/.test(last) && Number(last) * 1000 > sinceMs) return true;
-  const status = git(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
+/** The latest change of the work tree in ms since the epoch, or null when it cannot be told. */
+export async function latestWorkTreeChange(cwd: string, ledger: { dir: string; views: string }): Promise<number | null> {
+  const top = workTreeTop(cwd);
+  if (top === null) return null;
+  const [last, status] = await Promise.all([git(top, ['log', '-1', '--format=%ct']), git(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])]);
   if (status === null) return null;
-  const own = ownPaths(ledger.dir, ledger.views);
-  // -z: "XY PATH\0", and a rename or copy carries its old path as one more NUL-ended field.
+  let latest = last && /^\d+$/.test(last.trim()) ? Number(last.trim()) * 1000 : -Infinity;
+  const views = real(ledger.views);
+  const own = [real(ledger.dir), join(views, 'HANDOFF.md'), join(views, 'HANDOFF.yml')];
+  // -z: "XY PATH\0" (paths from the top), and a rename or copy carries its old path as one more field.
   const fields = status.split('\0');
   let seen = 0;
   for (let i = 0; i < fields.length; i++) {
     const f = fields[i];
     if (f.length < 4) continue;
     if (f[0] === 'R' || f[0] === 'C') i++;
-    if (++seen > MAX_PATHS) return true;
-    const path = resolve(top, f.slice(3));
+    if (++seen > MAX_PATHS) return Date.now();
+    const path = join(top, f.slice(3));
     if (own.some((o) => inside(path, o))) continue;
-    if (relative(top, path).startsWith('..')) continue;
-    const after = mtimeAfter(path, sinceMs) ?? mtimeAfter(dirname(path), sinceMs);
-    if (after) return true;
+    const t = mtime(path) ?? mtime(dirname(path));
+    if (t !== null && t > latest) latest = t;
   }
-  return false;
+  return latest;
 }

@@ -5,14 +5,14 @@
 //          Claude Code an exit 2 from a Stop hook would even block the stop)
 //   setup  plans every file first (a refusal writes nothing), then writes, checks or removes
 import { existsSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative } from 'node:path';
+import { dirname, isAbsolute, join, relative } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger } from '../../ledger.js';
 import { AGENT_RE } from '../../record.js';
 import { readSecretKey } from '../../keys/key-file.js';
 import { buildStatus, type StatusReport } from '../../handoff/status.js';
 import { foldWorkLog, type WorkLog } from '../../handoff/workitems.js';
-import { defaultViewsDir } from '../../handoff/views.js';
+import { leaseLive } from '../../handoff/lease.js';
 import type { ToolContext } from '../../agents/tools/kit.js';
 import type { HookFacts, Payload } from '../../agents/hooks/events.js';
 import { unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
@@ -105,10 +105,17 @@ async function answerHook(io: CliIO, agentKind: string, event: string, opts: Opt
     }
     return records;
   };
-  // git is asked (and its module loaded) only by the events that look at the work tree.
-  const worktree = event === 'session-start' ? null : await import('../../agents/hooks/worktree.js');
   // The work tree of the session: the payload's cwd when it names a folder, else ours.
   const cwd = typeof payload.cwd === 'string' && isAbsolute(payload.cwd) && isDir(payload.cwd) ? payload.cwd : io.cwd;
+  // git is asked (and its module loaded) only at stop and session end, only when the agent owns
+  // an item with a live lease, and only once: the rule compares each item with the one answer.
+  let latest: number | null = null;
+  if (event !== 'session-start' && agent !== null && payload.stop_hook_active !== true && ownsLiveItem(read().log, agent, now)) {
+    const { latestWorkTreeChange } = await import('../../agents/hooks/worktree.js');
+    // The views' default folder (handoff/views.ts defaultViewsDir), without loading the views
+    // module and its YAML library: a hook must start fast.
+    latest = await latestWorkTreeChange(cwd, { dir: loc.dir, views: dirname(loc.dir) });
+  }
   let unrecorded: Unrecorded[] | null = null;
   const facts: HookFacts = {
     agent,
@@ -116,10 +123,8 @@ async function answerHook(io: CliIO, agentKind: string, event: string, opts: Opt
     status: () => read().status,
     unrecorded: () => {
       if (unrecorded) return unrecorded;
-      if (agent === null || worktree === null) return (unrecorded = []);
-      const { workTreeChangedSince } = worktree;
-      const ledgerFiles = { dir: loc.dir, views: defaultViewsDir(loc.dir) };
-      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => workTreeChangedSince(cwd, since, ledgerFiles)));
+      if (agent === null) return (unrecorded = []);
+      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest === null ? null : latest > since)));
     },
   };
   const answer = agentKind === 'claude' ? claude.claudeHook(event as never, payload, facts) : codex.codexHook(event as never, payload, facts);
@@ -141,6 +146,11 @@ async function answerHook(io: CliIO, agentKind: string, event: string, opts: Opt
       }
     }
   }
+}
+
+function ownsLiveItem(log: WorkLog, agent: string, now: Date): boolean {
+  for (const i of log.items.values()) if (i.status === 'open' && i.owner === agent && i.lease_until !== null && leaseLive(i.lease_until, now)) return true;
+  return false;
 }
 
 function isDir(p: string): boolean {
