@@ -3,7 +3,7 @@
 // block-once rule, the session-end note, and silence outside a ledger and on any bad input.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger.js';
@@ -34,6 +34,8 @@ function project(minutesAgo: number): Project {
   git('init', '-q');
   git('add', '-A');
   git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '-m', 'start');
+  // HEAD moved then too (the hook reads when HEAD last moved from its reflog's time).
+  utimesSync(join(s.dir, '.git', 'logs', 'HEAD'), new Date(date), new Date(date));
   return { dir: s.dir, ledger, key, cleanup: s.cleanup, at: (m) => Ledger.open({ dir: ledger, key, now: clock(m) }) };
 }
 
@@ -139,6 +141,16 @@ describe('when the agent stops', () => {
     const out = JSON.parse(r.stdout);
     expect(out).toEqual({ decision: 'block', reason: expect.stringMatching(/you own api-v2 \(you started it 40m ago and have not checkpointed; no checkpoint for 40m\)/) });
     expect(spawnLedgerSync(['hook', 'codex', 'stop', '--agent', 'codex'], { cwd: p.dir, stdin: fixture('codex/stop.active.json'), env: BASE_ENV }).stdout).toBe('');
+  });
+
+  it('counts a commit made after the last checkpoint as a change, though the tree is clean again', async () => {
+    p = project(5);
+    await p.at(5).start({ slug: 'fix-tz', agent: 'claude', summary: 'fix' });
+    writeFileSync(join(p.dir, 'app.js'), 'export const v = 3;\n');
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: p.dir, stdio: 'ignore', env: { ...BASE_ENV, GIT_CONFIG_NOSYSTEM: '1' } });
+    git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '-am', 'v3');
+    const out = JSON.parse(hook(p.dir, 'claude', 'stop', fixture('claude/stop.json'), { LEDGER_AGENT: 'claude' }).stdout);
+    expect(out.reason).toMatch(/you own fix-tz .*you changed the work tree since/);
   });
 
   it('does not block for a lapsed lease, a released item, or a finished one', async () => {

@@ -1,16 +1,17 @@
 // When did the work tree last change (the stop hook's "changed since your last checkpoint")?
 // Read-only, and bounded so a hook stays fast:
 //   1. the top of the work tree: the nearest folder with a `.git` (a folder, or a worktree's file);
-//   2. at once, in parallel: the time of the last commit, and every path `git status` reports
-//      (modified, staged, untracked, deleted);
-//   3. the latest of: that commit, each reported file's modification time (a deleted one's folder);
+//   2. the time HEAD last moved (a commit, checkout, reset or merge), from the modification time of
+//      its reflog (`logs/HEAD` in the git directory), read without running git;
+//   3. every path `git status` reports (modified, staged, untracked, deleted): the latest of HEAD's
+//      move and each reported file's modification time (a deleted one's folder);
 //      the ledger's own files and the two views are skipped: a checkpoint rewrites HANDOFF.md and
 //      HANDOFF.yml just after its record, and that is not the agent's work.
 // null when it cannot be told (not a git work tree, git missing or too slow): the caller then
 // decides on the other rule alone. Git runs with the caller's GIT_* variables dropped and
 // fsmonitor off, as the evidence reader runs it (src/causal/evidence/git.ts), with a short timeout.
 import { execFile } from 'node:child_process';
-import { lstatSync, realpathSync } from 'node:fs';
+import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { scrubbedGitEnv } from '../../causal/evidence/git.js';
 
@@ -52,6 +53,18 @@ function workTreeTop(cwd: string): string | null {
   }
 }
 
+/** The git directory of the work tree at `top`: `.git` itself, or where a worktree's `.git` file points. */
+function gitDir(top: string): string | null {
+  const dotGit = join(top, '.git');
+  try {
+    if (lstatSync(dotGit).isDirectory()) return dotGit;
+    const m = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+    return m ? resolve(top, m[1].trim()) : null;
+  } catch {
+    return null;
+  }
+}
+
 function mtime(path: string): number | null {
   try {
     return lstatSync(path).mtimeMs;
@@ -66,9 +79,12 @@ const inside = (p: string, own: string) => p === own || p.startsWith(own + sep);
 export async function latestWorkTreeChange(cwd: string, ledger: { dir: string; views: string }): Promise<number | null> {
   const top = workTreeTop(cwd);
   if (top === null) return null;
-  const [last, status] = await Promise.all([git(top, ['log', '-1', '--format=%ct']), git(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])]);
+  // Policy: HEAD's reflog moves with every commit, checkout, reset and merge: each is a change of
+  // the work tree. No reflog (none yet, or core.logAllRefUpdates off): only the status counts.
+  const dir = gitDir(top);
+  let latest = (dir === null ? null : mtime(join(dir, 'logs', 'HEAD'))) ?? -Infinity;
+  const status = await git(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all']);
   if (status === null) return null;
-  let latest = last && /^\d+$/.test(last.trim()) ? Number(last.trim()) * 1000 : -Infinity;
   const views = real(ledger.views);
   const own = [real(ledger.dir), join(views, 'HANDOFF.md'), join(views, 'HANDOFF.yml')];
   // -z: "XY PATH\0" (paths from the top), and a rename or copy carries its old path as one more field.
