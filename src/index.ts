@@ -27,7 +27,7 @@ export { auditLedger } from './ledger.js';
 export { formatReportText, type AuditReport, type AuditOptions } from '../audit/index.js';
 export { formatGateText, TERMS, type GateResult, type Term } from './causal/gate/index.js';
 export type { GateRun } from './causal/gate-run.js';
-export type { PendingEntry } from './causal/pending.js';
+export type { PendingEntry, PendingReport, UnresolvedOutcome } from './causal/pending.js';
 
 // Errors and exit codes: bad input throws a coded LedgerError; every exit code comes from EXIT.
 export { LedgerError, EXIT, EXIT_MEANINGS, exitCodeFor, type ErrorCode, type ExitName } from './errors.js';

@@ -7,18 +7,19 @@
 //                              (handoff/workflow.ts)
 //   release/note               hand an item back, annotate one (handoff/release.ts, note.ts)
 //   gate(op, { consumeAs })    the only way to a consume record (causal/gate-run.ts)
+//   consumeFailed              the consumer's report that its action failed (causal/consume-failed.ts)
 // The CLI calls these same methods. Below them the store's transact decides and appends under
 // the writer lock; it is not exposed, since a caller's decide function could return any draft.
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
-import { canonicalJson, canonicalLine } from './canonical.js';
+import { DIGEST_RE, canonicalJson, canonicalLine } from './canonical.js';
 import { LedgerError, ioError } from './errors.js';
 import { replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
-import { AGENT_RE, KINDS, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import { AGENT_RE, ID_RE, KINDS, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
@@ -31,7 +32,11 @@ import { idKey } from './causal/index/keys.js';
 import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
-import { findPending, type PendingEntry } from './causal/pending.js';
+import { reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
+import type { WorkItemFold } from './causal/work-lease.js';
+import { leaseLive } from './handoff/lease.js';
+import { foldWorkLog } from './handoff/workitems.js';
+import { findPending, scanPending, type PendingEntry, type PendingReport } from './causal/pending.js';
 import { appendCausal, type CausalAppendResult, type CausalAppended } from './causal/retry.js';
 import {
   checkAgent, checkpointWork, finishWork, startWork,
@@ -88,6 +93,9 @@ const WRITTEN_BY: Readonly<Record<string, string>> = {
   start: '`ledger start` (ledger.start()), which applies the ownership and lease rules',
   checkpoint: '`ledger checkpoint` (ledger.checkpoint()), which applies the ownership and lease rules',
   finish: '`ledger finish` (ledger.finish()), which applies the ownership and lease rules',
+  release: '`ledger release` (ledger.release()), which applies the ownership rules',
+  note: '`ledger note` (ledger.note())',
+  consume_failed: '`ledger consume-failed` (ledger.consumeFailed()), which checks who consumed it',
 };
 
 /**
@@ -103,6 +111,25 @@ function refuseOtherKinds(drafts: readonly Draft[]): void {
     throw new LedgerError('INPUT_REFUSED', `${where}a ${kind} record is written only by ${WRITTEN_BY[kind] ?? `\`ledger ${kind}\`, with its own rules`}; append writes handoff, intent and revoke`, { kind });
   });
 }
+
+/**
+ * SPEC 9's lease rule needs a work item as the handoff log folds it (handoff/workitems.ts) with
+ * its one lease boundary (handoff/lease.ts); the causal layer sits below those, so the Ledger,
+ * above both, hands this in (causal/work-lease.ts).
+ */
+const foldWorkItem: WorkItemFold = (records, op, now) => {
+  const item = foldWorkLog(records).items.get(op);
+  if (!item) return null;
+  const start = item.entries.findLast((e) => e.record.kind === 'start' && e.record.execution_id === item.execution_id);
+  return {
+    open: item.status === 'open',
+    owner: item.owner,
+    execution_id: item.execution_id,
+    lease_until: item.lease_until,
+    live: item.lease_until !== null && leaseLive(item.lease_until, now),
+    start_seq: start?.seq ?? -1,
+  };
+};
 
 export class Ledger {
   readonly paths: LedgerPaths;
@@ -141,8 +168,8 @@ export class Ledger {
   }
 
   /** What the rules below need of this ledger (causal/retry.ts LedgerWriter, handoff/workflow.ts WorkWriter). */
-  private writer(): WorkWriter {
-    return { paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock, keySecret: () => this.keySecret() };
+  private writer(): WorkWriter & { workItem: WorkItemFold } {
+    return { paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock, keySecret: () => this.keySecret(), workItem: foldWorkItem };
   }
 
   /** The key's secret as the workflow scans test output for it; null when only a Signer was given. */
@@ -237,9 +264,36 @@ export class Ledger {
     return runGateAndConsume(this.writer(), { ...o, agent: who }, op, consumeAs);
   }
 
+  /**
+   * The consumer's report that the action it took on a consumed handoff failed (`ledger
+   * consume-failed`): `target` is the consume record's id, the handoff's id or the operation.
+   * After it the gate lets that consumer consume the handoff again. Only the agent that wrote
+   * the consume record, for the same consumer, may report it.
+   */
+  consumeFailed(target: string, opts: { consumer: string; agent?: string; reason: string }): ConsumeFailedResult {
+    checkConsumer(opts.consumer);
+    if (!(typeof target === 'string' && (DIGEST_RE.test(target) || ID_RE.test(target)))) {
+      throw new LedgerError('USAGE', `consume-failed names a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${String(target)}"`);
+    }
+    if (typeof opts.reason !== 'string' || opts.reason.length < 1 || opts.reason.length > 4096) {
+      throw new LedgerError('USAGE', `--reason must be 1-4096 chars, got ${typeof opts.reason === 'string' ? `${opts.reason.length}` : String(opts.reason)}`);
+    }
+    // Policy: the agent defaults to the consumer's name when that is a valid agent name, as for gate.
+    const agent = checkAgent(opts.agent ?? (AGENT_RE.test(opts.consumer) ? opts.consumer : undefined));
+    return reportConsumeFailed(this.writer(), { target, consumer: opts.consumer, agent, reason: opts.reason });
+  }
+
   /** Executions with an intent or start and no terminal outcome since (`ledger pending`). */
   pending(opts: { op?: string; now?: number; head?: Head } = {}): PendingEntry[] {
     return findPending(this.paths, opts.head ?? this.head(), opts.now ?? this.clock().getTime(), opts.op);
+  }
+
+  /**
+   * `ledger pending` in full, from one pass: the pending executions, and the ambiguous and
+   * timed-out outcomes no later success or cancel resolved (causal/pending.ts).
+   */
+  pendingReport(opts: { op?: string; now?: number; head?: Head } = {}): PendingReport {
+    return scanPending(this.paths, opts.head ?? this.head(), opts.now ?? this.clock().getTime(), opts.op);
   }
 
   /** `ledger audit` of this ledger: see auditLedger. */

@@ -11,6 +11,7 @@ export const MAX_LINE_BYTES = 1024 * 1024;
 export const KINDS = [
   'genesis', 'start', 'checkpoint', 'finish', 'intent', 'handoff', 'revoke', 'consume',
   'release', 'note', // the handoff log's hand-back and annotation (issue 14)
+  'consume_failed',
 ] as const;
 export type Kind = (typeof KINDS)[number];
 export const OUTCOMES = ['success', 'failure', 'timeout', 'ambiguous', 'cancelled'] as const;
@@ -64,6 +65,16 @@ export interface ConsumePayload {
   handoff: string;
   seen_head: { seq: number; tail: string };
 }
+/** A consumer's report that the action it took on a consumed handoff failed (`ledger consume-failed`). */
+export interface ConsumeFailedPayload {
+  logical_operation_id: string;
+  consumer: string;
+  /** The consume record whose action failed. */
+  consume: string;
+  /** The handoff that consume record acted on. */
+  handoff: string;
+  reason: string;
+}
 export interface StartPayload {
   logical_operation_id: string;
   execution_id: string;
@@ -113,6 +124,7 @@ export interface PayloadByKind {
   consume: ConsumePayload;
   release: ReleasePayload;
   note: NotePayload;
+  consume_failed: ConsumeFailedPayload;
 }
 
 export type LedgerRecord<K extends Kind = Kind> = K extends Kind ? Envelope & { kind: K } & PayloadByKind[K] : never;
@@ -322,6 +334,7 @@ export const PAYLOAD_SHAPES: Record<Kind, Shape> = {
     handoff: digest,
     seen_head: object({ seq: int(0), tail: digest }),
   },
+  consume_failed: { logical_operation_id: idString, consumer: idString, consume: digest, handoff: digest, reason: text(1, 4096) },
   start: {
     logical_operation_id: idString,
     execution_id: idString,

@@ -65,6 +65,7 @@ const PAYLOADS: Record<Kind, Record<string, unknown>> = {
   consume: { logical_operation_id: 'migrate_schema_17', consumer: 'deployer', handoff: D1, seen_head: { seq: 4, tail: D2 } },
   release: { logical_operation_id: 'migrate_schema_17', execution_id: 'execution_003', note: 'out of time; staging is migrated' },
   note: { logical_operation_id: 'migrate_schema_17', text: 'reviewed: the down migration is missing' },
+  consume_failed: { logical_operation_id: 'migrate_schema_17', consumer: 'deployer', consume: D2, handoff: D1, reason: 'deploy exited 1' },
 };
 
 /** Optional payload fields per kind (SPEC 6 and the project's schemas). */
@@ -79,6 +80,7 @@ const OPTIONAL: Record<Kind, string[]> = {
   consume: [],
   release: ['note'],
   note: [],
+  consume_failed: [],
 };
 
 /** One wrong value inside a nested member per kind, with the path it must be reported at. */
@@ -102,6 +104,7 @@ const NESTED: Record<Kind, [(p: Record<string, unknown>) => void, string][]> = {
   consume: [[(p) => ((p.seen_head as Record<string, unknown>).seq = 1.5), '$.seen_head.seq']],
   release: [[(p) => (p.note = ''), '$.note']],
   note: [[(p) => (p.text = ''), '$.text']],
+  consume_failed: [[(p) => (p.reason = ''), '$.reason'], [(p) => (p.consume = 'sha256:xyz'), '$.consume']],
 };
 
 const clone = <T>(v: T): T => structuredClone(v);

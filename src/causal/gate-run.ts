@@ -34,7 +34,7 @@ export interface ConsumeOutcome {
 export type GateRun = GateResult & { chain: ChainVerdict & { floor_seq: number | null; checked: number; warnings: string[] }; consume?: ConsumeOutcome };
 
 /** What the gate reads through: the ledger's paths and its checked HEAD. */
-export type LedgerReader = Pick<LedgerWriter, 'paths' | 'head'>;
+export type LedgerReader = Pick<LedgerWriter, 'paths' | 'head' | 'workItem'>;
 
 /** The chain audit through exactly `head`. */
 function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head): GateRun['chain'] & { moved: boolean } {
@@ -54,7 +54,7 @@ function evaluateAt(ledger: LedgerReader, o: GateRunOptions, op: string, head: H
   const view = CausalView.open(paths, head, { trust: o.trust });
   try {
     const { moved, ...chain } = auditThrough(ledger, o, head);
-    const result = evaluateGate(collectGateInputs(view, chain, op, { ...o, consumer, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir } }));
+    const result = evaluateGate(collectGateInputs(view, chain, op, { ...o, consumer, workItem: ledger.workItem, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir } }));
     return { ...result, chain, moved };
   } finally {
     view.close();

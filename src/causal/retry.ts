@@ -10,7 +10,9 @@
 // - `supersedes` may name only earlier handoff/finish records of the same operation.
 // - `revoke` must name a handoff or finish in the ledger; revoking it again is idempotent the
 //   same way (same reason and agent: the existing revocation; anything else: refused).
-// - `consume` is written only by `ledger gate --consume-as`, never appended directly; `genesis`
+// - A `handoff` of a work item whose lease is live is refused from anyone but its owner (SPEC 9).
+// - `consume` is written only by `ledger gate --consume-as`, and `consume_failed` only by
+//   `ledger consume-failed` (consume-failed.ts), never appended directly; `genesis`
 //   only by init (a ledger has one); `start`, `checkpoint` and `finish` only by the handoff-log
 //   workflow (src/handoff/workflow.ts), which applies the ownership and lease rules.
 // This is what `Ledger.append` (src/ledger.ts) and so `ledger append` apply: the causal layer
@@ -24,6 +26,7 @@ import { assertDrafts, transact, type StoreOptions } from '../store/append.js';
 import type { LedgerPaths } from '../store/paths.js';
 import type { RecoverReport } from '../store/recover.js';
 import { isTerminal, CausalView } from './view.js';
+import { leaseHold, type WorkItemFold } from './work-lease.js';
 
 /**
  * What the rules above the store need of a writer: its store options, and the key and HEAD read
@@ -37,6 +40,10 @@ export interface LedgerWriter {
   signer(): Signer;
   /** The published HEAD, checked; refused (INPUT_NOT_FOUND) when there is no ledger. */
   head(): Head;
+  /** The clock a lease is judged by (default: the system clock). */
+  now?: () => Date;
+  /** The handoff log's fold of a work item (SPEC 9's lease rule); without it a work item's handoff is refused. */
+  workItem?: WorkItemFold;
 }
 
 export interface CausalAppended {
@@ -79,6 +86,7 @@ type Decision = { kind: 'append' } | { kind: 'existing'; found: Omit<CausalAppen
 const WRITTEN_ELSEWHERE: Partial<Record<Kind, string>> = {
   genesis: 'a genesis record is written only by `ledger init` (Ledger.init): a ledger has exactly one',
   consume: 'a consume record is written only by `ledger gate OP --consume-as CONSUMER`, which checks the gate first',
+  consume_failed: 'a consume_failed record is written only by `ledger consume-failed`, which checks that the consumer consumed it',
   start: 'a start record is written only by `ledger start` (ledger.start()), which applies the ownership and lease rules',
   checkpoint: 'a checkpoint record is written only by `ledger checkpoint` (ledger.checkpoint()), which applies the ownership and lease rules',
   finish: 'a finish record is written only by `ledger finish` (ledger.finish()), which applies the ownership and lease rules',
@@ -86,7 +94,7 @@ const WRITTEN_ELSEWHERE: Partial<Record<Kind, string>> = {
   note: 'a note record is written only by `ledger note` (ledger.note()), which checks that the work item exists',
 };
 
-function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
+function decide(view: CausalView, drafts: readonly Draft[], now: Date, fold: WorkItemFold | undefined): Decision[] {
   const inBatch = new Map<string, number>();
   const decisions: Decision[] = [];
   drafts.forEach((d, i) => {
@@ -124,7 +132,10 @@ function decide(view: CausalView, drafts: readonly Draft[]): Decision[] {
         { existing: same.id, seq: same.seq },
       );
     }
-    if (d.kind === 'handoff') checkSupersedes(view, rec.supersedes as string[] | undefined, op, where);
+    if (d.kind === 'handoff') {
+      checkSupersedes(view, rec.supersedes as string[] | undefined, op, where);
+      checkLease(view, op, d.agent, now, fold, where);
+    }
     inBatch.set(identity, i);
     decisions.push({ kind: 'append' });
   });
@@ -137,6 +148,28 @@ function assertNoProblems(view: CausalView): void {
   if (view.problems.length) {
     throw new LedgerError('OP_CORRUPT', view.problems[0].message, { seq: view.problems[0].seq }, RUN_AUDIT);
   }
+}
+
+/**
+ * Policy (SPEC 9, issue 13 finding 5): while a work item's lease is live, a handoff of it by
+ * another agent than its owner is refused (exit 2), as its checkpoint or finish would be: the
+ * gate would not take it as terminal, and the views and `resume` would still name the owner.
+ * The lease is judged at this append's `now`, under the writer lock.
+ */
+function checkLease(view: CausalView, op: string, agent: string, now: Date, fold: WorkItemFold | undefined, where: string): void {
+  const records = view.workRecords(op);
+  assertNoProblems(view);
+  if (records.length === 0) return;
+  // Policy: fail closed. A writer given no work-item rule cannot judge the lease, so refuses.
+  if (!fold) throw new LedgerError('INPUT_REFUSED', `${where}${op} is a work item, and this writer was given no rule to judge its lease`, { op });
+  const hold = leaseHold(fold(records, op, now), agent);
+  if (!hold) return;
+  throw new LedgerError(
+    'INPUT_CONFLICT',
+    `${where}a handoff of ${op} by ${agent} is refused: ${op} is a work item owned by ${hold.owner} (execution ${hold.execution_id}) with a live lease until ${hold.lease_until}, and only its owner's finish closes it`,
+    { op, owner: hold.owner, execution_id: hold.execution_id, lease_until: hold.lease_until, agent },
+    `wait for the lease to lapse, or ask ${hold.owner} to finish or release it`,
+  );
 }
 
 function checkSupersedes(view: CausalView, ids: string[] | undefined, op: string, where: string): void {
@@ -192,7 +225,7 @@ export function appendCausal(writer: LedgerWriter, drafts: readonly Draft[]): Ca
   const res = transact(writer.store, signer, (locked) => {
     const view = CausalView.open(paths, locked.head, { trust: null });
     try {
-      decisions = decide(view, drafts);
+      decisions = decide(view, drafts, (writer.now ?? (() => new Date()))(), writer.workItem);
     } finally {
       view.close();
     }

@@ -170,8 +170,11 @@ export class RecordReader {
       const next = this.lineAt(line.end);
       let linksBack = false;
       try {
-        const v = next ? (JSON.parse(next.bytes.toString('utf8')) as { seq?: unknown; prev_tail_hash?: unknown }) : null;
-        linksBack = v !== null && v.seq === seq + 1 && v.prev_tail_hash === id;
+        // Policy: the line after must be a record (UTF-8, canonical: SPEC 4), not merely text that
+        // decodes to one: a lossy UTF-8 twin of the next record is not a link (issue 13, 17).
+        const text = next ? next.bytes.toString('utf8') : '';
+        const v = next ? (JSON.parse(text) as { seq?: unknown; prev_tail_hash?: unknown }) : null;
+        linksBack = v !== null && v.seq === seq + 1 && v.prev_tail_hash === id && RecordReader.isCanonical(next!, text, v);
       } catch {
         linksBack = false;
       }

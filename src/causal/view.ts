@@ -4,10 +4,11 @@
 // A record that fails verification is not returned: it is kept in `problems`, and a gate that
 // sees any problem holds (it cannot tell what that record said).
 import { rmSync } from 'node:fs';
+import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Trust } from '../keys/trust.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
-import { consumeKey, idKey, identityKey, opKey, revokeKey } from './index/keys.js';
+import { consumeKey, consumerKey, idKey, identityKey, opKey, revokeKey, workKey } from './index/keys.js';
 import { RecordIndex } from './index/record-index.js';
 import { IndexDamaged, type Posting } from './index/segment-format.js';
 import { RecordProblem, RecordReader, type VerifiedRecord } from './verified.js';
@@ -49,10 +50,19 @@ export class CausalView {
     }
   }
 
-  /** Policy: a damaged index is thrown away whole and rebuilt from records.jsonl. */
+  /**
+   * Policy: a damaged index is thrown away whole and rebuilt from records.jsonl, without reading
+   * any segment on disk again (one that could not be removed is not believed either).
+   */
   private static rebuild(paths: LedgerPaths, head: Head, opts: ViewOptions): RecordIndex {
-    if (opts.writeIndex !== false) rmSync(RecordIndex.dirOf(paths), { recursive: true, force: true });
-    return RecordIndex.open(paths, head, { write: opts.writeIndex });
+    if (opts.writeIndex !== false) {
+      try {
+        rmSync(RecordIndex.dirOf(paths), { recursive: true, force: true });
+      } catch {
+        /* a read-only index directory: the fresh index below ignores it */
+      }
+    }
+    return RecordIndex.open(paths, head, { write: opts.writeIndex, fresh: true });
   }
 
   static open(paths: LedgerPaths, head: Head, opts: ViewOptions): CausalView {
@@ -71,7 +81,13 @@ export class CausalView {
       if (!(e instanceof IndexDamaged)) throw e;
       this.index.close();
       this.index = CausalView.rebuild(this.paths, this.head, this.opts);
-      return this.index.lookup(key);
+      try {
+        return this.index.lookup(key);
+      } catch (again) {
+        // Damaged again right after a rebuild: someone is writing the index under us. Refuse.
+        if (!(again instanceof IndexDamaged)) throw again;
+        throw new LedgerError('OP_CORRUPT', `the index of ${this.paths.dir} is damaged again after a rebuild: ${again.message}`, {}, RUN_AUDIT);
+      }
     }
   }
 
@@ -114,6 +130,23 @@ export class CausalView {
   /** The consume records that name `handoff`, oldest first. */
   consumptions(handoff: string): VerifiedRecord[] {
     return this.fetch(consumeKey(handoff), (r) => r.kind === 'consume' && r.handoff === handoff);
+  }
+
+  /**
+   * A work item's records (start, checkpoint, finish, and later kinds that name a slug), oldest
+   * first: what its owner and lease are folded from (handoff/workitems.ts).
+   */
+  workRecords(op: string): VerifiedRecord[] {
+    const notWork = new Set(['intent', 'handoff', 'consume', 'consume_failed', 'revoke', 'genesis']);
+    return this.fetch(workKey(op), (r) => !notWork.has(r.kind) && (r as { logical_operation_id?: string }).logical_operation_id === op);
+  }
+
+  /** One consumer's consume and consume_failed records of an operation, oldest first. */
+  consumerRecords(op: string, consumer: string): VerifiedRecord[] {
+    return this.fetch(consumerKey(op, consumer), (r) => {
+      const x = r as { logical_operation_id?: string; consumer?: string };
+      return (r.kind === 'consume' || r.kind === 'consume_failed') && x.logical_operation_id === op && x.consumer === consumer;
+    });
   }
 
   /** The record with this id, or null when the ledger (up to this HEAD) has none. */

@@ -4,6 +4,7 @@
 // runs, to keep start-up light (`ledger append` must cost little more than starting node).
 import { cac, type CAC } from 'cac';
 import { EXIT, EXIT_MEANINGS, LedgerError } from '../errors.js';
+import { neutralise, neutraliseDiagnostic, neutraliseLine } from '../text/sanitize.js';
 import { restoreRawValues, type CliIO } from './commands/common.js';
 import { declareVerbs, type VerbDeclaration } from './verbs.js';
 import { WRITE_VERBS } from './commands/write.js';
@@ -67,7 +68,8 @@ function helpArgv(argv: string[]): string[] {
 }
 
 /** Parses argv (without node and script) and runs the verb; returns the exit code. */
-export async function runCli(rawArgv: string[], io: CliIO): Promise<number> {
+export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
+  const io = neutralisingIO(rawIO);
   const argv = helpArgv(rawArgv);
   let json = argv.includes('--json');
   let verb: string | undefined;
@@ -128,6 +130,19 @@ async function withFlagSuggestion(e: unknown, cli: CAC): Promise<unknown> {
 }
 
 /**
+ * The CLI's two sinks, stdout and stderr, neutralised for every verb, so that none can forget
+ * (SPEC 10, issue 13 finding 10): stdout as `neutralise` (line feeds kept; a JSON text keeps its
+ * values), stderr as `neutraliseDiagnostic` (one write, one line). Everything else of the I/O is
+ * the caller's own, reached through the prototype (getters such as `isTTY` stay lazy).
+ */
+export function neutralisingIO(io: CliIO): CliIO {
+  const wrapped = Object.create(io) as CliIO;
+  wrapped.stdout = (text) => io.stdout(neutralise(text));
+  wrapped.stderr = (text) => io.stderr(neutraliseDiagnostic(text));
+  return wrapped;
+}
+
+/**
  * cac prints --help and --version with console.info; for the duration of `f` (synchronous) that
  * output goes to `io.stdout` like all other output, so an in-process caller captures it and the
  * process knows whether anything it printed is still unflushed (see main.ts).
@@ -160,16 +175,24 @@ export function reportError(e: unknown, io: CliIO, json: boolean, verb?: string)
   let message: string;
   let hint: string | null = null;
   let exit: number;
+  let frames: string[] = [];
   if (e instanceof LedgerError) {
-    [code, message, exit] = [e.code, e.message.split('\n')[0], e.exitCode];
+    [code, message, exit] = [e.code, e.message, e.exitCode];
     hint = nextStep(code, e.hint, verb);
   } else if ((e as Error)?.name === 'CACError') {
-    [code, message, exit] = ['USAGE', (e as Error).message.split('\n')[0], EXIT.usage];
+    [code, message, exit] = ['USAGE', (e as Error).message, EXIT.usage];
     hint = nextStep(code, null, verb);
   } else {
-    [code, message, exit] = ['INTERNAL', `internal error: ${(e as Error)?.stack ?? String(e)}`, EXIT.internal];
+    [code, message, exit] = ['INTERNAL', `internal error: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`, EXIT.internal];
+    // A bug report wants the stack: our own code's frames, one line each, after the message.
+    const stack = e instanceof Error ? e.stack ?? '' : '';
+    const at = stack.indexOf('\n    at ');
+    if (at >= 0) frames = stack.slice(at + 1).split('\n');
   }
-  io.stderr(`ledger: ${message}${hint ? `; ${hint}` : ''}\n`);
-  if (json) io.stdout(JSON.stringify({ ok: false, error: { code, message: message.split('\n')[0], ...(hint ? { hint } : {}) } }) + '\n');
+  // Policy: the message is one line, whole: a line feed in it (a value the user or a record
+  // gave) is shown as an escape, so an error can never print a second, forged line.
+  io.stderr(`ledger: ${neutraliseLine(message)}${hint ? `; ${neutraliseLine(hint)}` : ''}\n`);
+  for (const frame of frames) io.stderr(`${neutraliseLine(frame)}\n`);
+  if (json) io.stdout(neutralise(JSON.stringify({ ok: false, error: { code, message, ...(hint ? { hint } : {}) } })) + '\n');
   return exit;
 }

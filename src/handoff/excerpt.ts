@@ -45,3 +45,75 @@ export function excerptOf(tail: Uint8Array, cut: boolean): string {
   }
   return out;
 }
+
+// Reading an excerpt under a line budget (`resume`). A failing test's output ends with what
+// failed and why, wrapped in stack frames; when not every line fits, the lines that say what
+// failed are the ones to keep (issue 14, item 12).
+
+/** How much a line is worth to a reader, best first. */
+const Worth = { failure: 0, other: 1, frame: 2, blank: 3 } as const;
+type Worth = (typeof Worth)[keyof typeof Worth];
+
+// Policy: "looks like a failure": the words and marks of vitest, jest, mocha, node:test/TAP,
+// pytest, cargo and go test for a failed test, an error, an assertion and its diff.
+const FAILURE_RE = /\b\w*(?:fail|error|assert)\w*\b|\b(?:expected|received|panicked|traceback|not ok)\b|[✗✕×✘●❌]|^\s*[-+] \S|^\s*>\s*\d+\s*\|/i;
+// Policy: a stack frame: `    at f (file:1:2)`, vitest's ` ❯ file:1:2`, Python's `  File "x", line 1`,
+// and any line inside node_modules.
+const FRAME_RE = /^\s+at\s\S|^\s*❯\s|^\s*File ".*", line \d+|node_modules[\\/]/;
+
+function worth(line: string): Worth {
+  if (line.trim() === '') return Worth.blank;
+  if (FRAME_RE.test(line)) return Worth.frame;
+  if (FAILURE_RE.test(line)) return Worth.failure;
+  return Worth.other;
+}
+
+/** The kept lines in their order, each run left out shown as one line saying what it held. */
+function withGaps(lines: string[], keep: Set<number>): string[] {
+  const out: string[] = [];
+  let gap: number[] = [];
+  const flush = () => {
+    const texts = gap.map((i) => worth(lines[i])).filter((w) => w !== Worth.blank);
+    // Policy: blank lines left out are not marked: a marker would cost the line it saves.
+    if (texts.length > 0) {
+      const frames = texts.every((w) => w === Worth.frame) ? 'stack frame ' : '';
+      out.push(`… (${gap.length} ${frames}line${gap.length === 1 ? '' : 's'} left out)`);
+    }
+    gap = [];
+  };
+  lines.forEach((line, i) => {
+    if (!keep.has(i)) return void gap.push(i);
+    flush();
+    out.push(line);
+  });
+  flush();
+  return out;
+}
+
+/**
+ * Which line to keep first: by worth, then failures and frames from the top (the first
+ * assertion, the frame that names the test's own file) and other text from the end (the
+ * summary a runner prints last).
+ */
+function keepOrder(lines: string[]): number[] {
+  const ranked = lines.map((line, i) => ({ i, w: worth(line) }));
+  const fromTop = (w: Worth) => w === Worth.failure || w === Worth.frame;
+  return ranked.sort((a, b) => a.w - b.w || (fromTop(a.w) ? a.i - b.i : b.i - a.i)).map((r) => r.i);
+}
+
+/**
+ * At most `budget` display lines of an excerpt's `lines` (already made safe to show): all of
+ * it when it fits; else the most lines that fit with their gaps marked, chosen by worth
+ * (failures, then other text, then stack frames, then blank lines), and shown in their order.
+ */
+export function excerptWithin(lines: string[], budget: number): string[] {
+  if (lines.length <= budget) return lines;
+  if (budget <= 0) return [];
+  const order = keepOrder(lines);
+  for (let k = budget; k >= 1; k--) {
+    const out = withGaps(lines, new Set(order.slice(0, k)));
+    if (out.length <= budget) return out;
+  }
+  // A budget of one or two lines: the end of the output, as `lastLines` shows it.
+  return [`… (${lines.length - budget + 1} earlier lines)`, ...lines.slice(lines.length - budget + 1)];
+}

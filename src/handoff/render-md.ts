@@ -1,11 +1,16 @@
 // HANDOFF.md: the running log for people and agents, newest entry first. A pure function of the
 // folded work log: no clock, no paths, no environment, so the same ledger gives the same bytes
 // on any machine (which is what lets `render --check` catch a hand edit).
-import type { Entry, WorkLog } from './workitems.js';
+//
+// Record text is text here, never markup (../text/markdown.ts): every string a record carries
+// is in a code span or a fenced block, neutralised; only the labels, numbers, times and ids the
+// renderer itself writes are Markdown. Each entry's test excerpt is folded in a <details>, so
+// the log stays skimmable; its <summary> holds only words and numbers of ours.
+import type { Annotation, Entry, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
-import { plainText, } from './excerpt.js';
 import { shortId } from './text.js';
-import { annotationEntryLines, releaseLine, takeoverLine, takeoverText } from './annotations.js';
+import { codeSpan, fencedBlock, htmlText, isMultiLine } from '../text/markdown.js';
+import { releaseLine, takeoverLine, takeoverText } from './annotations.js';
 
 export const VIEW_MARKER = 'ledger-view through seq';
 
@@ -18,27 +23,26 @@ function indent(lines: string[], by = '  '): string[] {
   return lines.map((l) => (l === '' ? '' : by + l));
 }
 
-/** `- **Label:** value`, with a multi-line value continued inside the list item. */
+/** `- **Label:** value`: one line of text in a code span, more in a fenced block in the item. */
 function field(label: string, text: string): string[] {
-  const lines = plainText(text).replace(/\n+$/, '').split('\n');
-  if (lines.length === 1) return [`- **${label}:** ${lines[0]}`];
-  return [`- **${label}:**`, ...indent(lines)];
+  if (!isMultiLine(text)) return [`- **${label}:** ${codeSpan(text)}`];
+  return [`- **${label}:**`, ...indent(fencedBlock(text))];
 }
 
+/** A list of texts, each a sub-item: a code span, or a fenced block opening on the item's line. */
 function list(label: string, items: string[], none: string): string[] {
   if (items.length === 0) return [`- **${label}:** ${none}`];
   return [`- **${label}:**`, ...items.flatMap((i) => {
-    const [first, ...rest] = plainText(i).split('\n');
+    if (!isMultiLine(i)) return [`  - ${codeSpan(i)}`];
+    const [first, ...rest] = fencedBlock(i);
     return [`  - ${first}`, ...indent(rest, '    ')];
   })];
 }
 
-/** A fenced block that no backtick run inside the text can close early. */
-function fenced(text: string, by = '  '): string[] {
-  const body = plainText(text).replace(/\n+$/, '');
-  const longest = Math.max(0, ...(body.match(/`+/g) ?? []).map((m) => m.length));
-  const fence = '`'.repeat(Math.max(3, longest + 1));
-  return indent([fence + 'text', ...body.split('\n'), fence], by);
+/** Sub-items that mix our words with record text, already made safe by the caller. */
+function markupList(label: string, items: string[], none: string): string[] {
+  if (items.length === 0) return [`- **${label}:** ${none}`];
+  return [`- **${label}:**`, ...items.map((i) => `  - ${i}`)];
 }
 
 function testsLines(e: Entry): string[] {
@@ -51,29 +55,43 @@ function testsLines(e: Entry): string[] {
   const size = t.bytes !== undefined ? `${t.bytes} bytes, ` : '';
   const where = `whole output: \`blobs/sha256/${t.digest.slice(7)}\` in the ledger directory`;
   const head = t.command !== undefined
-    ? `- **Tests:** \`${oneLineCode(t.command)}\` run by the ledger, exit code ${t.exit_code ?? 'unknown'}; ${size}${t.digest} (${where}); last lines:`
-    : `- **Tests:** output as reported by ${r.agent} (not run by the ledger); ${size}${t.digest} (${where}); last lines:`;
-  return [head, '', ...fenced(t.excerpt === '' ? '(no output)' : t.excerpt)];
+    ? `- **Tests:** ${codeSpan(t.command.replace(/\s+/g, ' '))} run by the ledger, exit code ${t.exit_code ?? 'unknown'}; ${size}${t.digest} (${where})`
+    : `- **Tests:** output as reported by ${codeSpan(r.agent)} (not run by the ledger); ${size}${t.digest} (${where})`;
+  if (t.excerpt === '') return [head, '  (no output)'];
+  const lines = t.excerpt.replace(/\n+$/, '').split('\n').length;
+  const exit = t.exit_code !== undefined ? `, exit code ${t.exit_code}` : '';
+  // Policy: folded. The <details> block ends at its blank line, so the excerpt after it is
+  // Markdown again, in a fence: record text never sits inside the HTML.
+  const summary = htmlText(`${lines === 1 ? 'the one line' : `last ${lines} lines`} of the test output${exit}`);
+  return [head, '', `  <details><summary>${summary}</summary>`, '', ...indent(fencedBlock(t.excerpt)), '', '  </details>'];
 }
 
-function oneLineCode(cmd: string): string {
-  return plainText(cmd).replace(/\s+/g, ' ').replace(/`/g, "'");
+/** A release or note as a log entry (the same shape as the workflow's entries). */
+function annotationEntryLines(a: Annotation): string[] {
+  const out = [`### ${a.ts} · ${codeSpan(a.agent)} · ${a.kind} · ${codeSpan(a.slug)}`, '', `- **Record:** seq ${a.seq}, ${shortId(a.id)}…${a.kind === 'release' ? `, execution ${codeSpan(a.execution_id)}` : ''}`];
+  if (a.stray) out.push(a.kind === 'release' ? '- **Not from the owning execution:** written around the CLI; it changed no ownership' : '- **No such work item then:** written around the CLI');
+  const text = a.kind === 'note' ? a.text : a.note;
+  const label = a.kind === 'note' ? 'Note' : 'Released';
+  if (text === null) out.push(`- **${label}:** handed back without a note; open, nobody owns it`);
+  else out.push(...field(label, text));
+  return out;
 }
 
 function entryLines(e: Entry): string[] {
   const r = e.record;
-  const out = [`### ${r.ts} · ${r.agent} · ${r.kind} · ${r.logical_operation_id}`, ''];
-  out.push(`- **Record:** seq ${e.seq}, ${shortId(e.id)}…, execution ${r.execution_id}`);
+  const out = [`### ${r.ts} · ${codeSpan(r.agent)} · ${r.kind} · ${codeSpan(r.logical_operation_id)}`, ''];
+  out.push(`- **Record:** seq ${e.seq}, ${shortId(e.id)}…, execution ${codeSpan(r.execution_id)}`);
   if (e.stray) out.push('- **Not from the owning execution:** written around the CLI; it changed no ownership');
   if (r.kind === 'start') {
     out.push(...field('Summary', r.summary));
     out.push(`- **Lease:** until ${r.lease_until}`);
     if (r.takeover) {
-      out.push(r.takeover.agent === r.agent
-        ? `- **Restarted:** replaces ${r.agent}'s own execution ${r.takeover.execution_id} (lease was until ${r.takeover.lease_until}), which ended without a finish`
-        : r.takeover.forced
-          ? `- **TAKEN OVER:** ${takeoverText({ ...r.takeover, by: r.agent, at: r.ts, seq: e.seq })} (execution ${r.takeover.execution_id})`
-          : `- **Took over:** from ${r.takeover.agent} (execution ${r.takeover.execution_id}, lease lapsed at ${r.takeover.lease_until})${r.takeover.reason !== undefined ? `: ${plainText(r.takeover.reason).replace(/\s+/g, ' ').trim()}` : ''}`);
+      const tk = r.takeover;
+      out.push(tk.agent === r.agent
+        ? `- **Restarted:** replaces ${codeSpan(r.agent)}'s own execution ${codeSpan(tk.execution_id)} (lease was until ${tk.lease_until}), which ended without a finish`
+        : tk.forced
+          ? `- **TAKEN OVER:** ${takeoverText({ ...tk, by: r.agent, at: r.ts, seq: e.seq }, 300, codeSpan)} (execution ${codeSpan(tk.execution_id)})`
+          : `- **Took over:** from ${codeSpan(tk.agent)} (execution ${codeSpan(tk.execution_id)}, lease lapsed at ${tk.lease_until})${tk.reason !== undefined ? `: ${codeSpan(tk.reason.replace(/\s+/g, ' ').trim())}` : ''}`);
     }
     return out;
   }
@@ -86,12 +104,12 @@ function entryLines(e: Entry): string[] {
   out.push(...list('Blockers', r.blockers, 'none open'));
   const evidence = r.evidence ?? {};
   const names = Object.keys(evidence).sort();
-  if (names.length) out.push(...list('Evidence', names.map((n) => `${n}: ${evidence[n].source} ${evidence[n].digest}`), ''));
+  if (names.length) out.push(...markupList('Evidence', names.map((n) => `${codeSpan(n)}: ${codeSpan(evidence[n].source)} ${evidence[n].digest}`), ''));
   if (r.kind === 'finish') {
     const inv = Object.keys(r.invariants).sort();
-    out.push(...list('Invariants', inv.map((n) => `${n}: ${r.invariants[n].ok ? 'ok' : 'FAIL'}${r.invariants[n].detail ? ` — ${r.invariants[n].detail}` : ''}`), 'none'));
-    out.push(...list('Depends on', r.depends_on.map((d) => `${d.logical_operation_id} (${d.outcome})`), 'nothing'));
-    if (r.supersedes?.length) out.push(...list('Supersedes', r.supersedes, ''));
+    out.push(...markupList('Invariants', inv.map((n) => `${codeSpan(n)}: ${r.invariants[n].ok ? 'ok' : 'FAIL'}${r.invariants[n].detail ? ` — ${codeSpan(r.invariants[n].detail)}` : ''}`), 'none'));
+    out.push(...markupList('Depends on', r.depends_on.map((d) => `${codeSpan(d.logical_operation_id)} (${d.outcome})`), 'nothing'));
+    if (r.supersedes?.length) out.push(...markupList('Supersedes', r.supersedes.map(codeSpan), ''));
     if (r.note !== undefined && r.note !== '') out.push(...field('Note', r.note));
   }
   out.push(...field('Next', r.next));
@@ -105,7 +123,7 @@ export function renderMarkdown(log: WorkLog): string {
     '# HANDOFF',
     '',
     `<!-- ${throughLine(log)} -->`,
-    `<!-- Written by \`ledger\` from the signed ledger${log.genesis ? ` (genesis ${log.genesis})` : ''}. Do not edit: \`ledger render --check\` reports any change and \`ledger render\` rewrites this file. Write through \`ledger start | checkpoint | finish | release | note\`. -->`,
+    `<!-- Written by \`ledger\` from the signed ledger${log.genesis ? ` (genesis ${log.genesis})` : ''}. Do not edit: \`ledger render --check\` reports any change, and a verb that rewrites this file keeps an edited copy beside it. Write through \`ledger start | checkpoint | finish | release | note\`. -->`,
     '',
     '## Open work items',
     '',
@@ -113,8 +131,8 @@ export function renderMarkdown(log: WorkLog): string {
   const open = openItems(log);
   if (open.length === 0) out.push('None.');
   for (const i of open) {
-    const who = i.released ? releaseLine(i.released) : `owned by ${i.owner} (execution ${i.execution_id}), lease until ${i.lease_until}`;
-    out.push(`- **${i.slug}**: ${who} — ${plainText(i.summary).replace(/\s+/g, ' ').trim()}${i.taken_over ? ` — **${takeoverLine(i.taken_over)}**` : ''}${i.notes.length ? ` (${i.notes.length} note${i.notes.length === 1 ? '' : 's'} in the log)` : ''}`);
+    const who = i.released ? releaseLine(i.released, 300, codeSpan) : `owned by ${codeSpan(i.owner ?? 'nobody')} (execution ${codeSpan(i.execution_id)}), lease until ${i.lease_until}`;
+    out.push(`- ${codeSpan(i.slug)}: ${who} — ${codeSpan(i.summary.replace(/\s+/g, ' ').trim())}${i.taken_over ? ` — **${takeoverLine(i.taken_over, 300, codeSpan)}**` : ''}${i.notes.length ? ` (${i.notes.length} note${i.notes.length === 1 ? '' : 's'} in the log)` : ''}`);
   }
   out.push('', '## Log, newest first', '');
   if (log.entries.length === 0 && log.annotations.length === 0) out.push('No entries yet.', '');

@@ -2,12 +2,18 @@
 // entries before it, one line each, so a thin latest checkpoint cannot hide how the work got
 // there), and the open items with owner and lease end. Pure, like HANDOFF.md; `yaml` with
 // folding off, so no line is wrapped differently by a library default.
-import { stringify } from 'yaml';
+//
+// Policy: `latest` holds the record's strings exactly (a tool parsing the file gets the values
+// the ledger signed, U+2028, U+0085 and NUL included); `trail` and the `active` summaries are
+// one-line text made for reading, neutralised like terminal output. No unsafe code point
+// (../text/sanitize.ts) is ever written raw: a string that holds one is written double-quoted,
+// with each such code point as a YAML escape (`\u202E`, `\U000E0041`), which parses back to it.
+import { Document, visit, isScalar } from 'yaml';
 import type { Entry, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
 import { throughLine } from './render-md.js';
 import { oneLine } from './text.js';
-import { plainText } from './excerpt.js';
+import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
 import { annotationData } from './annotations.js';
 
 export const TRAIL_LENGTH = 5;
@@ -16,17 +22,13 @@ export const TRAIL_LENGTH = 5;
 export function trailLine(e: Entry): string {
   const r = e.record;
   const head = `${r.ts} ${r.agent} ${r.kind} ${r.logical_operation_id}`;
-  if (r.kind === 'start') {
-    const t = r.takeover && r.takeover.agent !== r.agent ? r.takeover : null;
-    const taken = t === null ? '' : t.forced ? ` (TAKEN OVER from ${t.agent}: ${oneLine(t.reason ?? '', 80)})` : ` (took over from ${t.agent})`;
-    return `${head}: ${oneLine(r.summary, 120)}${taken}`;
-  }
+  if (r.kind === 'start') return `${head}: ${oneLine(r.summary, 120)}${r.takeover && r.takeover.agent !== r.agent ? ` (took over from ${r.takeover.agent})` : ''}`;
   const tests = r.tests?.exit_code !== undefined ? ` [tests exit ${r.tests.exit_code}]` : '';
   const outcome = r.kind === 'finish' ? ` (${r.outcome})` : '';
   return `${head}${outcome}: ${oneLine(r.done, 90)}${tests} -> next: ${oneLine(r.next, 70)}`;
 }
 
-/** An entry in full, as plain data (text fields cleaned of terminal escapes). */
+/** An entry in full, as plain data: the record's strings exactly as signed. */
 export function entryData(e: Entry): Record<string, unknown> {
   const r = e.record;
   const base: Record<string, unknown> = {
@@ -40,28 +42,28 @@ export function entryData(e: Entry): Record<string, unknown> {
   };
   if (e.stray) base.not_from_owning_execution = true;
   if (r.kind === 'start') {
-    base.summary = plainText(r.summary);
+    base.summary = r.summary;
     base.lease_until = r.lease_until;
     if (r.takeover) base.takeover = { ...r.takeover };
     return base;
   }
   if (r.kind === 'finish') base.outcome = r.outcome;
   Object.assign(base, {
-    done: plainText(r.done),
-    state: plainText(r.state),
-    verified: r.verified.map(plainText),
-    attempted: r.attempted.map(plainText),
-    blockers: r.blockers.map(plainText),
-    next: plainText(r.next),
+    done: r.done,
+    state: r.state,
+    verified: [...r.verified],
+    attempted: [...r.attempted],
+    blockers: [...r.blockers],
+    next: r.next,
   });
-  if (r.tests) base.tests = { ...r.tests, excerpt: plainText(r.tests.excerpt), ...(r.tests.command !== undefined ? { command: plainText(r.tests.command) } : {}) };
+  if (r.tests) base.tests = { ...r.tests };
   if (r.evidence && Object.keys(r.evidence).length) base.evidence = sortedObject(r.evidence);
   if (r.kind === 'checkpoint') base.lease_until = r.lease_until;
   else {
     base.invariants = sortedObject(r.invariants);
     base.depends_on = r.depends_on;
     if (r.supersedes) base.supersedes = r.supersedes;
-    if (r.note !== undefined) base.note = plainText(r.note);
+    if (r.note !== undefined) base.note = r.note;
   }
   return base;
 }
@@ -89,10 +91,31 @@ export function renderYaml(log: WorkLog): string {
   };
   const header = [
     `# ${throughLine(log)}`,
-    '# Written by `ledger` from the signed ledger. Do not edit: `ledger render --check` reports any change',
-    '# and `ledger render` rewrites this file. latest: the newest entry in full; trail: the five before it,',
-    '# newest first; active: open work items with their owner and lease end (compare it with the time now),',
-    '# and when there are any, how the item was taken over, its release (owner null) and its last notes.',
+    '# Written by `ledger` from the signed ledger. Do not edit: `ledger render --check` reports any change,',
+    '# and a verb that rewrites this file keeps an edited copy beside it. latest: the newest entry in full,',
+    '# its strings exactly as signed; trail: the five before it, newest first; active: open work items with',
+    '# their owner and lease end (compare it with the time now), and when there are any, how the item was',
+    '# taken over, its release (owner null) and its last notes.',
   ];
-  return header.join('\n') + '\n' + stringify(doc, { lineWidth: 0 });
+  return header.join('\n') + '\n' + safeYaml(doc);
+}
+
+/** A YAML escape for one code point, valid inside a double-quoted scalar. */
+function yamlEscape(cp: number): string {
+  return cp <= 0xffff ? '\\u' + cp.toString(16).toUpperCase().padStart(4, '0') : '\\U' + cp.toString(16).toUpperCase().padStart(8, '0');
+}
+
+/**
+ * `value` as YAML text with no unsafe code point written raw: every string scalar (key or value)
+ * that holds one is made double-quoted, the only style with escapes, and the one place such a
+ * code point can then appear raw, inside those quotes, is replaced by its escape.
+ */
+export function safeYaml(value: unknown): string {
+  const doc = new Document(value);
+  visit(doc, {
+    Scalar(_key, node) {
+      if (isScalar(node) && typeof node.value === 'string' && hasUnsafe(node.value)) node.type = 'QUOTE_DOUBLE';
+    },
+  });
+  return replaceUnsafe(doc.toString({ lineWidth: 0 }), true, yamlEscape);
 }

@@ -12,7 +12,8 @@ import type { GitFacts } from './git.js';
 import { changesSince, changesSinceLines, type ChangesSince } from './changes-since.js';
 import { describeLease, leaseLive } from './lease.js';
 import { entryData, trailLine, TRAIL_LENGTH } from './render-yml.js';
-import { clipLines, lastLines, oneLine } from './text.js';
+import { clipLines, oneLine, textLines } from './text.js';
+import { excerptWithin } from './excerpt.js';
 import { releaseLine, takeoverLine } from './annotations.js';
 import { latestCheckpoint, type Entry, type WorkItem, type WorkLog } from './workitems.js';
 
@@ -152,7 +153,7 @@ function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
       const who = t.command !== undefined ? `\`${oneLine(t.command, 120)}\` exit ${t.exit_code ?? '?'}` : 'output as reported (not run by the ledger)';
       out.push(`  tests: ${who}, ${t.bytes ?? '?'} bytes, ${t.digest}`);
       out.push(`    whole output: ${relative(ctx.root, blobPath(ctx.ledgerDir, t.digest)) || '.'}`);
-      for (const line of lastLines(t.excerpt, caps.excerpt)) out.push(`    | ${line}`);
+      for (const line of excerptWithin(textLines(t.excerpt), caps.excerpt)) out.push(`    | ${line}`);
     }
     text('next', l.next);
   }
@@ -164,33 +165,44 @@ function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
   else {
     out.push(`evidence since the last checkpoint (seq ${ev.as_of_seq}): ${ev.changed.length} changed, ${ev.gone.length} gone, ${ev.unchanged.length} unchanged, ${ev.unverifiable.length} not re-checkable`);
     const lines = [
-      ...ev.changed.map((c) => `  changed ${c.name} (${c.source}): was ${c.recorded.slice(0, 19)}…, now ${c.now.slice(0, 19)}…`),
-      ...ev.gone.map((g) => `  gone ${g.name} (${g.source}): ${oneLine(g.reason, 120)}`),
+      ...ev.changed.map((c) => `  changed ${c.name} (${oneLine(c.source, 200)}): was ${c.recorded.slice(0, 19)}…, now ${c.now.slice(0, 19)}…`),
+      ...ev.gone.map((g) => `  gone ${g.name} (${oneLine(g.source, 200)}): ${oneLine(g.reason, 120)}`),
     ];
     out.push(...lines.slice(0, caps.evidence));
     if (lines.length > caps.evidence) out.push(`  … (${lines.length - caps.evidence} more; --json lists all)`);
   }
   out.push(...changesSinceLines(r.changes_since, caps.evidence));
   if (r.git) {
-    out.push(`git: branch ${r.git.branch}, ${r.git.changed_files} changed file${r.git.changed_files === 1 ? '' : 's'}`);
+    out.push(`git: branch ${oneLine(r.git.branch, 100)}, ${r.git.changed_files} changed file${r.git.changed_files === 1 ? '' : 's'}`);
     if (r.git.last_commits.length === 0) out.push('  no commits yet');
     for (const c of r.git.last_commits) out.push(`  ${c.oid} ${oneLine(c.subject, 100)}`);
   } else out.push('git: not a git work tree');
   return out;
 }
 
-/** The text form, at most RESUME_MAX_LINES lines: the caps shrink until everything fits. */
+/** Policy: the other parts shrink only when the test excerpt would get fewer lines than this. */
+export const RESUME_MIN_EXCERPT = 12;
+
+/**
+ * The text form, at most RESUME_MAX_LINES lines. The test excerpt gets every line the other
+ * parts leave (a failing test is what the next session needs most); the other parts' caps
+ * shrink, step by step, only while that would be fewer than RESUME_MIN_EXCERPT lines.
+ */
 export function formatResume(r: ResumeReport, ctx: ResumeContext): string[] {
-  const steps: Caps[] = [
-    { text: 6, items: 8, excerpt: 20, evidence: 8, notes: 5 },
-    { text: 4, items: 5, excerpt: 10, evidence: 6, notes: 3 },
-    { text: 3, items: 4, excerpt: 5, evidence: 4, notes: 2 },
-    { text: 2, items: 3, excerpt: 3, evidence: 3, notes: 1 },
-    { text: 1, items: 2, excerpt: 2, evidence: 2, notes: 1 },
+  const steps: Omit<Caps, 'excerpt'>[] = [
+    { text: 6, items: 8, evidence: 8, notes: 5 },
+    { text: 4, items: 5, evidence: 6, notes: 3 },
+    { text: 3, items: 4, evidence: 4, notes: 2 },
+    { text: 2, items: 3, evidence: 3, notes: 1 },
+    { text: 1, items: 2, evidence: 2, notes: 1 },
   ];
+  const excerpt = (r.latest?.tests as { excerpt?: string } | undefined)?.excerpt;
+  const excerptLines = excerpt ? textLines(excerpt).length : 0;
   let lines: string[] = [];
-  for (const caps of steps) {
-    lines = shape(r, ctx, caps);
+  for (const [n, caps] of steps.entries()) {
+    const room = RESUME_MAX_LINES - shape(r, ctx, { ...caps, excerpt: 0 }).length;
+    if (room < Math.min(excerptLines, RESUME_MIN_EXCERPT) && n < steps.length - 1) continue;
+    lines = shape(r, ctx, { ...caps, excerpt: Math.max(0, room) });
     if (lines.length <= RESUME_MAX_LINES) return lines;
   }
   // Unreachable with the tightest caps (about 40 lines at most); kept as the hard bound.

@@ -10,11 +10,17 @@
 // Checking: a view is `ok` when its bytes are the render of the current ledger; `stale` when they
 // are the render of the ledger as it was at the seq its marker line names (the ledger moved on, or
 // a record was written around the CLI); `edited` otherwise; `missing` when there is no file.
-import { readFileSync } from 'node:fs';
+//
+// A person's edit is never erased silently (SPEC 10): each view ends with a digest line over
+// everything before it, so a writer can tell, without rendering the ledger again, whether the
+// file on disk is still what a ledger wrote. When it is not, its text is first kept beside it,
+// in a new file `HANDOFF.md.edited-<time>` (never over an existing file), and the writer says so.
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { join, dirname } from 'node:path';
-import { ioError } from '../errors.js';
+import { sha256Hex } from '../canonical.js';
+import { LedgerError, ioError } from '../errors.js';
 import type { Head } from '../record.js';
-import { replaceFileDurable } from '../fs/durable.js';
+import { createFileDurable, replaceFileDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
 import { notALedger } from '../store/append.js';
 import { readHead } from '../store/head.js';
@@ -29,7 +35,91 @@ export const VIEW_FILES = ['HANDOFF.md', 'HANDOFF.yml'] as const;
 export type ViewName = (typeof VIEW_FILES)[number];
 
 export function renderViews(log: WorkLog): Record<ViewName, string> {
-  return { 'HANDOFF.md': renderMarkdown(log), 'HANDOFF.yml': renderYaml(log) };
+  return { 'HANDOFF.md': sealView('HANDOFF.md', renderMarkdown(log)), 'HANDOFF.yml': sealView('HANDOFF.yml', renderYaml(log)) };
+}
+
+const DIGEST_LINE = 'ledger-view digest sha256:';
+const digestLine = (name: ViewName, hex: string) => (name === 'HANDOFF.md' ? `<!-- ${DIGEST_LINE}${hex} -->\n` : `# ${DIGEST_LINE}${hex}\n`);
+
+/** A rendered view with its last line: the SHA-256 of the UTF-8 bytes of everything before it. */
+export function sealView(name: ViewName, text: string): string {
+  const body = name === 'HANDOFF.md' ? text + '\n' : text; // a blank line: the log's last entry ends
+  return body + digestLine(name, sha256Hex(body));
+}
+
+/**
+ * Whether a view's text is still what a ledger wrote: its last line is the digest line and the
+ * digest is of the text before it. Policy: anything else (an edit anywhere, a line added after
+ * the digest, a file written by a version without the line) counts as a person's edit.
+ */
+export function isSealed(name: ViewName, text: string): boolean {
+  const cut = text.lastIndexOf('\n', text.length - 2) + 1;
+  const body = text.slice(0, cut);
+  return text.slice(cut) === digestLine(name, sha256Hex(body));
+}
+
+/**
+ * Policy: a view is read only up to this size (far above any log the ledger renders; a larger
+ * file, a sparse one planted to exhaust memory say, is refused rather than read).
+ */
+export const VIEW_MAX_BYTES = 512 * 1024 * 1024;
+
+/**
+ * The bytes of a view on disk, or null when there is none. Only a regular file is read, never
+ * through a symbolic link and without blocking (a FIFO planted at the name is refused at once).
+ */
+export function readViewFile(file: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    if (code === 'ELOOP') throw notAView(file, 'a symbolic link');
+    throw ioError(e, 'read', file);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw notAView(file, 'not a regular file');
+    if (st.size > VIEW_MAX_BYTES) throw notAView(file, `larger than ${VIEW_MAX_BYTES} bytes`);
+    const buf = Buffer.alloc(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
+  } catch (e) {
+    throw ioError(e, 'read', file);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function notAView(file: string, what: string): LedgerError {
+  return new LedgerError('OP_IO', `${file} is ${what}; a view is never written through or over one`, { path: file, not_a_view: true }, 'move it away, then `ledger render`');
+}
+
+/** `HANDOFF.md.edited-2026-01-31T10-00-00Z`: a name for a kept edit, free of colons. */
+export function keptName(name: ViewName, now: Date, n = 1): string {
+  const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/:/g, '-');
+  return `${name}.edited-${stamp}${n > 1 ? `-${n}` : ''}`;
+}
+
+/** Keeps `bytes` (a person's edit of `name`) in a new file beside it; returns its path. */
+function keepEdit(viewsDir: string, name: ViewName, bytes: Buffer, now: Date): string {
+  for (let n = 1; n <= 100; n++) {
+    const kept = keptName(name, now, n);
+    try {
+      createFileDurable(realFileOps, viewsDir, kept, bytes);
+      return join(viewsDir, kept);
+    } catch (e) {
+      if (e instanceof LedgerError && e.code === 'INPUT_EXISTS') continue;
+      throw ioError(e, 'write', join(viewsDir, kept));
+    }
+  }
+  throw new LedgerError('OP_IO', `cannot keep the edited ${join(viewsDir, name)}: 100 kept copies from ${now.toISOString()} exist`, { path: join(viewsDir, name) });
 }
 
 /** Policy: the views live in the folder that holds the ledger directory, unless --views says. */
@@ -49,23 +139,44 @@ export function readWorkLog(paths: LedgerPaths, head: Head = publishedHead(paths
   return foldWorkLog(readRecords(paths, head), maxSeq);
 }
 
-export interface WrittenViews { dir: string; through: { seq: number; id: string } | null; files: string[] }
+export interface KeptEdit { file: string; kept: string }
+export interface WrittenViews {
+  dir: string;
+  through: { seq: number; id: string } | null;
+  files: string[];
+  /** The views a person had edited, and where their text was kept before the rewrite. */
+  kept: KeptEdit[];
+}
 
-/** Renders the current ledger and replaces both views. */
-export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number): WrittenViews {
+/** The one line a verb prints (stderr) for each kept edit. */
+export function keptNotice(k: KeptEdit): string {
+  return `${k.file} had been edited by hand; its text is kept in ${k.kept} and the view was rewritten from the ledger`;
+}
+
+/**
+ * Renders the current ledger and replaces both views; a view a person edited is kept beside it
+ * first (`now` names the copy). A view that is a symbolic link or not a regular file is refused.
+ */
+export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, now: Date = new Date()): WrittenViews {
   const paths = ledgerPaths(ledgerDir);
   const lock = acquireLock(realFileOps, join(paths.dir, 'views.lock'), waitMs);
   try {
     const log = readWorkLog(paths);
     const views = renderViews(log);
-    for (const name of VIEW_FILES) {
+    const kept: KeptEdit[] = [];
+    // Both views are read (and a link or FIFO refused) before either is written.
+    const before = VIEW_FILES.map((name) => readViewFile(join(viewsDir, name)));
+    for (const [i, name] of VIEW_FILES.entries()) {
+      const file = join(viewsDir, name);
+      const was = before[i];
+      if (was !== null && !isSealed(name, was.toString('utf8'))) kept.push({ file, kept: keepEdit(viewsDir, name, was, now) });
       try {
         replaceFileDurable(realFileOps, viewsDir, name, Buffer.from(views[name], 'utf8'));
       } catch (e) {
-        throw ioError(e, 'write', join(viewsDir, name));
+        throw ioError(e, 'write', file);
       }
     }
-    return { dir: viewsDir, through: log.through, files: VIEW_FILES.map((n) => join(viewsDir, n)) };
+    return { dir: viewsDir, through: log.through, files: VIEW_FILES.map((n) => join(viewsDir, n)), kept };
   } finally {
     lock.release();
   }
@@ -85,13 +196,16 @@ export function checkViews(ledgerDir: string, viewsDir: string): { ok: boolean; 
   const older = new Map<number, Record<ViewName, string>>();
   const views = VIEW_FILES.map((name): ViewCheck => {
     const file = join(viewsDir, name);
-    let text: string;
+    let bytes: Buffer | null;
     try {
-      text = readFileSync(file, 'utf8');
+      bytes = readViewFile(file);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { file, status: 'missing', through_seq: null };
-      throw ioError(e, 'read', file);
+      // A link, a FIFO, a directory: not a view the ledger wrote. Other errors are errors.
+      if (e instanceof LedgerError && e.data.not_a_view === true) return { file, status: 'edited', through_seq: null };
+      throw e;
     }
+    if (bytes === null) return { file, status: 'missing', through_seq: null };
+    const text = bytes.toString('utf8');
     const m = MARKER_RE.exec(text);
     const claimed = m ? Number(m[1]) : null;
     if (text === expected[name]) return { file, status: 'ok', through_seq: claimed };

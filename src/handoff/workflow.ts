@@ -249,10 +249,11 @@ export function at(w: WorkWriter, now: Date): StoreOptions {
  * `ledger render` repairs it and `render --check` catches it meanwhile. */
 export async function refreshViews(w: LedgerWriter, views: string | false | undefined, warnings: string[]): Promise<ViewsRefresh | null> {
   if (views === false) return null;
-  const { defaultViewsDir, writeViews } = await import('./views.js');
+  const { defaultViewsDir, keptNotice, writeViews } = await import('./views.js');
   const dir = views ?? defaultViewsDir(w.paths.dir);
   try {
-    writeViews(w.paths.dir, dir, w.store.waitMs ?? 10_000);
+    // A person's edit of a view is kept beside it by writeViews; the caller is told (SPEC 10).
+    for (const k of writeViews(w.paths.dir, dir, w.store.waitMs ?? 10_000).kept) warnings.push(keptNotice(k));
     return { ok: true, dir };
   } catch (e) {
     warnings.push(`the record is published but the views in ${dir} were not rewritten (${(e as Error).message}); run \`ledger render\``);

@@ -1,4 +1,4 @@
-// Bad input to the causal verbs: each row exits 2 with a one-line reason and leaves records.jsonl
+// Bad input to the causal verbs (consume-failed included, issue 14 item 13): each row exits 2 with a one-line reason and leaves records.jsonl
 // and HEAD byte for byte as they were (SPEC 10).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => p?.cleanup());
 
-type Row = [string, () => string[], (string | (() => string))?];
+type Row = [string, () => string[], (string | (() => string))?, string?];
 const rows: Row[] = [
   // gate
   ['gate: an op that is not an id', () => ['gate', 'no spaces allowed'], 'OP must be'],
@@ -55,14 +55,28 @@ const rows: Row[] = [
   ['append handoff: supersedes an intent', () => [...handoff('op', 'e3', 'success'), '--supersedes', intent], 'supersedes'],
   ['append handoff: a retry with a different payload', () => handoff('op', 'e1', 'success', '--invariant', 'tests=fail'), () => h],
   ['append: a kind the flags do not write', () => ['append', 'consume', '--op', 'op'], 'handoff'],
+  // consume-failed
+  ['consume-failed: a target that is neither a record id nor an op', () => ['consume-failed', 'no spaces', '--consumer', 'c1', '--reason', 'x'], 'record id'],
+  ['consume-failed: no --consumer', () => ['consume-failed', 'op', '--reason', 'x'], '--consumer'],
+  ['consume-failed: a bad consumer name', () => ['consume-failed', 'op', '--consumer', 'bad consumer', '--reason', 'x'], '--consumer'],
+  ['consume-failed: --consumer twice', () => ['consume-failed', 'op', '--consumer', 'c1', '--consumer', 'c2', '--reason', 'x'], '--consumer'],
+  ['consume-failed: no --reason', () => ['consume-failed', 'op', '--consumer', 'c1'], '--reason'],
+  ['consume-failed: a reason over 4096 chars', () => ['consume-failed', 'op', '--consumer', 'c1', '--reason', 'x'.repeat(4097)], '--reason'],
+  ['consume-failed: an op the consumer never consumed', () => ['consume-failed', 'op', '--consumer', 'c1', '--reason', 'x'], 'has no consumption'],
+  ['consume-failed: a handoff the consumer never consumed', () => ['consume-failed', h, '--consumer', 'c1', '--reason', 'x'], 'has no consumption'],
+  ['consume-failed: a record that is not in the ledger', () => ['consume-failed', NOT_IN_LEDGER, '--consumer', 'c1', '--reason', 'x'], 'no record'],
+  ['consume-failed: an intent', () => ['consume-failed', intent, '--consumer', 'c1', '--reason', 'x'], 'consume-failed names'],
+  ['consume-failed: no key file', () => ['consume-failed', 'op', '--consumer', 'c1', '--reason', 'x', '--key', join(p.dir, 'nope.key')]],
+  ['append: a consume_failed payload in a batch', () => ['append', '--batch'], 'consume-failed',
+    JSON.stringify({ kind: 'consume_failed', logical_operation_id: 'op', consumer: 'c1', consume: NOT_IN_LEDGER, handoff: NOT_IN_LEDGER, reason: 'x' }) + '\n'],
   // pending
   ['pending: a bad --op', () => ['pending', '--op', 'bad op'], 'OP must be'],
 ];
 
-describe('bad input to gate, revoke, append intent/handoff and pending', () => {
-  it.each(rows)('%s: exit 2, nothing written', async (_name, args, mention) => {
+describe('bad input to gate, revoke, consume-failed, append intent/handoff and pending', () => {
+  it.each(rows)('%s: exit 2, nothing written', async (_name, args, mention, stdin) => {
     const before = p.snap();
-    const r = await p.run(args());
+    const r = await p.run(args(), { stdin });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     if (mention) expect(r.stderr).toContain(typeof mention === 'function' ? mention() : mention);

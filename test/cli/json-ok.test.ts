@@ -51,6 +51,7 @@ const CASES: { verb: string; args: () => string[]; stdin?: string }[] = [
   { verb: 'audit', args: () => ['audit'] },
   { verb: 'gate', args: () => ['gate', 'op_1', '--require-invariant', 'tests'] },
   { verb: 'gate', args: () => ['gate', 'op_1', '--consume-as', 'deployer'] },
+  { verb: 'consume-failed', args: () => ['consume-failed', 'op_1', '--consumer', 'deployer', '--reason', 'the deploy exited 1'] },
   { verb: 'pending', args: () => ['pending'] },
   { verb: 'revoke', args: () => ['revoke', String(handoffSeq), '--reason', 'wrong branch'] },
   { verb: 'recover', args: () => ['recover', '--dry-run'] },

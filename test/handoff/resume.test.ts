@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runLedger, scratch } from '../helpers/cli.js';
 import { ok, project, type Project } from './helpers.js';
+import { excerptWithin } from '../../src/handoff/excerpt.js';
 
 const GIT_ENV = {
   ...process.env,
@@ -129,5 +130,83 @@ describe('outside a git repository', () => {
     const r = await p.run('resume', 'nope', '--json');
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout).error.code).toBe('INPUT_NOT_FOUND');
+  });
+});
+
+// A jest failure as it ends a real run: the failing test, its assertion and diff, the code frame,
+// then eighteen stack frames, then the summary. 40 lines, the excerpt's own limit.
+const JEST_FAILURE = [
+  ' FAIL  src/time.test.ts',
+  '  toLocal',
+  '    ✓ keeps UTC (3 ms)',
+  '    ✕ keeps the offset for -05:00 (5 ms)',
+  '',
+  '  ● toLocal › keeps the offset for -05:00',
+  '',
+  '    expect(received).toBe(expected) // Object.is equality',
+  '',
+  '    Expected: "06:00"',
+  '    Received: "07:00"',
+  '',
+  '      10 |   it(\'keeps the offset for -05:00\', () => {',
+  "      11 |     const d = new Date('2024-03-31T11:00:00Z');",
+  "    > 12 |     expect(toLocal(d, '-05:00')).toBe('06:00');",
+  '         |                                  ^',
+  '      13 |   });',
+  '',
+  ...Array.from({ length: 18 }, (_, i) => `      at ${['Object.<anonymous>', 'Promise.then.completed', 'new Promise', 'callAsyncCircusFn', '_callCircusTest', 'processTicksAndRejections'][i % 6]} (${i === 0 ? 'src/time.test.ts:12:34' : `node_modules/jest-circus/build/utils.js:${100 + i}:28`})`),
+  '',
+  'Test Suites: 1 failed, 1 total',
+  'Tests:       1 failed, 1 passed, 2 total',
+  'Time:        0.412 s',
+].join('\n');
+
+describe("when a failing test's output is cut to fit the 80 lines", () => {
+  let p: Project;
+  beforeEach(async () => {
+    p = await project();
+  });
+  afterEach(() => p.cleanup());
+
+  it('keeps the assertion, the diff and the summary over stack frames, and uses the lines left', async () => {
+    expect(JEST_FAILURE.split('\n')).toHaveLength(40);
+    const seven = (what: string) => Array.from({ length: 7 }, (_, i) => `${what} line ${i}`).join('\n');
+    const many = (flag: string) => Array.from({ length: 8 }, (_, i) => [flag, `${flag.slice(2)} ${i}`]).flat();
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
+    await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', '--done', seven('done'), '--state', seven('state'), '--next', 'fix toLocal() for -05:00',
+      ...many('--verified'), ...many('--attempted'), ...many('--blocker'), '--tests', JEST_FAILURE);
+    const r = await p.run('resume', 'fix-tz');
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(80);
+    expect(lines.length).toBeGreaterThanOrEqual(78); // the budget is used, not left idle
+    const shown = lines.filter((l) => l.startsWith('    | ')).map((l) => l.slice(6));
+    expect(shown.length).toBeLessThan(40); // it was cut ...
+    for (const line of ['  ● toLocal › keeps the offset for -05:00', '    Expected: "06:00"', '    Received: "07:00"', '    expect(received).toBe(expected) // Object.is equality',
+      "    > 12 |     expect(toLocal(d, '-05:00')).toBe('06:00');", 'Tests:       1 failed, 1 passed, 2 total', '    ✕ keeps the offset for -05:00 (5 ms)']) {
+      expect(shown).toContain(line); // ... but not here
+    }
+    expect(shown.filter((l) => /^\s+at /.test(l)).length).toBeLessThan(18);
+    expect(shown.some((l) => /^… \(\d+ stack frame lines left out\)$/.test(l))).toBe(true);
+    // what was kept is in the output's order
+    expect(shown.indexOf('    Expected: "06:00"')).toBeLessThan(shown.indexOf('Tests:       1 failed, 1 passed, 2 total'));
+  });
+
+  it('shows all of an excerpt that fits, untouched', () => {
+    const lines = JEST_FAILURE.split('\n');
+    expect(excerptWithin(lines, 40)).toEqual(lines);
+    expect(excerptWithin(lines, 80)).toEqual(lines);
+  });
+
+  it('within any budget: never more lines than the budget, failures before frames, gaps marked', () => {
+    const lines = JEST_FAILURE.split('\n');
+    for (let budget = 0; budget < 40; budget++) {
+      const out = excerptWithin(lines, budget);
+      expect(out.length, `budget ${budget}`).toBeLessThanOrEqual(budget);
+      if (budget >= 3) expect(out.length, `budget ${budget}`).toBeGreaterThanOrEqual(budget - 1);
+      const frames = out.filter((l) => /^\s+at /.test(l)).length;
+      if (frames > 0) expect(out, `budget ${budget}`).toContain('    Received: "07:00"');
+      for (const l of out) expect(lines.includes(l) || /^… \(\d+ (stack frame )?lines? left out\)$/.test(l) || /^… \(\d+ earlier lines\)$/.test(l), l).toBe(true);
+    }
   });
 });

@@ -2,11 +2,12 @@
 // of the ledger (same ledger, same bytes), and checked by `render --check` (exit 30 when a view
 // is missing, stale or was edited by hand).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cpSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync, symlinkSync, lstatSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CP, appendRaw, expectRefused, ok, project, workLog, type Project } from './helpers.js';
-import { renderViews } from '../../src/handoff/views.js';
+import { isSealed, keptName, renderViews, writeViews } from '../../src/handoff/views.js';
 import { scratch, snapshot } from '../helpers/cli.js';
 
 let p: Project;
@@ -30,7 +31,7 @@ describe('after every verb', () => {
     const start = await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
     expectViewsMatchLedger();
     expect(md()).toContain('### ');
-    expect(md()).toContain('· claude · start · fix-tz');
+    expect(md()).toContain('· `claude` · start · `fix-tz`');
     expect(parse(yml()).active).toEqual([{ slug: 'fix-tz', owner: 'claude', execution_id: start.execution_id, lease_until: start.lease_until, summary: 'fix toLocal()' }]);
 
     await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', '--done', 'ran the suite', '--state', '14 pass, 2 fail',
@@ -40,7 +41,7 @@ describe('after every verb', () => {
     expect(y.latest).toMatchObject({ kind: 'checkpoint', agent: 'claude', done: 'ran the suite', state: '14 pass, 2 fail', next: 'fix toLocal()', verified: ['parser'], attempted: ['dst'], blockers: ['tz db'] });
     expect(y.latest.tests.excerpt).toBe('14 pass\n2 fail');
     expect(y.trail).toHaveLength(1);
-    expect(md()).toMatch(/- \*\*Verified:\*\*\n {2}- parser\n- \*\*Attempted, not verified:\*\*\n {2}- dst/);
+    expect(md()).toMatch(/- \*\*Verified:\*\*\n {2}- `parser`\n- \*\*Attempted, not verified:\*\*\n {2}- `dst`/);
 
     await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--outcome', 'success', '--invariant', 'tests=ok');
     expectViewsMatchLedger();
@@ -56,7 +57,7 @@ describe('after every verb', () => {
     appendRaw(p, [{ kind: 'start', agent: 'codex', logical_operation_id: 'fix-tz', execution_id: 'codex-old', summary: 'old session', lease_until: '2000-01-01T00:00:00.000Z' }]);
     await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'continue', '--takeover');
     expectViewsMatchLedger();
-    expect(md()).toContain('- **Took over:** from codex (execution codex-old, lease lapsed at 2000-01-01T00:00:00.000Z)');
+    expect(md()).toContain('- **Took over:** from `codex` (execution `codex-old`, lease lapsed at 2000-01-01T00:00:00.000Z)');
     expect(parse(yml()).latest.takeover).toEqual({ agent: 'codex', execution_id: 'codex-old', lease_until: '2000-01-01T00:00:00.000Z' });
   });
 
@@ -152,5 +153,110 @@ describe('render --check', () => {
     const h = await p.run('append', 'handoff', '--agent', 'ci', '--op', 'deploy', '--exec', 'e1', '--outcome', 'success');
     expect(h.code, h.stderr).toBe(0);
     expect((await p.run('render', '--check')).code).toBe(0);
+  });
+});
+
+describe('when a person edits a view and a verb rewrites it', () => {
+  const kept = (dir = p.dir) => readdirSync(dir).filter((f) => f.includes('.edited-')).sort();
+
+  beforeEach(async () => {
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
+  });
+
+  it('the next checkpoint keeps the edited text beside HANDOFF.md and says so in one line', async () => {
+    const edited = md().replace('## Open work items', '## Open work items\n\nNOTE from Ana: do not touch the parser, it is fine.');
+    writeFileSync(join(p.dir, 'HANDOFF.md'), edited);
+    const r = await p.run('checkpoint', 'fix-tz', '--agent', 'claude', ...CP);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stderr.trimEnd().split('\n').filter((l) => l.includes('edited by hand'));
+    expect(lines).toHaveLength(1);
+    expect(kept()).toEqual([expect.stringMatching(/^HANDOFF\.md\.edited-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ$/)]);
+    expect(lines[0]).toContain(join(p.dir, 'HANDOFF.md'));
+    expect(lines[0]).toContain(join(p.dir, kept()[0]));
+    expect(readFileSync(join(p.dir, kept()[0]), 'utf8')).toBe(edited);
+    expectViewsMatchLedger();
+    // the view is the ledger's again: the next write keeps nothing more
+    await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP);
+    expect(kept()).toHaveLength(1);
+  });
+
+  it('--json lists the kept copy in the warnings', async () => {
+    writeFileSync(join(p.dir, 'HANDOFF.yml'), yml() + 'extra: by hand\n');
+    const j = await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP);
+    expect(j.warnings.filter((w) => w.includes('HANDOFF.yml had been edited by hand'))).toHaveLength(1);
+    expect(kept()).toEqual([expect.stringMatching(/^HANDOFF\.yml\.edited-/)]);
+  });
+
+  it('`ledger render` keeps it too; `render --check` still only reports', async () => {
+    writeFileSync(join(p.dir, 'HANDOFF.md'), md() + '\nall done, trust me\n');
+    const check = await p.run('render', '--check');
+    expect(check.code).toBe(30);
+    expect(kept()).toEqual([]);
+    const r = await p.run('render');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^ledger: warning: .*HANDOFF\.md had been edited by hand; its text is kept in .*HANDOFF\.md\.edited-\S+ /m);
+    expect(kept()).toHaveLength(1);
+    expect((await p.run('render', '--check')).code).toBe(0);
+  });
+
+  it('never writes over a file already at the kept name: a planted file or link stays as it was', () => {
+    const now = new Date('2026-03-04T05:06:07.890Z');
+    const first = keptName('HANDOFF.md', now);
+    expect(first).toBe('HANDOFF.md.edited-2026-03-04T05-06-07Z');
+    writeFileSync(join(p.dir, first), 'planted');
+    symlinkSync('/etc/passwd', join(p.dir, keptName('HANDOFF.md', now, 2)));
+    writeFileSync(join(p.dir, 'HANDOFF.md'), 'my own notes\n');
+    const w = writeViews(p.ledger, p.dir, 1000, now);
+    expect(w.kept).toEqual([{ file: join(p.dir, 'HANDOFF.md'), kept: join(p.dir, keptName('HANDOFF.md', now, 3)) }]);
+    expect(readFileSync(join(p.dir, first), 'utf8')).toBe('planted');
+    expect(lstatSync(join(p.dir, keptName('HANDOFF.md', now, 2))).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(p.dir, keptName('HANDOFF.md', now, 3)), 'utf8')).toBe('my own notes\n');
+    expectViewsMatchLedger();
+  });
+
+  it('a view as the ledger wrote it carries a digest line that any edit breaks', () => {
+    const views = renderViews(workLog(p));
+    for (const name of ['HANDOFF.md', 'HANDOFF.yml'] as const) {
+      expect(isSealed(name, views[name])).toBe(true);
+      expect(isSealed(name, views[name].replace('fix', 'fiz'))).toBe(false);
+      expect(isSealed(name, views[name] + '\n')).toBe(false);
+      expect(isSealed(name, views[name].slice(0, -1))).toBe(false);
+    }
+    expect(views['HANDOFF.md'].trimEnd().split('\n').at(-1)).toMatch(/^<!-- ledger-view digest sha256:[0-9a-f]{64} -->$/);
+    expect(views['HANDOFF.yml'].trimEnd().split('\n').at(-1)).toMatch(/^# ledger-view digest sha256:[0-9a-f]{64}$/);
+  });
+});
+
+describe('when a view is a symbolic link or a FIFO planted by the repository', () => {
+  beforeEach(async () => {
+    await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
+  });
+
+  it('render refuses a linked view (exit 3) and leaves the link and its target as they were', async () => {
+    const target = join(p.dir, 'elsewhere.txt');
+    writeFileSync(target, 'not yours\n');
+    rmSync(join(p.dir, 'HANDOFF.md'));
+    symlinkSync(target, join(p.dir, 'HANDOFF.md'));
+    const r = await p.run('render', '--json');
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout).error.code).toBe('OP_IO');
+    expect(readFileSync(target, 'utf8')).toBe('not yours\n');
+    expect(lstatSync(join(p.dir, 'HANDOFF.md')).isSymbolicLink()).toBe(true);
+  });
+
+  it('render --check and render answer at once on a FIFO, instead of blocking on it', async () => {
+    rmSync(join(p.dir, 'HANDOFF.yml'));
+    execFileSync('mkfifo', [join(p.dir, 'HANDOFF.yml')]);
+    const check = await p.run('render', '--check', '--json');
+    expect(check.code).toBe(30);
+    expect(JSON.parse(check.stdout).views.map((v: { status: string }) => v.status)).toEqual(['ok', 'edited']);
+    const edited = md() + '\na note by hand\n';
+    writeFileSync(join(p.dir, 'HANDOFF.md'), edited);
+    const r = await p.run('render', '--json');
+    expect(r.code).toBe(3);
+    expect(lstatSync(join(p.dir, 'HANDOFF.yml')).isFIFO()).toBe(true);
+    // refused before either view was touched: HANDOFF.md is neither kept nor rewritten
+    expect(md()).toBe(edited);
+    expect(readdirSync(p.dir).filter((f) => f.includes('.edited-'))).toEqual([]);
   });
 });

@@ -22,6 +22,21 @@ export function handoffValid(i: GateInputs): TermVerdict {
     // Policy: duplicate delivery is reported under handoff_valid: a handoff this consumer has
     // already acted on is spent for it, as a revoked one is for everyone.
     for (const c of h.consumptions) no.push(`${i.options.consumer} already consumed handoff ${short(id)} at seq ${c.seq} (${short(c.id)}): duplicate delivery`);
+    // Policy (SPEC 9, exactly once per operation): a later success with the same evidence
+    // digests as the handoff this consumer last consumed is a re-drive of the same state, not a
+    // new operation; only different evidence (or a reported failure of the consumer's action)
+    // makes it consumable again.
+    for (const r of h.redrives) {
+      if (r.handoff_seq < 0) {
+        no.push(`${i.options.consumer} already consumed ${i.op} at seq ${r.seq} (${short(r.consume)}), of a handoff ${short(r.handoff)} that is not in the ledger: handoff ${short(id)} cannot be shown new to it`);
+        continue;
+      }
+      no.push(`${i.options.consumer} already consumed ${i.op} at seq ${r.seq} (${short(r.consume)}, handoff seq ${r.handoff_seq}); handoff ${short(id)} (seq ${seq}, ${execution_id}) is a re-drive with the same evidence: exactly once per operation`);
+    }
+    // Policy (SPEC 9): while a work item's lease is live, only its owner's finish is terminal.
+    for (const l of h.leaseHolds) {
+      no.push(`${i.op} is a work item owned by ${l.owner} (execution ${l.execution_id}) with a live lease until ${l.lease_until}: a ${h.ref.kind} by ${l.agent} is not terminal while it lasts`);
+    }
   }
   // A record this decision relies on failed verification: what it said is unknown, so hold.
   for (const p of i.problems) no.push(p); // not push(...): one per record relied on, unbounded

@@ -75,7 +75,7 @@ export function evaluateGate(inputs: GateInputs): GateResult {
       revoked_by: listOf(h.revocations).map((r) => r.id),
       reopened_by: listOf(h.reopenings).map((r) => r.id),
       dependencies: listOf(h.dependencies),
-      consumed_by: listOf(h.consumptions).map((c) => c.id),
+      consumed_by: [...listOf(h.consumptions).map((c) => c.id), ...listOf(h.redrives).map((r) => r.consume)],
     }),
   };
 }

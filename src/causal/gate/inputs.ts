@@ -7,7 +7,9 @@
 // that fails verification is reported in the same place on every run.
 import { canonicalJson } from '../../canonical.js';
 import type { Dependency, Evidence, FinishPayload, HandoffPayload, Invariant, LedgerRecord } from '../../record.js';
+import { consumptionsOf, standing, stateOf } from '../consumption.js';
 import { checkEvidence, type EvidenceContext } from '../evidence.js';
+import { leaseHold } from '../work-lease.js';
 import { isTerminal, type CausalView, type VerifiedRecord } from '../view.js';
 import { evaluateGate } from './index.js';
 import type { ChainVerdict, Conflict, DependencyResult, GateInputs, GateOptions, HandoffFacts } from './types.js';
@@ -27,11 +29,12 @@ interface Collection {
   allowOpaque: boolean;
   /** Each dependency (operation and outcome) is decided once per evaluation. */
   memo: Map<string, DependencyResult>;
+  workItem: GateOptions['workItem'];
 }
 
 /** Collects what the gate for `op` reads, on the view's HEAD. Never throws for what it finds. */
 export function collectGateInputs(view: CausalView, chain: ChainVerdict, op: string, o: GateOptions): GateInputs {
-  const c: Collection = { view, chain, now: o.now, evidence: o.evidence, allowOpaque: o.allowOpaque ?? false, memo: new Map() };
+  const c: Collection = { view, chain, now: o.now, evidence: o.evidence, allowOpaque: o.allowOpaque ?? false, memo: new Map(), workItem: o.workItem };
   const options = { accept: o.accept, requireInvariants: o.requireInvariants, maxAgeMs: o.maxAgeMs, consumer: o.consumer || null };
   return collectOp(c, op, options, o.expectHandoff || null, [op]);
 }
@@ -50,7 +53,8 @@ function collectOp(c: Collection, op: string, options: GateInputs['options'], ex
       invariants: h.invariants as Record<string, Invariant>,
       revocations: view.revocations(latest.id).map((r) => ({ id: r.id, seq: r.seq, reason: (r.record as { reason: string }).reason })),
       named: expectHandoff === null ? null : { id: expectHandoff, seq: terminals.find((t) => t.id === expectHandoff)?.seq ?? null },
-      consumptions: options.consumer === null ? [] : view.consumptions(latest.id).filter((r) => (r.record as { consumer: string }).consumer === options.consumer).map((r) => ({ id: r.id, seq: r.seq })),
+      ...consumerFacts(view, op, latest, options.consumer),
+      leaseHolds: leaseHolds(c, op, records, latest),
       conflicts: conflictingSuccessors(view, terminals),
       evidence: Object.entries(h.evidence as Record<string, Evidence>).map(([name, ev]) => checkEvidence(name, ev, c.evidence, { allowOpaque: c.allowOpaque })),
       reopenings: records
@@ -70,6 +74,42 @@ function collectOp(c: Collection, op: string, options: GateInputs['options'], ex
     // Every problem met while collecting, a dependency's included: this decision relied on it.
     problems: view.problems.slice(problemsBefore).map((p) => p.message),
   };
+}
+
+/**
+ * What the consumer did with this operation before (SPEC 9, exactly once per operation): its
+ * standing consume records of this very handoff (duplicate delivery), and whether this handoff
+ * re-drives the one it last consumed. Policy: a later handoff is new to the consumer exactly when
+ * its evidence (each name's digest) differs from that of the handoff the consumer last consumed
+ * and has not reported failed (consumption.ts stateOf); the same evidence under a new execution,
+ * with another note, or listing the consumed one in `supersedes`, is a re-drive of the same state.
+ */
+function consumerFacts(view: CausalView, op: string, latest: VerifiedRecord, consumer: string | null): Pick<HandoffFacts, 'consumptions' | 'redrives'> {
+  if (consumer === null) return { consumptions: [], redrives: [] };
+  const mine = consumptionsOf(view.consumerRecords(op, consumer));
+  const failed = new Set(mine.filter((m) => m.failed !== null).map((m) => m.id));
+  // Also by handoff: a consume record of this handoff filed under another operation still spends it.
+  const consumptions = view.consumptions(latest.id)
+    .filter((r) => (r.record as { consumer: string }).consumer === consumer && !failed.has(r.id))
+    .map((r) => ({ id: r.id, seq: r.seq }));
+  const last = standing(mine).at(-1);
+  if (consumptions.length || last === undefined || last.handoff === latest.id) return { consumptions, redrives: [] };
+  // A consumed handoff that cannot be read back (it fails verification) is one of the problems.
+  const consumed = view.byId(last.handoff);
+  // Policy: fail closed. A consumed handoff that is not in the ledger cannot show this one new.
+  if (consumed === null) return { consumptions, redrives: [{ consume: last.id, seq: last.seq, handoff: last.handoff, handoff_seq: -1 }] };
+  if (stateOf(consumed.record) !== stateOf(latest.record)) return { consumptions, redrives: [] };
+  return { consumptions, redrives: [{ consume: last.id, seq: last.seq, handoff: consumed.id, handoff_seq: consumed.seq }] };
+}
+
+/** SPEC 9: a handoff by another agent while the work item's lease is live is not terminal. */
+function leaseHolds(c: Collection, op: string, records: VerifiedRecord[], latest: VerifiedRecord): HandoffFacts['leaseHolds'] {
+  // Only an operation that was ever started is a work item: others have no lease to read.
+  if (!records.some((r) => r.record.kind === 'start')) return [];
+  // Policy: fail closed. Without the work-item rule the lease cannot be judged: it holds, saying so.
+  if (!c.workItem) return [{ owner: '(unknown: no work-item rule was given to judge the lease)', execution_id: '?', lease_until: '?', agent: latest.record.agent }];
+  const hold = leaseHold(c.workItem(c.view.workRecords(op), op, new Date(c.now)), latest.record.agent, latest.seq);
+  return hold ? [hold] : [];
 }
 
 /**

@@ -3,6 +3,7 @@
 // Plain data only: a term reads a GateInputs and nothing else, so a test can build one in code.
 import type { Invariant, Outcome } from '../../record.js';
 import type { EvidenceCheck, EvidenceContext } from '../evidence.js';
+import type { WorkItemFold } from '../work-lease.js';
 
 /** SPEC 9's five terms; their order is the order of TERMS (index.ts). */
 export type Term = 'handoff_valid' | 'outcome_accepted' | 'invariants_satisfied' | 'state_current' | 'dependencies_true';
@@ -36,6 +37,8 @@ export interface GateOptions {
   expectHandoff?: string | null;
   /** A consumer that must not have consumed this handoff already (duplicate delivery). */
   consumer?: string | null;
+  /** The handoff log's fold of a work item, for SPEC 9's lease rule (the Ledger gives it). */
+  workItem?: WorkItemFold;
 }
 
 export interface HandoffRef {
@@ -72,8 +75,19 @@ export interface HandoffFacts {
   revocations: { id: string; seq: number; reason: string }[];
   /** The record --handoff named, with its seq when it is a terminal record of the operation; null without --handoff. */
   named: { id: string; seq: number | null } | null;
-  /** The consumer's earlier consume records of it (duplicate delivery); empty without a consumer. */
+  /** The consumer's earlier consume records of it, not reported failed (duplicate delivery); empty without a consumer. */
   consumptions: { id: string; seq: number }[];
+  /**
+   * The consumer's latest live consumption of the operation when this handoff is a re-drive of
+   * the handoff it consumed (same evidence digests; SPEC 9: exactly once per operation); empty
+   * without a consumer or when this handoff is new to it.
+   */
+  redrives: { consume: string; seq: number; handoff: string; handoff_seq: number }[];
+  /**
+   * The operation is a work item whose lease is live at `now`, held by another agent than the
+   * one that wrote this handoff (SPEC 9: only the owner's finish is terminal); else empty.
+   */
+  leaseHolds: { owner: string; execution_id: string; lease_until: string; agent: string }[];
   conflicts: Conflict[];
   /** Every evidence digest of the handoff, recomputed now, in the handoff's order. */
   evidence: EvidenceCheck[];
@@ -121,6 +135,6 @@ export interface GateResult {
   revoked_by: string[];
   reopened_by: string[];
   dependencies: DependencyResult[];
-  /** Earlier consume records of this handoff by the consumer (duplicate delivery). */
+  /** Earlier consume records of this handoff by the consumer (duplicate delivery), or of the handoff it re-drives. */
   consumed_by: string[];
 }

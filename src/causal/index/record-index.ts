@@ -8,23 +8,24 @@
 //   caller relies on is then read from records.jsonl and verified from its bytes (see
 //   verified.ts). A wrong offset or seq is caught there, never believed.
 // - Policy: it is trusted for *completeness* (that no record mentioning K is missing) only as far
-//   as it matches the ledger it was built from: each segment names the genesis, the byte range
-//   and the id of its last record, and is dropped and rebuilt when any of them disagree with
-//   HEAD and records.jsonl. It lives beside records.jsonl with the same file protection; someone
-//   who can rewrite files under the ledger directory can hide a record from it (README).
+//   as it verifies: every range was scanned with each line hashed and linked to the one before it
+//   (rows.ts), the segments chain (each names the id its first record links to, the genesis, the
+//   byte range and the id of its last record, checked against records.jsonl) up to HEAD's tail,
+//   and each segment's tables are checked against its digests as they are read
+//   (segment-format.ts). A segment that does not verify is dropped and rebuilt. What remains: the
+//   digests are not keyed, so someone who may write .ledger/index/ can write a consistent segment
+//   that leaves a record out (README Guarantees).
 //
 // Records past the last segment (at most DELTA_MAX_RECORDS of them in steady state) are scanned
-// from records.jsonl on each open and kept in memory.
+// from records.jsonl on each open (linked and hashed, rows.ts) and kept in memory.
 import { join } from 'node:path';
-import { idFromLine } from '../../canonical.js';
 import { LedgerError } from '../../errors.js';
 import { realFileOps, type FileOps } from '../../fs/ops.js';
 import type { Head } from '../../record.js';
 import type { LedgerPaths } from '../../store/paths.js';
 import { hash64 } from './hash.js';
-import { idKey } from './keys.js';
-import { scanRows, type TailLine } from './rows.js';
-import type { Posting } from './segment-format.js';
+import { scanRows } from './rows.js';
+import { IndexDamaged, type Posting } from './segment-format.js';
 import { Segment, SegmentVanished, compact, loadChain, namedThrough, writeSegment } from './segments.js';
 import { tailRows } from './tail-memo.js';
 
@@ -37,6 +38,8 @@ export interface IndexOptions {
   write?: boolean;
   /** The disk seam; the real disk unless a test gives another. */
   ops?: FileOps;
+  /** Ignore the segment files on disk and index from records.jsonl (a rebuild after damage). */
+  fresh?: boolean;
 }
 
 /**
@@ -48,8 +51,6 @@ export class RecordIndex {
     readonly head: Head,
     private readonly segments: Segment[],
     private readonly tail: Map<string, Posting[]>,
-    /** Tail lines whose id keys are not in `tail` yet (hashed on the first lookup by id). */
-    private unhashed: TailLine[],
   ) {}
 
   static dirOf(paths: LedgerPaths): string {
@@ -79,22 +80,24 @@ export class RecordIndex {
     // A concurrent merge can remove a segment between listing and opening; list again.
     for (let attempt = 0; ; attempt++) {
       try {
-        return RecordIndex.openOnce(ops, paths, head, dir, write);
+        return RecordIndex.openOnce(ops, paths, head, dir, write, opts.fresh ?? false);
       } catch (e) {
         if (attempt >= 4 || !(e instanceof SegmentVanished)) throw e;
       }
     }
   }
 
-  private static openOnce(ops: FileOps, paths: LedgerPaths, head: Head, dir: string, write: boolean): RecordIndex {
-    let chain = loadChain(ops, paths, head, dir, write);
+  private static openOnce(ops: FileOps, paths: LedgerPaths, head: Head, dir: string, write: boolean, fresh: boolean): RecordIndex {
+    let chain = fresh ? [] : loadChain(ops, paths, head, dir, write);
     let covered = chain.length ? chain[chain.length - 1] : null;
     let fromSeq = covered ? covered.toSeq + 1 : 0;
     let fromOffset = covered ? covered.endOffset : 0;
+    let prevId = covered ? covered.header.lastId : null;
     const behind = head.seq - fromSeq + 1;
     if (write && (behind > DELTA_MAX_RECORDS || head.size - fromOffset > DELTA_MAX_BYTES)) {
       try {
-        const rows = scanRows(ops, paths, fromSeq, fromOffset, head.size);
+        // Linked from the last segment to HEAD's tail (rows.ts): what HEAD's chain commits to.
+        const rows = scanRows(ops, paths, { fromSeq, fromOffset, endOffset: head.size, prevId, endId: head.tail });
         chain.push(writeSegment(ops, dir, rows, head.genesis));
         chain = compact(ops, paths, dir, chain, head.genesis);
       } catch (e) {
@@ -105,35 +108,28 @@ export class RecordIndex {
       covered = chain.length ? chain[chain.length - 1] : null;
       fromSeq = covered ? covered.toSeq + 1 : 0;
       fromOffset = covered ? covered.endOffset : 0;
+      prevId = covered ? covered.header.lastId : null;
     }
     const tail = new Map<string, Posting[]>();
-    let unhashed: TailLine[] = [];
     if (fromOffset < head.size) {
-      const rows = tailRows(ops, paths, head.genesis, fromSeq, fromOffset, head.size);
+      const rows = tailRows(ops, paths, head.genesis, { fromSeq, fromOffset, endOffset: head.size, prevId, endId: head.tail });
       for (let i = 0; i < rows.seq.length; i++) addTail(tail, rows.h1[i], rows.h2[i], { seq: rows.seq[i], offset: rows.offset[i] });
-      unhashed = rows.lines;
+    } else if (fromSeq !== head.seq + 1) {
+      // Segments that end at HEAD's size but not at its seq disagree with HEAD.
+      for (const s of chain) s.close();
+      throw new IndexDamaged(`the index ends at seq ${fromSeq - 1}, HEAD at seq ${head.seq}`);
     }
-    return new RecordIndex(head, chain, tail, unhashed);
+    return new RecordIndex(head, chain, tail);
   }
 
   /** Where the records filed under `key` are, in seq order. Callers verify each record. */
   lookup(key: string): Posting[] {
-    if (this.unhashed.length && key.startsWith(idKey(''))) this.hashTail();
     const [h1, h2] = hash64(key);
     const out: Posting[] = [];
     for (const s of this.segments) s.lookup(h1, h2, out);
     const t = this.tail.get(`${h1}:${h2}`);
     if (t) for (const p of t) out.push(p); // not push(...t): the tail of a read-only index can hold every record
     return out;
-  }
-
-  /** Files the tail's records under their id keys too (in seq order, as lookups expect). */
-  private hashTail(): void {
-    for (const { line, seq, offset } of this.unhashed) {
-      const [h1, h2] = hash64(idKey(idFromLine(line)));
-      addTail(this.tail, h1, h2, { seq, offset });
-    }
-    this.unhashed = [];
   }
 
   /** How many records are indexed in segments, and how many are scanned each open (for tests). */

@@ -1,6 +1,19 @@
 // What the index reads from records.jsonl: the rows (key hashes, seq, offset) of a byte range of
-// lines, and the id of one line (a segment's last record, to check the segment still matches).
-import { idFromLine } from '../../canonical.js';
+// lines, linked and hashed as they are read, and the id of one line (a segment's last record, to
+// check the segment still matches).
+//
+// Attacker-controlled input: every byte read here comes from records.jsonl.
+//
+// Policy (issue 13 finding 8): a scan proves what it indexes. Each line must be UTF-8, canonical
+// JSON (SPEC 4) of an object with the seq expected there, and its prev_tail_hash must be the id
+// (recomputed here) of the line before it; the range's first line links to the id the caller
+// names (a segment's last record, or null at the genesis) and its last line, when the caller
+// names one, has that id (HEAD's tail, or the segment it replaces). So a scan that succeeds
+// indexed exactly the records that the signed HEAD's hash chain commits to: a line overwritten
+// with junk, a re-encoding or a lossy UTF-8 twin below a trust floor cannot drop a revocation
+// from the index. Anything else is OP_CORRUPT, and the gate holds on it.
+import { isUtf8 } from 'node:buffer';
+import { idFromLine, isCanonicalText } from '../../canonical.js';
 import { LedgerError, RUN_AUDIT } from '../../errors.js';
 import { linesForward, openToRead } from '../../fs/lines.js';
 import type { FileOps } from '../../fs/ops.js';
@@ -10,43 +23,52 @@ import { hash64 } from './hash.js';
 import { keysOf } from './keys.js';
 import type { Rows } from './segment-format.js';
 
-/** A line kept whole, for its id keys when first asked (the in-memory tail). */
-export interface TailLine { line: string; seq: number; offset: number }
-
-/** Rows, and without ids the lines themselves (else empty). */
-export interface ScannedRows extends Rows {
-  lines: TailLine[];
+/** Where a scan starts and what it must link to. */
+export interface ScanRange {
+  fromSeq: number;
+  fromOffset: number;
+  endOffset: number;
+  /** The id of record fromSeq - 1 (null when fromSeq is 0: the genesis links to nothing). */
+  prevId: string | null;
+  /** When given, the id the last line of the range must have. */
+  endId?: string;
 }
 
-// Policy: the index does not check that a line is canonical before idFromLine (its precondition):
-// for a line that is not, the digest filed is only a wrong locator. The index is trusted to
-// locate records, never for what they say; every record located is verified from its bytes,
-// canonical check included, by verified.ts before a decision uses it.
+/** The id of a line that must be record `seq`, or why it is not one (the line's bytes, parsed). */
+function checkedId(bytes: Buffer, seq: number): { rec: LedgerRecord; id: string } | string {
+  if (!isUtf8(bytes)) return 'is not UTF-8';
+  const text = bytes.toString('utf8');
+  let rec: LedgerRecord;
+  try {
+    rec = JSON.parse(text) as LedgerRecord;
+  } catch {
+    return 'is not JSON';
+  }
+  if (rec === null || typeof rec !== 'object' || Array.isArray(rec) || rec.seq !== seq || typeof rec.kind !== 'string') return `is not record seq ${seq}`;
+  if (!isCanonicalText(rec, text)) return 'is not canonical JSON';
+  // idFromLine's precondition (a canonical line) was just checked: this is the SPEC 4 id.
+  return { rec, id: idFromLine(text, rec) };
+}
+
+const corrupt = (paths: LedgerPaths, offset: number, seq: number, why: string) =>
+  new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} (record seq ${seq}) ${why}`, { seq, offset }, RUN_AUDIT);
 
 /**
  * The rows of the lines in [fromOffset, endOffset), which must be records fromSeq, fromSeq + 1,
- * ... With `ids` false (the in-memory tail) no record id is computed and no id key is made:
- * hashing every line is most of the scan's cost, and most callers (a retry check of a new append)
- * never look a record up by id. The lines are kept instead.
+ * ..., each linked to the one before it (see the Policy above). Throws OP_CORRUPT otherwise.
  */
-export function scanRows(ops: FileOps, paths: LedgerPaths, fromSeq: number, fromOffset: number, endOffset: number, ids = true): ScannedRows {
-  const rows: ScannedRows = { h1: [], h2: [], seq: [], offset: [], fromSeq, toSeq: fromSeq - 1, fromOffset, endOffset, lastOffset: -1, lastId: '', lines: [] };
+export function scanRows(ops: FileOps, paths: LedgerPaths, range: ScanRange): Rows {
+  const { fromSeq, fromOffset, endOffset } = range;
+  const rows: Rows = { h1: [], h2: [], seq: [], offset: [], fromSeq, toSeq: fromSeq - 1, fromOffset, endOffset, lastOffset: -1, lastId: '', prevId: range.prevId };
   let expect = fromSeq;
+  let prev = range.prevId;
   const fd = openToRead(ops, paths.records);
   try {
     for (const { bytes, offset } of linesForward(ops, fd, paths.records, fromOffset, endOffset)) {
-      const line = bytes.toString('utf8');
-      let rec: LedgerRecord;
-      try {
-        rec = JSON.parse(line) as LedgerRecord;
-      } catch {
-        throw new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} is not JSON`, {}, RUN_AUDIT);
-      }
-      if (rec === null || typeof rec !== 'object' || rec.seq !== expect || typeof rec.kind !== 'string') {
-        throw new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} is not record seq ${expect}`, {}, RUN_AUDIT);
-      }
-      const id = ids ? idFromLine(line, rec) : null;
-      if (!ids) rows.lines.push({ line, seq: expect, offset });
+      const got = checkedId(bytes, expect);
+      if (typeof got === 'string') throw corrupt(paths, offset, expect, got);
+      const { rec, id } = got;
+      if (rec.prev_tail_hash !== prev) throw corrupt(paths, offset, expect, `does not link to the record before it (prev_tail_hash is not ${prev ?? 'null'})`);
       for (const key of keysOf(rec, id)) {
         const [a, b] = hash64(key);
         rows.h1.push(a);
@@ -56,11 +78,15 @@ export function scanRows(ops: FileOps, paths: LedgerPaths, fromSeq: number, from
       }
       rows.toSeq = expect;
       rows.lastOffset = offset;
-      rows.lastId = id ?? '';
+      rows.lastId = id;
+      prev = id;
       expect++;
     }
   } finally {
     ops.close(fd);
+  }
+  if (range.endId !== undefined && rows.lastId !== range.endId) {
+    throw corrupt(paths, rows.lastOffset, rows.toSeq, `is not the record that ends the range (expected ${range.endId}, its id is ${rows.lastId || 'none'})`);
   }
   return rows;
 }
@@ -78,10 +104,8 @@ export function lineIdAt(ops: FileOps, paths: LedgerPaths, seq: number, offset: 
     const lines = linesForward(ops, fd, paths.records, offset, end, end - offset);
     const first = lines.next();
     if (first.done || first.value.offset + first.value.bytes.length + 1 !== end) return '';
-    const line = first.value.bytes.toString('utf8');
-    const rec = JSON.parse(line) as LedgerRecord;
-    if (rec?.seq !== seq) return '';
-    return idFromLine(line, rec);
+    const got = checkedId(first.value.bytes, seq);
+    return typeof got === 'string' ? '' : got.id;
   } catch {
     return ''; // not a line, not JSON, not a record: the segment does not match
   } finally {

@@ -11,7 +11,10 @@ import type { FileOps } from '../../fs/ops.js';
 import type { Head } from '../../record.js';
 import type { LedgerPaths } from '../../store/paths.js';
 import { lineIdAt, scanRows } from './rows.js';
-import { HEADER_BYTES, IndexDamaged, decodeHeader, encodeSegment, lookupPostings, type Posting, type Rows, type SegmentHeader } from './segment-format.js';
+import {
+  HEADER_BYTES, IndexDamaged, checkRoot, decodeHeader, encodeSegment, lookupPostings, pageOf, tableBytes, verifiedPage,
+  type Page, type Posting, type Rows, type SegmentHeader,
+} from './segment-format.js';
 
 const SEG_RE = /^(\d{13})-(\d{13})\.seg$/;
 // A segment's temp file as the durable recipe names it (`.<name>.<random>.tmp`), and as this
@@ -19,9 +22,25 @@ const SEG_RE = /^(\d{13})-(\d{13})\.seg$/;
 const TMP_RE = /^\.(\d{13}-\d{13}\.seg\.[0-9a-f]+\.tmp|tmp-.*\.seg)$/;
 const pad = (n: number) => String(n).padStart(13, '0');
 
-/** An open segment file: its header, and lookups that read the rest as needed. */
+/**
+ * An open segment file: its header and page table (verified against the root when it was
+ * opened), and lookups that read and verify one page at a time, each page once.
+ */
 export class Segment {
-  constructor(private readonly ops: FileOps, readonly fd: number, readonly name: string, readonly header: SegmentHeader) {}
+  private readonly verified = new Map<number, Page>();
+
+  constructor(private readonly ops: FileOps, readonly fd: number, readonly name: string, readonly header: SegmentHeader, private readonly pages: Buffer) {}
+
+  /** Opens the segment on `fd`: its header decoded and its root checked (throws IndexDamaged). */
+  static open(ops: FileOps, fd: number, name: string): Segment {
+    const read = (at: number, len: number) => {
+      const buf = Buffer.alloc(len);
+      if (len > 0 && ops.read(fd, buf, at) !== len) throw new IndexDamaged(`segment ${name} is truncated`);
+      return buf;
+    };
+    const h = decodeHeader(read(0, HEADER_BYTES));
+    return new Segment(ops, fd, name, h, checkRoot(h, read(0, tableBytes(h)), name));
+  }
 
   get fromSeq(): number {
     return this.header.fromSeq;
@@ -40,7 +59,10 @@ export class Segment {
   }
 
   lookup(h1: number, h2: number, out: Posting[]): void {
-    lookupPostings(this.header, (at, len) => this.read(at, len), this.name, h1, h2, out);
+    const g = pageOf(this.header, h2);
+    let page = this.verified.get(g);
+    if (!page) this.verified.set(g, (page = verifiedPage(this.header, this.pages, (at, len) => this.read(at, len), g, this.name)));
+    lookupPostings(this.header, page, this.name, h1, h2, out);
   }
 
   close(): void {
@@ -52,7 +74,7 @@ export class Segment {
   }
 
   private read(at: number, len: number): Buffer {
-    const buf = Buffer.allocUnsafe(len);
+    const buf = Buffer.alloc(len);
     if (len === 0) return buf;
     if (this.ops.read(this.fd, buf, at) !== len) throw new IndexDamaged(`segment ${this.name} is truncated`);
     return buf;
@@ -116,6 +138,7 @@ export function loadChain(ops: FileOps, paths: LedgerPaths, head: Head, dir: str
   const chain: Segment[] = [];
   let cursor = 0;
   let offset = 0;
+  let prevId: string | null = null;
   const onChain = new Set<string>();
   for (;;) {
     // The longest segment from here that HEAD covers; a shorter one if the longer does not fit.
@@ -132,12 +155,14 @@ export function loadChain(ops: FileOps, paths: LedgerPaths, head: Head, dir: str
         throw ioError(e, 'open index segment', path);
       }
       try {
-        const header = Buffer.alloc(HEADER_BYTES);
-        ops.read(fd, header, 0);
-        const h = decodeHeader(header);
-        const fits = h.fromSeq === cursor && h.toSeq === pick.to && h.fromOffset === offset && h.genesis === head.genesis && h.endOffset <= head.size;
+        const opened = Segment.open(ops, fd, pick.name);
+        const h = opened.header;
+        // It continues the chain (the first record links to the last one before it), names this
+        // ledger, and ends on the record that is there now; one ending at HEAD ends on its tail.
+        const fits = h.fromSeq === cursor && h.toSeq === pick.to && h.fromOffset === offset && h.prevId === prevId && h.genesis === head.genesis &&
+          h.endOffset <= head.size && (h.toSeq !== head.seq || (h.lastId === head.tail && h.endOffset === head.size));
         if (!fits || lineIdAt(ops, paths, h.toSeq, h.lastOffset, h.endOffset) !== h.lastId) throw new IndexDamaged('does not match the ledger');
-        seg = new Segment(ops, fd, pick.name, h);
+        seg = opened;
         break;
       } catch {
         ops.close(fd);
@@ -151,6 +176,7 @@ export function loadChain(ops: FileOps, paths: LedgerPaths, head: Head, dir: str
     onChain.add(seg.name);
     cursor = seg.toSeq + 1;
     offset = seg.endOffset;
+    prevId = seg.header.lastId;
   }
   // Segments wholly covered by the chain (left by a merge that another process finished) go.
   if (write) {
@@ -176,7 +202,8 @@ export function writeSegment(ops: FileOps, dir: string, rows: Rows, genesis: str
   } catch (e) {
     throw e instanceof LedgerError ? e : ioError(e, 'write index segment', path);
   }
-  return new Segment(ops, fd, name, decodeHeader(bytes.subarray(0, HEADER_BYTES)));
+  const h = decodeHeader(bytes.subarray(0, HEADER_BYTES));
+  return new Segment(ops, fd, name, h, checkRoot(h, bytes, name));
 }
 
 /** Merges the newest segments while the older of the last two is not bigger than the newer. */
@@ -185,7 +212,9 @@ export function compact(ops: FileOps, paths: LedgerPaths, dir: string, chain: Se
     const a = chain[chain.length - 2];
     const b = chain[chain.length - 1];
     if (a.count > b.count) break;
-    const merged = writeSegment(ops, dir, scanRows(ops, paths, a.fromSeq, a.header.fromOffset, b.endOffset), genesis);
+    // Scanned again, linked from what came before a to b's last record.
+    const rows = scanRows(ops, paths, { fromSeq: a.fromSeq, fromOffset: a.header.fromOffset, endOffset: b.endOffset, prevId: a.header.prevId, endId: b.header.lastId });
+    const merged = writeSegment(ops, dir, rows, genesis);
     for (const s of [a, b]) {
       s.close();
       removeQuietly(ops, join(dir, s.name));

@@ -5,43 +5,44 @@
 // process, so the next open scans only the lines appended since.
 //
 // Policy: the memo is believed exactly as far as a segment file is (segments.ts loadChain): for
-// the same ledger directory and genesis, from the same first line, and only while the line that
-// ended the scanned range is still there with the same id (recomputed from records.jsonl on every
-// use). Like a segment, it only locates records: every record a decision relies on is read again
+// the same ledger directory and genesis, from the same first line and link, and only while the
+// line that ended the scanned range is still there with the same id (recomputed from
+// records.jsonl on every use); what is new past it is scanned and linked to it. Like a segment, it only locates records: every record a decision relies on is read again
 // and verified from its bytes (../verified.ts). A range that does not match is scanned afresh.
-import { idFromLine } from '../../canonical.js';
 import type { FileOps } from '../../fs/ops.js';
 import type { LedgerPaths } from '../../store/paths.js';
-import { lineIdAt, scanRows, type ScannedRows } from './rows.js';
+import { lineIdAt, scanRows, type ScanRange } from './rows.js';
+import type { Rows } from './segment-format.js';
 
 interface Memo {
   dir: string;
   genesis: string;
-  rows: ScannedRows;
-  /** The id of the last line scanned (rows.lastOffset .. rows.endOffset). */
-  lastId: string;
+  rows: Rows;
 }
 
 let memo: Memo | null = null;
 
 /**
- * The tail rows of [fromOffset, endOffset) (records fromSeq onwards), as scanRows without ids
- * gives them, reusing this process's last scan of the same range's beginning when it still holds.
+ * The rows of `range` (records fromSeq onwards, linked to range.prevId, the last one range.endId),
+ * as scanRows gives them, reusing this process's last scan of the same range's beginning when it
+ * still holds: the same start and link, and its last line still there with the id it had (which
+ * commits, through the links checked when it was scanned, to every line before it).
  */
-export function tailRows(ops: FileOps, paths: LedgerPaths, genesis: string, fromSeq: number, fromOffset: number, endOffset: number): ScannedRows {
+export function tailRows(ops: FileOps, paths: LedgerPaths, genesis: string, range: ScanRange & { endId: string }): Rows {
   const m = memo;
-  let rows: ScannedRows;
+  let rows: Rows;
   if (
-    m !== null && m.dir === paths.dir && m.genesis === genesis && m.rows.fromSeq === fromSeq && m.rows.fromOffset === fromOffset &&
-    m.rows.endOffset <= endOffset && m.rows.lastOffset >= 0 && lineIdAt(ops, paths, m.rows.toSeq, m.rows.lastOffset, m.rows.endOffset) === m.lastId
+    m !== null && m.dir === paths.dir && m.genesis === genesis && m.rows.fromSeq === range.fromSeq && m.rows.fromOffset === range.fromOffset &&
+    m.rows.prevId === range.prevId && m.rows.endOffset <= range.endOffset && m.rows.lastOffset >= 0 &&
+    lineIdAt(ops, paths, m.rows.toSeq, m.rows.lastOffset, m.rows.endOffset) === m.rows.lastId
   ) {
-    rows = m.rows.endOffset === endOffset ? m.rows : join(m.rows, scanRows(ops, paths, m.rows.toSeq + 1, m.rows.endOffset, endOffset, false));
+    rows = m.rows.endOffset === range.endOffset
+      ? (m.rows.lastId === range.endId ? m.rows : scanRows(ops, paths, range))
+      : join(m.rows, scanRows(ops, paths, { fromSeq: m.rows.toSeq + 1, fromOffset: m.rows.endOffset, endOffset: range.endOffset, prevId: m.rows.lastId, endId: range.endId }));
   } else {
-    rows = scanRows(ops, paths, fromSeq, fromOffset, endOffset, false);
+    rows = scanRows(ops, paths, range);
   }
-  // The last line was just read from records.jsonl, as a check would read it: its id is that line's.
-  const last = rows.lines[rows.lines.length - 1];
-  memo = last === undefined ? null : { dir: paths.dir, genesis, rows, lastId: idFromLine(last.line) };
+  memo = rows.lastOffset < 0 ? null : { dir: paths.dir, genesis, rows };
   return rows;
 }
 
@@ -51,7 +52,7 @@ export function forgetTailRows(): void {
 }
 
 /** Rows of two adjacent ranges as one; neither input is changed (a caller may hold either). */
-function join(a: ScannedRows, b: ScannedRows): ScannedRows {
+function join(a: Rows, b: Rows): Rows {
   return {
     h1: a.h1.concat(b.h1),
     h2: a.h2.concat(b.h2),
@@ -62,7 +63,7 @@ function join(a: ScannedRows, b: ScannedRows): ScannedRows {
     fromOffset: a.fromOffset,
     endOffset: b.endOffset,
     lastOffset: b.lastOffset,
-    lastId: '',
-    lines: a.lines.concat(b.lines),
+    lastId: b.lastId,
+    prevId: a.prevId,
   };
 }

@@ -2,7 +2,8 @@
 // causal.ts.
 import { resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
-import { AGENT_RE, OUTCOMES, type Outcome } from '../../record.js';
+import { DIGEST_RE } from '../../canonical.js';
+import { AGENT_RE, ID_RE, OUTCOMES, type Outcome } from '../../record.js';
 import { checkConsumer, checkOp, checkRequiredInvariants } from '../../causal/gate/options.js';
 import { age } from '../../causal/gate/format.js';
 import { fullRecordId, parseRecordArg } from '../ids.js';
@@ -76,6 +77,23 @@ export async function runRevoke(io: CliIO, targetText: string, opts: Opts): Prom
   return 0;
 }
 
+export async function runConsumeFailed(io: CliIO, target: string, opts: Opts): Promise<number> {
+  // Every flag is checked before anything is read (SPEC 10: a bad flag changes nothing).
+  if (!DIGEST_RE.test(target) && !ID_RE.test(target)) throw new LedgerError('USAGE', `consume-failed expects a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${target}"`);
+  const consumer = required(opts, 'consumer', 'the consumer that consumed it');
+  if (!ID_RE.test(consumer)) throw new LedgerError('USAGE', `--consumer must be 1-128 chars of [A-Za-z0-9._:-], got "${consumer}"`);
+  const reason = required(opts, 'reason', 'what failed');
+  if (reason.length > 4096) throw new LedgerError('USAGE', `--reason is ${reason.length} chars; at most 4096`);
+  const agent = agentName(io, opts, AGENT_RE.test(consumer) ? consumer : undefined);
+  const { Ledger } = await import('../../ledger.js');
+  const ledger = Ledger.open({ dir: ledgerDir(io, opts), key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const r = ledger.consumeFailed(target, { consumer, agent, reason });
+  if (r.existing) io.stderr(`ledger: this failure is already reported by ${r.id} (seq ${r.seq}) with the same reason; nothing appended\n`);
+  const line = `${r.id}: ${consumer}'s consumption ${r.consume.id} (seq ${r.consume.seq}) of ${r.logical_operation_id} failed; it may consume handoff ${r.handoff} again`;
+  emit(io, opts, { ok: true, ...r, consumer }, line);
+  return 0;
+}
+
 export async function runPending(io: CliIO, opts: Opts): Promise<number> {
   const op = one(opts, 'op');
   if (op !== undefined) checkOp(op);
@@ -83,13 +101,17 @@ export async function runPending(io: CliIO, opts: Opts): Promise<number> {
   const { Ledger } = await import('../../ledger.js');
   const ledger = Ledger.open({ dir: ledgerDir(io, opts) });
   const head = ledger.head();
-  const pending = ledger.pending({ op, now, head });
+  const { pending, unresolved } = ledger.pendingReport({ op, now, head });
   const lines = pending.length
     ? formatTable([
       ['SEQ', 'OPERATION', 'KIND', 'AGE', 'AGENT', 'WHAT'],
       ...pending.map((p) => [String(p.seq), `${p.logical_operation_id}/${p.execution_id}`, p.kind, `${age(p.age_ms)} ago`, p.agent, `${p.what}${p.problem ? `  [does not verify: ${p.problem}]` : ''}`]),
     ], ['right', 'left', 'left', 'right'])
     : [`nothing pending at HEAD seq ${head.seq}`];
-  emit(io, opts, { ok: true, pending, count: pending.length, head: { seq: head.seq, tail: head.tail } }, lines);
+  if (unresolved.length) {
+    lines.push(`unresolved outcomes (ambiguous or timeout, no later success or cancel):`);
+    for (const u of unresolved) lines.push(`${String(u.seq).padStart(6)}  ${u.logical_operation_id}/${u.execution_id}  ${u.outcome.padEnd(9)}  ${age(u.age_ms).padStart(4)} ago  ${u.agent}${u.problem ? `  [does not verify: ${u.problem}]` : ''}`);
+  }
+  emit(io, opts, { ok: true, pending, count: pending.length, unresolved, head: { seq: head.seq, tail: head.tail } }, lines);
   return 0;
 }

@@ -1,4 +1,5 @@
-// The causal verbs (SPEC 9, SPEC 10, issue 4): gate (with --consume-as), revoke, pending.
+// The causal verbs (SPEC 9, SPEC 10, issue 4): gate (with --consume-as), revoke, consume-failed,
+// pending.
 // Declarations only (see ../verbs.ts): the implementation (causal-run.ts) loads when one of them
 // runs.
 import { verb } from '../verbs.js';
@@ -33,7 +34,18 @@ export const CAUSAL_VERBS = [
       .example('ledger revoke 41 --reason "superseded by a manual fix"')
       .action(async (target: string, opts: Opts) => (await impl()).runRevoke(io, target, opts))),
 
-  verb('pending', 'Executions with an intent or start and no terminal outcome since (what a crash leaves behind)', { ok: 'printed (also when nothing is pending)' }, (c, io) =>
+  verb('consume-failed <target>', 'Report that the action taken on a consumed handoff failed: the consumer may consume it again', {
+    ok: 'recorded (or the same report was already recorded)',
+    usage: 'bad input, nothing consumed by that consumer, or another agent\'s consumption',
+  }, (c, io) =>
+    withWriter(c)
+      .option('--consumer <consumer>', 'The consumer that consumed it (as given to gate --consume-as)', STRING)
+      .option('--reason <text>', 'What failed (1-4096 chars)', STRING)
+      .example('ledger consume-failed deploy_api --consumer deploy_api_18 --reason "helm upgrade exited 1"')
+      .example('ledger consume-failed sha256:77ab... --consumer deploy_api_18 --reason "rolled back" --json')
+      .action(async (target: string, opts: Opts) => (await impl()).runConsumeFailed(io, target, opts))),
+
+  verb('pending', 'Executions with an intent or start and no terminal outcome since (what a crash leaves behind), and ambiguous or timed-out outcomes nothing resolved', { ok: 'printed (also when nothing is pending)' }, (c, io) =>
     c
       .option('--op <id>', 'Only this logical operation', STRING)
       .example('ledger pending --json')

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
 import { locateLedger, type LedgerLocation } from '../../project/locate.js';
+import { neutralise, neutraliseLine } from '../../text/sanitize.js';
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -142,11 +143,19 @@ export function waitMs(opts: Opts): number {
   return durationFlag(opts, 'wait', 10_000)!;
 }
 
-/** Prints a result: one JSON object with --json, else the text lines. */
+/**
+ * Prints a result: one JSON object with --json, else the text. An array is lines: each element
+ * is one output line, so a line feed inside one (record text) is shown as `\u000A`, never as a
+ * second line; a string is a block whose line feeds are kept. Either way every other control,
+ * bidi or invisible code point is neutralised (../../text/sanitize.ts). The JSON is exact:
+ * `neutralise` only writes such code points as JSON escapes, which parse to the same values.
+ */
 export function emit(io: CliIO, opts: Opts, json: unknown, text: string | string[]): void {
-  if (flag(opts, 'json')) io.stdout(JSON.stringify(json) + '\n');
-  else {
-    const t = Array.isArray(text) ? text.join('\n') : text;
+  if (flag(opts, 'json')) io.stdout(neutralise(JSON.stringify(json)) + '\n');
+  else if (Array.isArray(text)) {
+    if (text.length) io.stdout(text.map(neutraliseLine).join('\n') + '\n');
+  } else {
+    const t = neutralise(text);
     if (t) io.stdout(t.endsWith('\n') ? t : t + '\n');
   }
 }

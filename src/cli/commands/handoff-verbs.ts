@@ -14,7 +14,7 @@ import { checkAgent, checkChars, checkItems, checkLeaseMs, checkNext, checkSlug,
 import { checkTakeoverFlags } from '../../handoff/ownership.js';
 import { DEFAULT_TESTS_TIMEOUT_MS } from '../../handoff/tests-cmd.js';
 import { DEFAULT_LEASE_MS } from '../../handoff/lease.js';
-import { checkViews, defaultViewsDir, readWorkLog, writeViews } from '../../handoff/views.js';
+import { checkViews, defaultViewsDir, keptNotice, readWorkLog, writeViews } from '../../handoff/views.js';
 import { RESUME_MAX_LINES, buildResume, formatResume } from '../../handoff/resume.js';
 import type { WorkLog } from '../../handoff/workitems.js';
 import { gitFacts } from '../../handoff/git.js';
@@ -194,6 +194,7 @@ async function runRender(io: CliIO, opts: Opts): Promise<number> {
     return result.ok ? EXIT.ok : EXIT.viewsDiffer;
   }
   const written = writeViews(dir, vdir, waitMs(opts));
+  warn(io, written.kept.map(keptNotice));
   emit(io, opts, { ok: true, ...written }, [`rewrote ${written.files.join(' and ')} through seq ${written.through?.seq ?? 0}`]);
   return 0;
 }

@@ -22,7 +22,7 @@ export function runShow(io: CliIO, refText: string, opts: Opts): number {
   // seq or HEAD costs a few short reads, an id the index, a prefix a scan.
   const ref = parseRecordArg(String(refText), 'show');
   const found = Ledger.open({ dir: ledgerDir(io, opts) }).resolve(ref, 'show');
-  emit(io, opts, { ok: true, id: found.id, seq: found.seq, offset: found.offset, record: found.record }, [`id ${found.id}`, JSON.stringify(found.record, null, 2)]);
+  emit(io, opts, { ok: true, id: found.id, seq: found.seq, offset: found.offset, record: found.record }, [`id ${found.id}`, ...JSON.stringify(found.record, null, 2).split('\n')]);
   return 0;
 }
 

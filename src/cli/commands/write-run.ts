@@ -162,7 +162,7 @@ export function parseBatch(text: string, caller: string | undefined): Draft[] {
     const v = value as Record<string, unknown>;
     if (v.kind === 'genesis') throw new LedgerError('INPUT_SCHEMA', `stdin line ${n}: a genesis record is written only by \`ledger init\``);
     if (typeof v.kind === 'string' && !BATCH_KINDS.includes(v.kind) && (KINDS as readonly string[]).includes(v.kind)) {
-      throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: append --batch writes ${BATCH_KINDS.join(', ')} records; a ${v.kind} record is written only by \`ledger ${v.kind === 'consume' ? 'gate --consume-as' : v.kind}\`, with its rules`, { kind: v.kind, line: n });
+      throw new LedgerError('INPUT_REFUSED', `stdin line ${n}: append --batch writes ${BATCH_KINDS.join(', ')} records; a ${v.kind} record is written only by \`ledger ${v.kind === 'consume' ? 'gate --consume-as' : v.kind.replace(/_/g, '-')}\`, with its rules`, { kind: v.kind, line: n });
     }
     if (Object.hasOwn(v, 'agent')) {
       if (caller !== undefined && v.agent !== caller) {

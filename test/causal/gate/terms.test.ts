@@ -29,6 +29,8 @@ function passing(): GateInputs {
       revocations: [],
       named: null,
       consumptions: [],
+      redrives: [],
+      leaseHolds: [],
       conflicts: [],
       evidence: [currentCheck('schema')],
       reopenings: [],
@@ -61,6 +63,8 @@ const CASES: Case[] = [
   { name: 'when --handoff names a record that is no handoff of the operation', term: 'handoff_valid', inputs: given((i) => (i.latest.named = { id: id(8), seq: null })), ok: false, reason: /^the handoff named by --handoff \(sha256:000000000000…\) is not a handoff of migrate$/ },
   { name: 'when --handoff names the latest handoff', term: 'handoff_valid', inputs: given((i) => (i.latest.named = { id: id(5), seq: 5 })), ok: true, reason: /verifies and is not revoked$/ },
   { name: 'when the consumer already consumed the handoff', term: 'handoff_valid', inputs: given((i) => { i.options.consumer = 'deployer'; i.latest.consumptions.push({ id: id(6), seq: 6 }); }), ok: false, reason: /^deployer already consumed handoff sha256:000000000000… at seq 6 \(sha256:000000000000…\): duplicate delivery$/ },
+  { name: 'when the consumer already consumed an identical re-drive of it (same evidence)', term: 'handoff_valid', inputs: given((i) => { i.options.consumer = 'deployer'; i.latest.redrives.push({ consume: id(6), seq: 6, handoff: id(3), handoff_seq: 3 }); }), ok: false, reason: /^deployer already consumed migrate at seq 6 \(sha256:000000000000…, handoff seq 3\); handoff sha256:000000000000… \(seq 5, e2\) is a re-drive with the same evidence: exactly once per operation$/ },
+  { name: 'when another agent holds a live lease on the work item', term: 'handoff_valid', inputs: given((i) => i.latest.leaseHolds.push({ owner: 'claude', execution_id: 'claude-1', lease_until: '2026-11-29T18:00:00.000Z', agent: 'alice' })), ok: false, reason: /^migrate is a work item owned by claude \(execution claude-1\) with a live lease until 2026-11-29T18:00:00.000Z: a handoff by alice is not terminal while it lasts$/ },
   { name: 'when a record the decision relies on failed verification', term: 'handoff_valid', inputs: given((i) => i.problems.push('the record at seq 4 has a signature that does not verify')), ok: false, reason: /^the record at seq 4 has a signature that does not verify$/ },
   { name: 'when the revocations were not collected', term: 'handoff_valid', inputs: without('revocations'), ok: false, reason: /^handoff_valid could not be evaluated: / },
   { name: 'when the chain verdict is not a clear pass', term: 'handoff_valid', inputs: given((i) => (i.chain = { ok: 'yes' as unknown as boolean, reason: 'unsure' })), ok: false, reason: /^unsure$/ },
@@ -203,6 +207,8 @@ const arbFacts: fc.Arbitrary<HandoffFacts> = fc.record({
   revocations: fc.array(fc.record({ id: anId, seq: fc.nat(20), reason: fc.constant('r') }), { maxLength: 2 }),
   named: fc.option(fc.record({ id: anId, seq: fc.option(fc.nat(20)) })),
   consumptions: fc.array(fc.record({ id: anId, seq: fc.nat(20) }), { maxLength: 1 }),
+  redrives: fc.array(fc.record({ consume: anId, seq: fc.nat(20), handoff: anId, handoff_seq: fc.nat(20) }), { maxLength: 1 }),
+  leaseHolds: fc.array(fc.record({ owner: fc.constant('claude'), execution_id: fc.constant('claude-1'), lease_until: fc.constant(new Date(NOW + 60_000).toISOString()), agent: fc.constant('alice') }), { maxLength: 1 }),
   conflicts: fc.array(fc.record({ a: anId, b: anId, a_execution: fc.constant('e1'), b_execution: fc.constant('e2') }), { maxLength: 1 }),
   evidence: fc.array(fc.boolean().map((current) => ({ ...currentCheck('x'), current })), { maxLength: 3 }),
   reopenings: fc.array(fc.record({ id: anId, seq: fc.nat(20), kind: fc.constantFrom('start' as const, 'intent' as const), execution_id: fc.constant('e3') }), { maxLength: 1 }),
@@ -229,7 +235,7 @@ function expected(i: GateInputs): Record<Term, boolean> {
   const h = i.latest;
   if (h === null) return { handoff_valid: false, outcome_accepted: false, invariants_satisfied: false, state_current: false, dependencies_true: false };
   return {
-    handoff_valid: i.chain.ok && h.revocations.length === 0 && (h.named === null || h.named.id === h.ref.id) && h.consumptions.length === 0 && i.problems.length === 0,
+    handoff_valid: i.chain.ok && h.revocations.length === 0 && (h.named === null || h.named.id === h.ref.id) && h.consumptions.length === 0 && h.redrives.length === 0 && h.leaseHolds.length === 0 && i.problems.length === 0,
     outcome_accepted: i.options.accept.includes(h.ref.outcome) && h.conflicts.length === 0,
     invariants_satisfied: Object.values(h.invariants).every((v) => v.ok) && i.options.requireInvariants.every((n) => n in h.invariants),
     state_current: h.evidence.every((e) => e.current) && h.reopenings.length === 0 && (i.options.maxAgeMs === null || i.now - Date.parse(h.ref.ts) <= i.options.maxAgeMs),
@@ -251,7 +257,7 @@ describe('over random inputs', () => {
   });
 
   it('a collected list that is missing makes the term that reads it false, never true', () => {
-    const reader: Partial<Record<keyof HandoffFacts, Term>> = { revocations: 'handoff_valid', named: 'handoff_valid', consumptions: 'handoff_valid', conflicts: 'outcome_accepted', invariants: 'invariants_satisfied', evidence: 'state_current', reopenings: 'state_current', dependencies: 'dependencies_true' };
+    const reader: Partial<Record<keyof HandoffFacts, Term>> = { revocations: 'handoff_valid', named: 'handoff_valid', consumptions: 'handoff_valid', redrives: 'handoff_valid', leaseHolds: 'handoff_valid', conflicts: 'outcome_accepted', invariants: 'invariants_satisfied', evidence: 'state_current', reopenings: 'state_current', dependencies: 'dependencies_true' };
     const field = fc.constantFrom(...(Object.keys(reader) as (keyof HandoffFacts)[]));
     fc.assert(fc.property(arbInputs, arbFacts, field, (i, facts, f) => {
       delete (facts as Partial<HandoffFacts>)[f];

@@ -5,6 +5,8 @@ import { openSync, readdirSync, readFileSync, rmSync, writeSync, closeSync, trun
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CausalView } from '../../../src/causal/view.js';
+import { scanRows } from '../../../src/causal/index/rows.js';
+import { HEADER_BYTES, decodeHeader, encodeSegment, tableBytes } from '../../../src/causal/index/segment-format.js';
 import { realFileOps, type FileOps } from '../../../src/fs/ops.js';
 import { Ledger } from '../../../src/ledger.js';
 import { ledgerPaths } from '../../../src/store/paths.js';
@@ -44,22 +46,38 @@ describe('when the index does not match the ledger', () => {
     index.close();
   });
 
-  it('postings that point at the wrong line are caught when the record is read, not believed', () => {
+  it('postings patched in place (every offset to line 0) do not verify: the segment is rebuilt and answers as a full scan', () => {
     t.write(400);
     t.open().close();
     const segPath = join(t.dir, 'index', readdirSync(join(t.dir, 'index')).find((f) => f.endsWith('.seg'))!);
-    // Overwrite every posting's offset with the offset of line 0 (the genesis).
     const buf = readFileSync(segPath);
-    const buckets = buf.readDoubleLE(8 + 5 * 8);
-    const entries = buf.readDoubleLE(8 + 6 * 8);
-    const postings = buf.readDoubleLE(8 + 7 * 8);
-    const at = 136 + (buckets + 1) * 4 + entries * 16;
+    const h = decodeHeader(buf.subarray(0, HEADER_BYTES));
+    const at = tableBytes(h) + (h.bucketCount + 1) * 4 + h.entryCount * 16;
     const fd = openSync(segPath, 'r+');
-    for (let k = 0; k < postings; k++) writeSync(fd, Buffer.alloc(8), 0, 8, at + k * 12 + 4);
+    for (let k = 0; k < h.postingCount; k++) writeSync(fd, Buffer.alloc(8), 0, 8, at + k * 12 + 4);
     closeSync(fd);
     expect(statSync(segPath).size).toBe(buf.length);
     const paths = ledgerPaths(t.dir);
     const view = CausalView.open(paths, Ledger.open({ dir: t.dir }).head(), { trust: null });
+    expect(view.opRecords('op-3').length).toBeGreaterThan(0);
+    expect(view.problems).toEqual([]);
+    view.close();
+    // The patched segment was replaced by one that verifies and agrees with a full scan.
+    const again = t.open();
+    t.expectAgrees(again);
+    again.close();
+  });
+
+  it('a segment rewritten consistently with wrong offsets (digests recomputed) is still not believed about what a record says', () => {
+    t.write(400);
+    t.open().close();
+    const name = readdirSync(join(t.dir, 'index')).find((f) => f.endsWith('.seg'))!;
+    const paths = ledgerPaths(t.dir);
+    const head = Ledger.open({ dir: t.dir }).head();
+    // What only someone who writes our format can do: every posting at byte 0, digests valid.
+    const rows = scanRows(realFileOps, paths, { fromSeq: 0, fromOffset: 0, endOffset: head.size, prevId: null, endId: head.tail });
+    writeFileSync(join(t.dir, 'index', name), encodeSegment({ ...rows, offset: rows.offset.map(() => 0) }, head.genesis));
+    const view = CausalView.open(paths, head, { trust: null });
     expect(view.opRecords('op-3')).toEqual([]);
     expect(view.problems.length).toBeGreaterThan(0);
     expect(view.problems[0].message).toMatch(/says seq 0|is not the genesis|record at seq/);
