@@ -18,6 +18,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { LedgerError } from '../errors.js';
+import { neutraliseLine } from '../text/sanitize.js';
 import type { Tool, ToolContext } from './tools/kit.js';
 import { toolsFor } from './tools/index.js';
 
@@ -72,6 +73,18 @@ function errorResult(text: string): CallResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
+/**
+ * Policy: the fields a model reads as text (summary, next_action, the resume or status lines)
+ * carry record text with every control, bidi or invisible code point shown as its escape, as the
+ * CLI's text sinks print it (src/text/sanitize.ts); the data fields stay exact, as `--json` does.
+ */
+function readable(out: Record<string, unknown>): Record<string, unknown> {
+  const r = { ...out };
+  for (const k of ['summary', 'next_action']) if (typeof r[k] === 'string') r[k] = neutraliseLine(r[k] as string);
+  if (Array.isArray(r.lines)) r.lines = (r.lines as unknown[]).map((l) => (typeof l === 'string' ? neutraliseLine(l) : l));
+  return r;
+}
+
 /** Runs one call: check the arguments, run the tool, check its answer. Never throws. */
 export async function callTool(tools: readonly Tool[], ctx: ToolContext, name: string, args: unknown, log: (line: string) => void): Promise<CallResult> {
   const tool = tools.find((t) => t.name === name);
@@ -98,7 +111,7 @@ export async function callTool(tools: readonly Tool[], ctx: ToolContext, name: s
     log(text);
     return errorResult(text);
   }
-  const structured = checked.data as Record<string, unknown>;
+  const structured = readable(checked.data as Record<string, unknown>);
   log(`${name}: ok: ${String(structured.summary)}`);
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
 }

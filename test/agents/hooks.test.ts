@@ -103,6 +103,9 @@ describe('when a session starts (Claude Code startup and compact, Codex startup 
     const r = hook(p.dir, 'claude', 'session-start', fixture('claude/session-start.startup.json'), { LEDGER_AGENT: 'claude' });
     const ctx: string = JSON.parse(r.stdout).hookSpecificOutput.additionalContext;
     expect(ctx).toContain('evil');
+    expect(ctx).toContain('a\\u202Eb\\u001B[31mred\\u0007');
+    // The printed JSON too: the escapes are JSON escapes, so the parsed values are what they were.
+    expect(r.stdout).not.toMatch(/[\u202e]/);
     expect(ctx).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202e]/);
   });
 });

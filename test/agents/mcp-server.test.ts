@@ -120,6 +120,20 @@ describe('when an agent works one item through tool calls', () => {
   });
 });
 
+describe('when record text holds control and bidi characters', () => {
+  it('the text fields a model reads show them as escapes; the record keeps them exactly', async () => {
+    const s = await server('claude');
+    const evil = 'fix \u202egnirts\u001b[2J now';
+    expect((await call(s, 'start', { slug: 'evil', summary: 'x' })).isError).toBe(false);
+    expect((await call(s, 'checkpoint', { slug: 'evil', done: 'd', state: 's', next: evil })).isError).toBe(false);
+    const r = await call(s, 'resume', { slug: 'evil' });
+    const text = [r.structured!.next_action, ...(r.structured!.lines as string[])].join('\n');
+    expect(text).toContain('fix \\u202Egnirts\\u001B[2J now');
+    expect(text).not.toMatch(/[\u202e\u001b]/);
+    expect(records(p.ledger).at(-1)).toMatchObject({ next: evil });
+  });
+});
+
 describe('when an agent tries to write as another', () => {
   it('an "agent" argument is refused by every writing tool, and the record is always the server\'s agent', async () => {
     const s = await server('claude');

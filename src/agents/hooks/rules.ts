@@ -9,6 +9,7 @@
 import type { StatusItem, StatusReport } from '../../handoff/status.js';
 import { leaseLive, span } from '../../handoff/lease.js';
 import { oneLine } from '../../handoff/text.js';
+import { neutraliseLine } from '../../text/sanitize.js';
 import type { WorkItem, WorkLog } from '../../handoff/workitems.js';
 
 /** SPEC 12 / the essay: checkpoint at least this often. */
@@ -17,8 +18,9 @@ export const CHECKPOINT_CADENCE_MS = 30 * 60_000;
 export const CONTEXT_MAX_LINES = 30;
 export const CONTEXT_MAX_CHARS = 3_000;
 
-/** Record text reaches the agent's context on one line, without control or bidi characters. */
-const clean = (text: string, max: number) => oneLine(text, max).replace(/[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/g, '');
+/** Record text reaches the agent's context on one line, every control, bidi or invisible code
+ *  point shown as its escape (src/text/sanitize.ts, the CLI's own sinks' rule). */
+const clean = (text: string, max: number) => neutraliseLine(oneLine(text, max));
 
 function leaseWords(i: StatusItem): string {
   if (i.lease.state === 'live') return `lease live, ${span(i.lease.ms)} left`;

@@ -17,6 +17,7 @@ import type { ToolContext } from '../../agents/tools/kit.js';
 import type { HookFacts, Payload } from '../../agents/hooks/events.js';
 import { unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
 import { VERSION } from '../cli.js';
+import { neutralise, neutraliseLine } from '../../text/sanitize.js';
 import { agentName, emit, envValue, flag, keyPath, ledgerLocation, one, trustPath, waitMs, type CliIO, type Opts } from './common.js';
 
 export async function runMcp(io: CliIO, opts: Opts): Promise<number> {
@@ -35,7 +36,8 @@ export async function runMcp(io: CliIO, opts: Opts): Promise<number> {
   } catch (e) {
     keyError = e;
   }
-  const log = (line: string) => io.stderr(`ledger mcp: ${line}\n`);
+  // One line each, record text neutralised as at every text sink (src/text/sanitize.ts).
+  const log = (line: string) => io.stderr(`ledger mcp: ${neutraliseLine(line)}\n`);
   if (keyError) log(`no usable key (${(keyError as Error).message.split('\n')[0]}); writing tools will be refused`);
   const ctx: ToolContext = {
     agent,
@@ -128,7 +130,8 @@ async function answerHook(io: CliIO, agentKind: string, event: string, opts: Opt
     },
   };
   const answer = agentKind === 'claude' ? claude.claudeHook(event as never, payload, facts) : codex.codexHook(event as never, payload, facts);
-  if (answer.stdout) io.stdout(JSON.stringify(answer.stdout) + '\n');
+  // As every --json sink does (common.ts emit): unsafe code points as JSON escapes, the same values.
+  if (answer.stdout) io.stdout(neutralise(JSON.stringify(answer.stdout)) + '\n');
   if (answer.notes.length && agent !== null) {
     // Best effort (session end): a short wait for the lock, and any refusal is silence.
     let seed: Uint8Array;
