@@ -84,15 +84,17 @@ export default async function agentsBench(): Promise<BenchResult[]> {
   writeFileSync(join(proj, '.gitignore'), '.ledger/\nkeys/\n');
   execFileSync('git', ['init', '-q'], { cwd: proj, env });
   writeFileSync(join(proj, 'app.js'), 'changed\n');
-  const node = () => timeCommand(process.execPath, ['-e', ''], { cwd: proj, env });
+  // As the other benches time it: node with this process's environment; the hooks with it too.
+  const henv = { ...process.env, LEDGER_AGENT: 'claude', LEDGER_STATE_DIR: join(work, 'state') };
+  const node = () => timeCommand(process.execPath, ['-e', ''], { cwd: proj });
   // The CLI's own start, for the reader: a hook costs that plus its own work.
-  const [v, nv] = alternate(20, () => timeCommand(process.execPath, [LEDGER_BIN, '--version'], { cwd: proj, env }), node);
+  const [v, nv] = alternate(20, () => timeCommand(process.execPath, [LEDGER_BIN, '--version'], { cwd: proj, env: henv }), node);
   console.log(`(reference: ledger --version ${v.toFixed(1)} ms against node -e '' ${nv.toFixed(1)} ms: ${(v / nv).toFixed(2)}x)`);
   for (const [event, payload] of [
     ['session-start', '{"hook_event_name":"SessionStart","source":"startup"}'],
     ['stop', '{"hook_event_name":"Stop","stop_hook_active":false}'],
   ] as const) {
-    const hook = () => timeCommand(process.execPath, [LEDGER_BIN, 'hook', 'claude', event], { cwd: proj, env, input: payload });
+    const hook = () => timeCommand(process.execPath, [LEDGER_BIN, 'hook', 'claude', event], { cwd: proj, env: henv, input: payload });
     const [h, n] = alternate(20, hook, node);
     results.push(atMost(`hook claude ${event}`, h / n, 1.5, `${h.toFixed(1)} ms against node -e '' ${n.toFixed(1)} ms`));
   }
