@@ -103,7 +103,8 @@ function testsRequest(ctx: ToolContext, a: MilestoneArgs): TestsRequest | undefi
   if (a.tests_cmd !== undefined) {
     const command = checkTestsCommand(a.tests_cmd);
     const timeoutMs = checkTestsTimeoutMs(a.tests_timeout === undefined ? DEFAULT_TESTS_TIMEOUT_MS : durationMs(a.tests_timeout, 'tests_timeout'), a.tests_timeout ?? '30m');
-    return { command, timeoutMs, env: { ...process.env, ...ctx.env }, timeoutLabel: a.tests_timeout ?? '30m' };
+    // As `--tests-cmd` does: in the caller's working directory (the server's), as the caller.
+    return { command, cwd: ctx.cwd, timeoutMs, env: { ...process.env, ...ctx.env }, callerEnv: ctx.env, timeoutLabel: a.tests_timeout ?? '30m' };
   }
   return a.tests !== undefined ? { text: a.tests } : undefined;
 }
