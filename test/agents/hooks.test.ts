@@ -205,6 +205,14 @@ describe('when a hook cannot answer, it exits 0 and says nothing', () => {
         for (const bad of ['', '{not json', '[]', '"text"', 'null', '\u00ff\u00fe']) expect(hook(p.dir, agentKind, event, bad, env), `${agentKind} ${event} ${JSON.stringify(bad)}`).toEqual(silent);
       }
       expect(hook(p.dir, 'claude', 'pre-tool-use', '{}', env)).toEqual(silent);
+      // No argv makes a hook exit non-zero: missing words, unknown or empty flags.
+      for (const argv of [['hook'], ['hook', 'claude'], ['hook', 'claude', 'stop', '--agent'], ['hook', 'claude', 'stop', '--agent', 'bad name'], ['hook', 'claude', 'stop', '--dir', join(outside.dir, 'nope')]]) {
+        expect(spawnLedgerSync(argv, { cwd: p.dir, stdin: fixture('claude/stop.json'), env: { ...BASE_ENV, ...env } }), argv.join(' ')).toEqual(silent);
+      }
+      // An unknown flag is ignored: the hook answers as it would without it.
+      const extra = spawnLedgerSync(['hook', 'claude', 'stop', '--bogus'], { cwd: p.dir, stdin: fixture('claude/stop.json'), env: { ...BASE_ENV, ...env } });
+      expect(extra).toMatchObject({ code: 0, stderr: '' });
+      expect(JSON.parse(extra.stdout).decision).toBe('block');
       expect(hook(p.dir, 'gemini', 'stop', fixture('claude/stop.json'), env)).toEqual(silent);
       expect(hook(p.dir, 'codex', 'session-end', fixture('claude/session-end.json'), env)).toEqual(silent);
       // A payload for another event than the one installed is not answered.

@@ -16,15 +16,19 @@ export const AGENTS_VERBS = [
       .example('LEDGER_AGENT=codex ledger mcp')
       .action(async (opts: Opts) => (await impl()).runMcp(io, opts))),
 
-  verb('hook <agent> <event>', 'Answer an agent\'s hook (agent: claude or codex; event: session-start, stop, session-end) from its JSON on stdin; never breaks a session', {
+  // Policy: both words optional and unknown flags allowed, so no argv at all can make a hook exit
+  // non-zero (for Claude Code an exit 2 from a Stop hook would block the stop): the action is
+  // silent on anything it does not know.
+  verb('hook [agent] [event]', 'Answer an agent\'s hook (agent: claude or codex; event: session-start, stop, session-end) from its JSON on stdin; never breaks a session', {
     ok: 'always: outside a ledger, on bad input or an internal error it prints nothing',
   }, (c, io) =>
     c
+      .allowUnknownOptions()
       .option('--agent <name>', 'Who the session writes as (default: $LEDGER_AGENT)', STRING)
       .option('--key <file>', 'Secret key file for the session-end note (default: $LEDGER_KEY, else keys/harness.key)', STRING)
       .example('echo \'{"hook_event_name":"SessionStart","source":"startup"}\' | ledger hook claude session-start')
       .example('ledger hook codex stop --agent codex < payload.json')
-      .action(async (agentKind: string, event: string, opts: Opts) => (await impl()).runHook(io, agentKind, event, opts))),
+      .action(async (agentKind: string | undefined, event: string | undefined, opts: Opts) => (await impl()).runHook(io, agentKind ?? '', event ?? '', opts))),
 
   verb('setup <agent>', 'Install the MCP server, hooks and instructions for claude (.mcp.json, .claude/settings.json, CLAUDE.md) or codex (.codex/config.toml, .codex/hooks.json, AGENTS.md)', {
     ok: 'written (or removed); with --check: every file is as setup would write it',
