@@ -4,8 +4,8 @@
 // action; then the intents still waiting for an outcome and the ambiguous or timed-out outcomes
 // nothing resolved. A's own items come first. Pure: the records and `now` are passed in; built
 // as data (the --json output, documented in the README) and then shaped into aligned columns.
+import { formatTable } from '../text/table.js';
 import type { RecordAt } from '../store/read.js';
-import { charCount } from '../record.js';
 import { leaseLive, span } from './lease.js';
 import { oneLine } from './text.js';
 import { OutcomeFold, tap, type PendingIntent, type UnresolvedOutcome } from './unresolved.js';
@@ -96,20 +96,13 @@ export function buildStatus(records: Iterable<RecordAt>, agent: string | null, n
   return statusOf(log, outcomes, agent, now);
 }
 
-/** Rows as aligned columns (two spaces apart; the last column is not padded). */
-export function alignColumns(rows: string[][]): string[] {
-  const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, charCount(cell))));
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell + ' '.repeat(widths[i] - charCount(cell)))).join('  ').trimEnd());
-}
-
 /** Policy: the text form lists at most this many rows per section; --json has every one. */
 export const STATUS_MAX_ROWS = 30;
 
 function section<T>(title: string, rows: T[], header: string[], row: (x: T) => string[], extra: (x: T) => string[] = () => []): string[] {
   if (rows.length === 0) return [`${title}: none`];
   const shown = rows.slice(0, STATUS_MAX_ROWS);
-  const table = alignColumns([header, ...shown.map(row)]);
+  const table = formatTable([header, ...shown.map(row)]).map((line) => line.trimEnd());
   const out = [`${title}: ${rows.length}`, `  ${table[0]}`];
   shown.forEach((x, i) => out.push(`  ${table[i + 1]}`, ...extra(x).map((l) => `      ${l}`)));
   if (rows.length > shown.length) out.push(`  … (${rows.length - shown.length} more; --json lists all)`);

@@ -2,10 +2,12 @@
 // outcome, and ambiguous or timed-out outcomes that nothing resolved since. A pure fold over the
 // published records in seq order, fed by the same single pass that folds the work log.
 //
-// Written here because the gate's `unresolvedOutcomes` (src/causal/pending.ts, helper "gate") was
-// not there when `status` was written; the rules are the same as `ledger pending`'s for intents.
+// The rules are `ledger pending`'s, from the one definition of each: intents as pending's, and
+// the outcomes nothing resolved by the causal layer's tracker (src/causal/pending.ts
+// `unresolvedTracker`, revocations included), so `status` and `pending` never disagree.
 import type { LedgerRecord, Outcome } from '../record.js';
 import type { RecordAt } from '../store/read.js';
+import { unresolvedTracker } from '../causal/pending.js';
 
 export interface PendingIntent {
   logical_operation_id: string;
@@ -28,13 +30,11 @@ export interface UnresolvedOutcome {
   ts: string;
 }
 
-/** The outcomes a later terminal record must have to resolve an ambiguous or timed-out one. */
-const RESOLVING: readonly Outcome[] = ['success', 'cancelled'];
-
 export class OutcomeFold {
   // op -> records waiting, in seq order (Maps keep insertion order).
   private readonly intents = new Map<string, Map<string, PendingIntent>>();
-  private readonly unresolved = new Map<string, UnresolvedOutcome[]>();
+  // Ages are the caller's to judge (status computes them at its own `now`).
+  private readonly outcomes = unresolvedTracker(0);
 
   add(at: RecordAt): void {
     const r = at.record as LedgerRecord;
@@ -45,20 +45,11 @@ export class OutcomeFold {
       execs.set(r.execution_id, { logical_operation_id: r.logical_operation_id, execution_id: r.execution_id, seq: at.seq, id: at.id, agent: r.agent, ts: r.ts, action: r.action });
       return;
     }
+    this.outcomes.add(at);
     if (r.kind !== 'handoff' && r.kind !== 'finish') return;
-    const op = r.logical_operation_id;
     // Policy (as `ledger pending`): any terminal record settles every intent of its operation
     // before it, its own execution's or an earlier attempt's; the outcome does not matter.
-    this.intents.delete(op);
-    // Policy: only a later success or cancel resolves an ambiguous or timed-out outcome; a later
-    // failure does not (the earlier attempt may still have taken effect), and neither does a
-    // revocation (it withdraws the claim, not the side effect).
-    if (RESOLVING.includes(r.outcome)) this.unresolved.delete(op);
-    else if (r.outcome === 'ambiguous' || r.outcome === 'timeout') {
-      let list = this.unresolved.get(op);
-      if (!list) this.unresolved.set(op, (list = []));
-      list.push({ logical_operation_id: op, execution_id: r.execution_id, kind: r.kind, outcome: r.outcome, seq: at.seq, id: at.id, agent: r.agent, ts: r.ts });
-    }
+    this.intents.delete(r.logical_operation_id);
   }
 
   /** Intents with no terminal record of their operation since, oldest first. */
@@ -68,7 +59,9 @@ export class OutcomeFold {
 
   /** Ambiguous and timed-out outcomes no later success or cancel resolved, oldest first. */
   unresolvedOutcomes(): UnresolvedOutcome[] {
-    return [...this.unresolved.values()].flat().sort((a, b) => a.seq - b.seq);
+    return this.outcomes.result().map((u) => ({
+      logical_operation_id: u.logical_operation_id, execution_id: u.execution_id, kind: u.kind, outcome: u.outcome, seq: u.seq, id: u.id, agent: u.agent, ts: u.ts,
+    }));
   }
 }
 

@@ -7,7 +7,7 @@ import { checkConsumer, checkOp, checkRequiredInvariants } from '../../causal/ga
 import { checkConsumeFailedTarget } from '../../causal/consume-failed.js';
 import { age } from '../../causal/gate/format.js';
 import { fullRecordId, parseRecordArg } from '../ids.js';
-import { formatTable } from '../table.js';
+import { formatTable } from '../../text/table.js';
 import { agentName, durationFlag, emit, flag, guardOptions, keyPath, ledgerDir, many, maxChars, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
 
 export function parseAccept(values: string[]): Outcome[] {

@@ -5,7 +5,7 @@ import { Ledger } from '../../ledger.js';
 import { KINDS, type Kind, type LedgerRecord } from '../../record.js';
 import type { RecordAt } from '../../store/read.js';
 import { parseRecordArg } from '../ids.js';
-import { formatTable } from '../table.js';
+import { formatTable } from '../../text/table.js';
 import { emit, ledgerDir, one, type CliIO, type Opts } from './common.js';
 
 /** One row of `log`: seq, time, kind, agent, operation/execution, outcome, short id. */
