@@ -12,6 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { TestsWorkdir } from '../record.js';
+import { scrubbedGitEnv } from '../project/git.js';
 
 export interface GitFacts {
   branch: string;
@@ -26,10 +27,7 @@ const GIT_TIMEOUT_MS = 10_000;
 
 /** The environment git runs with: `env` without GIT_*, and reading never writes or runs a monitor. */
 export function gitEnv(env: NodeJS.ProcessEnv = process.env, as?: GitAs): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env)) if (!k.startsWith('GIT_') && v !== undefined) out[k] = v;
-  out.GIT_OPTIONAL_LOCKS = '0';
-  out.GIT_TERMINAL_PROMPT = '0';
+  const out = scrubbedGitEnv(env);
   if (as) out.HOME = as.home ?? '/nonexistent';
   return out;
 }

@@ -20,11 +20,25 @@ export interface GitRun {
 
 const TIMEOUT_MS = 10_000;
 
-/** The environment git runs with: this process's, without any GIT_* variable. */
+/**
+ * The one environment every git run of ours gets (ledger discovery, `git:` evidence, resume, the
+ * tests' workdir facts, hooks): `base` without a single GIT_* variable (in any case), no prompt,
+ * no optional locks (a `git status` never writes the index), no replace objects, no lazy fetch,
+ * no pager, and C messages.
+ */
 export function scrubbedGitEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(base)) if (!k.startsWith('GIT_') && v !== undefined) env[k] = v;
-  return { ...env, GIT_TERMINAL_PROMPT: '0', GIT_OPTIONAL_LOCKS: '0', LC_ALL: 'C' };
+  for (const [k, v] of Object.entries(base)) if (!k.toUpperCase().startsWith('GIT_') && v !== undefined) env[k] = v;
+  return {
+    ...env,
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_NO_LAZY_FETCH: '1',
+    GIT_PAGER: 'cat',
+    PAGER: 'cat',
+    LC_ALL: 'C',
+  };
 }
 
 export function runGit(cwd: string, args: readonly string[], input?: string): GitRun {

@@ -36,6 +36,7 @@ const RANK: [RegExp, number][] = [
   [/^src\/causal\//, 4],
   [/^src\/handoff\//, 5],
   [/^src\/ledger\.ts$/, 6],
+  [/^src\/agents\//, 6.5],
   [/^src\/(index|formats)\.ts$/, 7],
   [/^src\/cli\//, 8],
 ];

@@ -13,7 +13,7 @@
 import { execFile } from 'node:child_process';
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
-import { scrubbedGitEnv } from '../../causal/evidence/git.js';
+import { scrubbedGitEnv } from '../../project/git.js';
 
 /** Policy: each git run may take this long; a hook that waits longer is worse than one that skips. */
 const GIT_TIMEOUT_MS = 5_000;

@@ -24,6 +24,7 @@ import { digestOf } from '../../canonical.js';
 import type { Evidence } from '../../record.js';
 import { badEvidence } from './read-ops.js';
 import type { EvidenceCheck, EvidenceContext } from './types.js';
+import { scrubbedGitEnv } from '../../project/git.js';
 
 /** git/v1: SHA-256 of "handoff-ledger/git/v1 <commit oid>". */
 export function gitCommitDigest(oid: string): string {
@@ -39,21 +40,6 @@ const MAX_SUBMODULE_DEPTH = 8;
 
 /** A git run that failed, or that could not decide (one line for the gate's reason). */
 class GitFailed extends Error {}
-
-/** The caller's environment without a single GIT_* variable, plus the settings every run needs. */
-export function scrubbedGitEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env)) if (!k.toUpperCase().startsWith('GIT_') && v !== undefined) out[k] = v;
-  return {
-    ...out,
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_OPTIONAL_LOCKS: '0',
-    GIT_NO_REPLACE_OBJECTS: '1',
-    GIT_NO_LAZY_FETCH: '1',
-    GIT_PAGER: 'cat',
-    PAGER: 'cat',
-  };
-}
 
 /** Forced on every run: git looks at every file and runs nothing the repository names. */
 const CAREFUL = ['core.fsmonitor=false', 'core.untrackedCache=false', 'core.ignoreStat=false', 'core.checkStat=default', 'core.trustctime=true', 'protocol.allow=never', 'core.pager=cat'];
