@@ -45,6 +45,9 @@ import {
 import { releaseWork, type ReleaseRequest, type ReleaseResult } from './handoff/release.js';
 import { noteWork, type NoteRequest } from './handoff/note.js';
 import { buildStatus, type StatusReport } from './handoff/status.js';
+import { readTrust } from './keys/trust-file.js';
+import type { RemoteLink } from './remote/link.js';
+import { acceptRemote, joinedRemote, openRemoteLink, summarizeRemote, syncLedger, type RemoteContext, type RemoteSummary, type SyncReport } from './remote/sync.js';
 
 export interface OpenOptions {
   /** The ledger directory (default `.ledger`). */
@@ -57,6 +60,18 @@ export interface OpenOptions {
   now?: () => Date;
   /** The file-operation seam of the store (tests inject faults through it). */
   ops?: FileOps;
+  /**
+   * A ledger joined to a git remote on this machine (`ledger init --remote`, SPEC 11) publishes
+   * every write there before it returns. `offline`: when the remote cannot be reached, queue the
+   * write in the outbox instead of refusing (it is not published until `sync`).
+   */
+  offline?: boolean;
+  /** The environment that names the per-user state directory (default: process.env). */
+  env?: Record<string, string | undefined>;
+  /** The trust file that a remote's records are checked against (default: the one named at join). */
+  trust?: string | Trust;
+  /** Told, in one line, when a write was queued (--offline) instead of published. */
+  onRemoteNotice?: (text: string) => void;
 }
 
 export interface LogFilter { op?: string; kind?: Kind; limit?: number }
@@ -143,6 +158,41 @@ export class Ledger {
     this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now };
     this.keyOpt = opts.key;
     this.clock = opts.now ?? (() => new Date());
+    // SPEC 11: joined on this machine (the per-user state directory says so, not the ledger).
+    this.remoteCtx = joinedRemote(this.paths.dir, opts.env ?? process.env);
+    if (this.remoteCtx) {
+      const given = opts.trust;
+      const path = this.remoteCtx.join.trust;
+      this.trustOf = () => (given === undefined ? readTrust(path) : typeof given === 'string' ? readTrust(given) : given);
+      this.link = openRemoteLink(this.remoteCtx, this.trustOf, { offline: opts.offline, now: opts.now, onNotice: opts.onRemoteNotice });
+      this.store.publisher = this.link;
+    }
+  }
+
+  private readonly remoteCtx: RemoteContext | null;
+  private readonly link: RemoteLink | null = null;
+  private readonly trustOf: () => Trust = () => {
+    throw new LedgerError('USAGE', 'this ledger is not joined to a remote');
+  };
+
+  /** The remote this ledger is joined to on this machine, as known without the network; null when it is not joined. */
+  remote(): RemoteSummary | null {
+    if (!this.remoteCtx) return null;
+    const head = readHead(this.store.ops!, this.paths);
+    return summarizeRemote(this.remoteCtx, head ? head.seq : null);
+  }
+
+  /**
+   * `ledger sync`: fetch, verify from the anchor, update the local copy, and publish what the
+   * outbox holds (each entry decided again on the remote's tail; one that conflicts now is
+   * dropped and reported). With `acceptRemote`, after a fork or rollback a person reviewed:
+   * re-anchor on the remote as it is, verified from genesis.
+   */
+  sync(opts: { acceptRemote?: boolean } = {}): SyncReport {
+    if (!this.remoteCtx || !this.link) throw new LedgerError('USAGE', `the ledger at ${this.paths.dir} is not joined to a remote on this machine`, {}, 'join it with `ledger init --remote REMOTE`');
+    if (opts.acceptRemote) acceptRemote(this.remoteCtx, this.store, this.trustOf(), this.clock());
+    const signer = this.keyOpt === undefined ? null : this.signer();
+    return syncLedger(this.link, { ...this.store, publisher: this.link }, signer);
   }
 
   /** Opens an existing ledger. Nothing is read until a method needs it. */

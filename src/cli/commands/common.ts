@@ -167,7 +167,8 @@ export const withWriter = (c: Command): Command =>
   c
     .option('--key <file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key in the project root)', S)
     .option('--agent <name>', 'Who is writing (default: $LEDGER_AGENT)', S)
-    .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', S);
+    .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', S)
+    .option('--offline', 'In a ledger joined to a remote: when it cannot be reached, queue the write (not published until `ledger sync`)');
 export const withTrust = (c: Command): Command =>
   c.option('--trust <file>', 'Trust file of pinned keys (default: $LEDGER_TRUST, else keys/trust.json in the project root)', S);
 export const STRING = S;

@@ -7,6 +7,7 @@ import { formatStatus, statusOf, type StatusReport } from '../../handoff/status.
 import { OutcomeFold, tap } from '../../handoff/unresolved.js';
 import { foldWorkLog, openItems } from '../../handoff/workitems.js';
 import { agentName, emit, keyPath, ledgerDir, waitMs, type CliIO, type Opts } from './common.js';
+import { remoteOpts } from './remote-opts.js';
 import { askingAgent, charsFlag, emitResume, viewsDir, warn } from './handoff-verbs.js';
 import { LedgerError } from '../../errors.js';
 
@@ -25,7 +26,7 @@ export async function runRelease(io: CliIO, slug: string, opts: Opts): Promise<n
   const agent = agentName(io, opts);
   const note = charsFlag(opts, 'note', 'what the next one should know');
   const views = viewsDir(io, opts, dir);
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
   const res = await ledger.release({ slug, agent, ...(note !== undefined ? { note } : {}), views });
   warn(io, res.warnings);
   const rec = res.record;
@@ -43,7 +44,7 @@ export async function runNote(io: CliIO, slug: string, opts: Opts): Promise<numb
   const text = charsFlag(opts, 'text', 'the note');
   if (text === undefined) throw new LedgerError('USAGE', '--text is required (the note)');
   const views = viewsDir(io, opts, dir);
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
   const res = await ledger.note({ slug, agent, text, views });
   warn(io, res.warnings);
   const rec = res.record;
