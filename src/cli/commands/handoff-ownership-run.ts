@@ -7,7 +7,7 @@ import { formatStatus, statusOf, type StatusReport } from '../../handoff/status.
 import { OutcomeFold, tap } from '../../handoff/unresolved.js';
 import { foldWorkLog, openItems } from '../../handoff/workitems.js';
 import { agentName, emit, keyPath, ledgerDir, waitMs, type CliIO, type Opts } from './common.js';
-import { remoteOpts } from './remote-opts.js';
+import { remoteLine, remoteOpts } from './remote-opts.js';
 import { askingAgent, charsFlag, emitResume, viewsDir, warn } from './handoff-verbs.js';
 import { LedgerError } from '../../errors.js';
 
@@ -58,8 +58,10 @@ export async function runStatus(io: CliIO, opts: Opts): Promise<number> {
   // Policy: `now` is the real clock, read once, before the records (a lease that lapses while
   // they are read is reported as it was then).
   const now = new Date();
-  const report = Ledger.open({ dir }).status({ ...(agent !== null ? { agent } : {}), now });
-  emit(io, opts, report, formatStatus(report));
+  const ledger = Ledger.open({ dir, env: io.env });
+  const report = ledger.status({ ...(agent !== null ? { agent } : {}), now });
+  const remote = ledger.remote();
+  emit(io, opts, remote ? { ...report, remote } : report, remote ? [remoteLine(remote), ...formatStatus(report)] : formatStatus(report));
   return 0;
 }
 
@@ -72,17 +74,18 @@ export async function runResumeOwn(io: CliIO, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const agent = askingAgent(io, opts);
   const now = new Date();
-  const ledger = Ledger.open({ dir });
+  const ledger = Ledger.open({ dir, env: io.env });
+  const remote = ledger.remote();
   const outcomes = new OutcomeFold();
   const log = foldWorkLog(tap(ledger.records(), (r) => outcomes.add(r)));
   const own = agent === null ? [] : openItems(log).filter((i) => i.owner === agent).map((i) => i.slug);
-  if (own.length === 1) return emitResume(io, opts, ledger, log, own[0], now, [`${agent}'s open item: ${own[0]}`]);
+  if (own.length === 1) return emitResume(io, opts, ledger, log, own[0], now, [`${agent}'s open item: ${own[0]}`, ...(remote ? [remoteLine(remote)] : [])]);
   const why = agent === null
     ? { reason: 'no-agent', line: 'no --agent or $LEDGER_AGENT, so no item of yours to resume; the status instead (`ledger resume SLUG` reads one item):' }
     : own.length === 0
       ? { reason: 'none', line: `${agent} owns no open item; the status instead (\`ledger resume SLUG\` reads one item):` }
       : { reason: 'several', line: `${agent} owns ${own.length} open items (${own.join(', ')}); \`ledger resume SLUG\` reads one. The status:` };
   const report: StatusReport = statusOf(log, outcomes, agent, now);
-  emit(io, opts, { ...report, mode: 'status', reason: why.reason, own }, [why.line, ...formatStatus(report)]);
+  emit(io, opts, { ...report, mode: 'status', reason: why.reason, own, ...(remote ? { remote } : {}) }, [why.line, ...(remote ? [remoteLine(remote)] : []), ...formatStatus(report)]);
   return 0;
 }

@@ -21,7 +21,7 @@ import { gitFacts } from '../../handoff/git.js';
 import {
   agentName, durationFlag, emit, envValue, flag, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
 } from './common.js';
-import { remoteOpts } from './remote-opts.js';
+import { remoteLine, remoteOpts } from './remote-opts.js';
 import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.js';
 import { recordIdsIn } from '../ids.js';
 
@@ -165,9 +165,10 @@ async function runResume(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   askingAgent(io, opts); // checked (a bad --agent exits 2) though a slug was given
   const now = new Date();
-  const ledger = Ledger.open({ dir });
+  const ledger = Ledger.open({ dir, env: io.env });
   const log = readWorkLog(ledger.paths, ledger.head());
-  return emitResume(io, opts, ledger, log, slug, now, []);
+  const remote = ledger.remote();
+  return emitResume(io, opts, ledger, log, slug, now, remote ? [remoteLine(remote)] : []);
 }
 
 /** Prints `resume` of one item (its text after `lead`, the reason it was chosen, if any). */

@@ -10,3 +10,16 @@ export function remoteOpts(io: CliIO, opts: Opts) {
     onRemoteNotice: (text: string) => io.stderr(`ledger: ${text}\n`),
   };
 }
+
+/**
+ * The line `status` and `resume` print for a ledger joined to a remote. Policy: read from this
+ * machine's state only (no fetch: reading verbs stay fast and work offline), so it says "as of
+ * the last sync"; `ledger sync` or any write brings the copy up to date.
+ */
+export function remoteLine(r: { url: string; state: string; outbox: number; anchor: { seq: number } | null; hold: { kind: string; evidence: string } | null }): string {
+  const at = r.anchor ? ` at seq ${r.anchor.seq}` : '';
+  if (r.state === 'held') return `remote ${r.url}: HELD after a ${r.hold!.kind}; writers refuse until a person decides (evidence: ${r.hold!.evidence})`;
+  if (r.state === 'ahead') return `remote ${r.url}: ahead, ${r.outbox} queued write${r.outbox === 1 ? '' : 's'} NOT published (run \`ledger sync\`)`;
+  if (r.state === 'behind') return `remote ${r.url}: behind the last verified remote${at} (run \`ledger sync\`)`;
+  return `remote ${r.url}: in sync${at} as of the last sync (\`ledger sync\` fetches)`;
+}
