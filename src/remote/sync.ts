@@ -114,7 +114,24 @@ export function joinLedger(o: JoinOptions): JoinResult {
   ensureRemoteDir(rp);
   ensureRepo(rp.repo);
   const join: JoinInfo = { v: 1, url: o.url, ref, trust: o.trustPath };
+  const madeDir = !ops.exists(paths.dir);
   mkdirDurable(ops, paths.dir, 0o755);
+  try {
+    return joinLoop(o, ops, paths, rp, join, ref, now);
+  } catch (e) {
+    // A refused join leaves no ledger directory it made (rmdir: only if nothing is in it).
+    if (madeDir) {
+      try {
+        ops.rmdir(paths.dir);
+      } catch {
+        /* something was written: it stays for the person to see */
+      }
+    }
+    throw e;
+  }
+}
+
+function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePaths, join: JoinInfo, ref: string, now: () => Date): JoinResult {
   for (let attempt = 1; attempt <= 8; attempt++) {
     const tip = fetchLedgerRef(rp.repo, o.url, ref);
     const lock = acquireLock(ops, paths.lock, o.waitMs ?? 10_000);

@@ -26,8 +26,9 @@ describe('when the remote cannot be reached', () => {
     const queued = await ann.run(['start', 'deploy', '--summary', 'ann deploys', '--offline']);
     expect(queued.code, queued.stderr).toBe(0);
     expect(queued.stderr).toContain('NOT published');
-    const note = await ann.run(['append', 'handoff', '--op', 'report', '--exec', 'e1', '--outcome', 'success', '--offline']);
+    const note = await ann.run(['append', 'handoff', '--op', 'report', '--exec', 'e1', '--outcome', 'success', '--offline', '--json']);
     expect(note.code, note.stderr).toBe(0);
+    expect(JSON.parse(note.stdout)).toMatchObject({ ok: true, queued: true, published: false });
     expect(snapshot(ann.ledger)).toEqual(before);
 
     renameSync(away, w.bare);

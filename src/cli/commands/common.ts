@@ -151,6 +151,8 @@ export function waitMs(opts: Opts): number {
  * `neutralise` only writes such code points as JSON escapes, which parse to the same values.
  */
 export function emit(io: CliIO, opts: Opts, json: unknown, text: string | string[]): void {
+  // SPEC 11: a write queued by --offline says so in every output, --json included.
+  if (queuedWrites.has(io) && json !== null && typeof json === 'object' && !Array.isArray(json)) json = { ...json, queued: true, published: false };
   if (flag(opts, 'json')) io.stdout(neutralise(JSON.stringify(json)) + '\n');
   else if (Array.isArray(text)) {
     if (text.length) io.stdout(text.map(neutraliseLine).join('\n') + '\n');
@@ -159,6 +161,9 @@ export function emit(io: CliIO, opts: Opts, json: unknown, text: string | string
     if (t) io.stdout(t.endsWith('\n') ? t : t + '\n');
   }
 }
+
+/** The runs whose write was queued by --offline instead of published (remote-opts.ts marks them). */
+export const queuedWrites = new WeakSet<CliIO>();
 
 // Option declarations shared by verbs, so help reads the same everywhere.
 type Command = ReturnType<CAC['command']>;
