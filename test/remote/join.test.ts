@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { snapshot } from '../helpers/cli.js';
+import { runLedger, snapshot } from '../helpers/cli.js';
 import { bytes, git, REF, world, type World } from './kit.js';
 
 let w: World;
@@ -76,5 +76,21 @@ describe('when the host refuses the custom ref (a pre-receive hook)', () => {
     expect(ok.code, ok.stderr).toBe(0);
     expect((await a.run(['start', 'x', '--summary', 's'])).code).toBe(0);
     expect(git(['--git-dir', w.bare, 'rev-parse', 'refs/heads/handoff-ledger:HEAD'])).toBeTruthy();
+  });
+});
+
+describe('when a batch of many records is published at once', () => {
+  it('they land as one commit whose blobs git wrote, in shards of 1000', async () => {
+    w = world(['alice', 'bob']);
+    const [a, b] = w.machines;
+    expect((await a.run(['init', '--remote', w.url])).code).toBe(0);
+    const payloads = Array.from({ length: 1005 }, (_, i) => JSON.stringify({ kind: 'handoff', logical_operation_id: `op${i}`, execution_id: 'e1', outcome: 'success', evidence: {}, invariants: {}, depends_on: [] })).join('\n') + '\n';
+    const r = await runLedger(['append', '--batch'], { cwd: a.dir, env: a.env, stdin: payloads });
+    expect(r.code, r.stderr).toBe(0);
+    const names = git(['--git-dir', w.bare, 'ls-tree', '--name-only', `${REF}:records`]).trim().split('\n');
+    expect(names).toEqual(['000000', '000001']);
+    expect(git(['--git-dir', w.bare, 'rev-list', '--count', REF]).trim()).toBe('2');
+    expect((await b.run(['init', '--remote', w.url])).code).toBe(0);
+    expect(bytes(b)).toEqual(bytes(a));
   });
 });
