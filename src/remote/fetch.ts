@@ -8,6 +8,8 @@ import { pinProblem, type Trust } from '../keys/trust.js';
 import { MAX_LINE_BYTES, headProblems, recordProblems, type Head, type LedgerRecord } from '../record.js';
 import { verifySig } from '../sign.js';
 import { gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from './git.js';
+import { join } from 'node:path';
+import { realFileOps } from '../fs/ops.js';
 import { FETCHED_REF } from './state.js';
 import { commitShape, readBlobs, recordPath } from './tree.js';
 
@@ -20,8 +22,8 @@ export function unreachable(url: string, why: string): LedgerError {
 
 /** Makes the private bare repository once. Its config is ours: nothing in it comes from the repository or the remote. */
 export function ensureRepo(repo: string): void {
-  const r = runGit(['rev-parse', '--git-dir'], { gitDir: repo });
-  if (r.status === 0) return;
+  // A file check first: this runs before every write, and a git process costs milliseconds.
+  if (realFileOps.exists(join(repo, 'HEAD')) && realFileOps.exists(join(repo, 'objects'))) return;
   gitOk(['init', '--bare', '--quiet', repo], {});
 }
 
@@ -29,13 +31,15 @@ export function ensureRepo(repo: string): void {
  * Fetches the ref into FETCHED_REF; returns the fetched commit, or null when the remote has no
  * such ref. An unreachable remote throws OP_REMOTE_UNREACHABLE (exit 3).
  */
-export function fetchLedgerRef(repo: string, url: string, ref: string): string | null {
+export function fetchLedgerRef(repo: string, url: string, ref: string, known: string | null = null): string | null {
   // One round trip says whether the ref is there and where; a fetch only when we lack it.
   const ls = runGit(['ls-remote', '--refs', url, ref], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
   if (ls.status !== 0) throw unreachable(url, gitComplaint(ls));
   const line = ls.stdout.toString('utf8').split('\n').find((l) => l.endsWith(`\t${ref}`));
   if (!line) return null;
   const tip = line.split('\t')[0];
+  // The commit this machine verified last (the anchor's, kept under FETCHED_REF): nothing to fetch.
+  if (tip === known) return tip;
   const have = runGit(['cat-file', '-e', `${tip}^{commit}`], { gitDir: repo });
   if (have.status !== 0) {
     const f = runGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });

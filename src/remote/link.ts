@@ -71,8 +71,9 @@ export class RemoteLink implements Publisher {
     ensureRepo(this.rp.repo);
     this.offlineNow = false;
     let tip: string | null;
+    const anchor = readAnchor(this.rp);
     try {
-      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref);
+      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null);
     } catch (e) {
       if (this.opts.offline && e instanceof LedgerError && e.code === 'OP_REMOTE_UNREACHABLE') {
         this.offlineNow = true;
@@ -82,7 +83,6 @@ export class RemoteLink implements Publisher {
       throw e;
     }
     const local = readHeadWithBytes(ops, paths);
-    const anchor = readAnchor(this.rp);
     try {
       this.lastRefresh = { adopted: this.catchUp(ops, paths, tip, local?.head ?? null, anchor), commit: tip, offline: false };
     } catch (e) {

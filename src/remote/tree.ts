@@ -4,10 +4,8 @@
 //   records/SSSSSS/NNNNNNNNNNNN  one blob per record: exactly its line; NNNNNNNNNNNN is the seq
 //                                in 12 digits, SSSSSS floor(seq / 1000) in 6
 //
-// A commit's records are its parent's plus new ones, so building one touches only the shard
-// trees that gain a record, the records tree and the root: `hash-object -w --stdin` per new
-// blob (`fast-import` for many), `mktree` per changed tree, `commit-tree` with exactly one parent (none for genesis).
-import { createHash } from 'node:crypto';
+// A commit's records are its parent's plus new ones: building one starts from the parent's tree
+// and adds the new blobs and the new HEAD, with exactly one parent (none for genesis).
 import { LedgerError } from '../errors.js';
 import { gitOk, runGit } from './git.js';
 
@@ -30,42 +28,6 @@ function lsTree(gitDir: string, treeish: string): TreeEntry[] {
   });
 }
 
-function mktree(gitDir: string, entries: readonly TreeEntry[]): string {
-  const input = entries.map((e) => `${e.mode} ${e.type} ${e.oid}\t${e.name}\0`).join('');
-  return gitOk(['mktree', '-z'], { gitDir, input }).toString('utf8').trim();
-}
-
-function hashBlob(gitDir: string, bytes: Buffer): string {
-  return gitOk(['hash-object', '-w', '--stdin'], { gitDir, input: bytes }).toString('utf8').trim();
-}
-
-/** Git's id of a blob (SHA-1 object format, which the private repository uses). */
-function blobId(bytes: Buffer): string {
-  return createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
-}
-
-/**
- * Writes many blobs with one process. Policy: up to 8 blobs, one `hash-object -w --stdin`
- * each (an append writes one or two); more (a batch, a ledger published whole at join) go
- * through one `fast-import` stream, and their ids are computed here: `mktree` then refuses any
- * that git did not write, so a wrong id cannot reach a tree.
- */
-function writeBlobs(gitDir: string, blobs: readonly Buffer[]): string[] {
-  if (blobs.length <= 8) return blobs.map((b) => hashBlob(gitDir, b));
-  const parts: Buffer[] = [];
-  for (const b of blobs) parts.push(Buffer.from(`blob\ndata ${b.length}\n`), b, Buffer.from('\n'));
-  parts.push(Buffer.from('done\n'));
-  gitOk(['fast-import', '--quiet', '--done'], { gitDir, input: Buffer.concat(parts) });
-  return blobs.map(blobId);
-}
-
-/** Replaces or adds entries by name; git's tree order is by name for blobs and these trees alike (no name is a prefix of another). */
-function withEntries(base: readonly TreeEntry[], add: readonly TreeEntry[]): TreeEntry[] {
-  const byName = new Map(base.map((e) => [e.name, e]));
-  for (const e of add) byName.set(e.name, e);
-  return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
 export interface Publication {
   /** The parent commit, null for the genesis publication. */
   parent: string | null;
@@ -79,36 +41,36 @@ export interface Publication {
   ts: string;
 }
 
-/** Builds the publication's commit (objects written into gitDir, no ref moved); returns its id. */
+const OID_LINE = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/**
+ * Builds the publication's commit (objects written into gitDir; only our scratch ref moves) and
+ * returns its id. One `git fast-import` stream does what `hash-object -w`, `mktree` and
+ * `commit-tree` would do in a dozen processes: the parent's tree (`from`), each new record's
+ * blob and the new HEAD blob at their paths (`M`), one commit with exactly that one parent.
+ */
 export function buildCommit(gitDir: string, p: Publication): string {
-  const rootBase = p.parent ? lsTree(gitDir, `${p.parent}^{tree}`) : [];
-  const recordsBase = p.parent ? lsTree(gitDir, `${p.parent}:records`) : [];
-  const byShard = new Map<string, TreeEntry[]>();
-  const oids = writeBlobs(gitDir, p.lines);
-  p.lines.forEach((_, i) => {
-    const seq = p.firstSeq + i;
-    const shard = shardName(seq);
-    if (!byShard.has(shard)) byShard.set(shard, []);
-    byShard.get(shard)!.push({ mode: '100644', type: 'blob', oid: oids[i], name: recordName(seq) });
-  });
-  const shardTrees: TreeEntry[] = [];
-  for (const [shard, blobs] of byShard) {
-    const existing = recordsBase.some((e) => e.name === shard) && p.parent ? lsTree(gitDir, `${p.parent}:records/${shard}`) : [];
-    shardTrees.push({ mode: '040000', type: 'tree', oid: mktree(gitDir, withEntries(existing, blobs)), name: shard });
-  }
-  const recordsTree = mktree(gitDir, withEntries(recordsBase, shardTrees));
-  const root = mktree(gitDir, withEntries(rootBase.filter((e) => e.name === 'HEAD' || e.name === 'records'), [
-    { mode: '100644', type: 'blob', oid: hashBlob(gitDir, p.head), name: 'HEAD' },
-    { mode: '040000', type: 'tree', oid: recordsTree, name: 'records' },
-  ]));
   const last = p.firstSeq + p.lines.length - 1;
   // Policy: a fixed identity and the HEAD's time as the date: the commit says nothing the
   // records do not (who signed is in the records), and no user.name need be configured.
   const date = `${Math.floor(Date.parse(p.ts) / 1000)} +0000`;
-  const env = { GIT_AUTHOR_NAME: 'handoff-ledger', GIT_AUTHOR_EMAIL: 'ledger@handoff-ledger.invalid', GIT_AUTHOR_DATE: date, GIT_COMMITTER_NAME: 'handoff-ledger', GIT_COMMITTER_EMAIL: 'ledger@handoff-ledger.invalid', GIT_COMMITTER_DATE: date };
-  const args = ['commit-tree', root, ...(p.parent ? ['-p', p.parent] : []), '-m', `ledger seq ${last}`];
-  return gitOk(args, { gitDir, env }).toString('utf8').trim();
+  const message = Buffer.from(`ledger seq ${last}\n`);
+  const parts: Buffer[] = [Buffer.from(`commit ${BUILT_REF}\nmark :1\ncommitter handoff-ledger <ledger@handoff-ledger.invalid> ${date}\ndata ${message.length}\n`), message];
+  // Without a parent, `from` is left out and the ref is reset first: the genesis commit has none.
+  if (p.parent) parts.push(Buffer.from(`from ${p.parent}\n`));
+  else parts.unshift(Buffer.from(`reset ${BUILT_REF}\n`));
+  parts.unshift(Buffer.from('feature get-mark\n'));
+  const file = (path: string, bytes: Buffer) => parts.push(Buffer.from(`M 100644 inline ${path}\ndata ${bytes.length}\n`), bytes, Buffer.from('\n'));
+  p.lines.forEach((line, i) => file(recordPath(p.firstSeq + i), line));
+  file('HEAD', p.head);
+  parts.push(Buffer.from('\nget-mark :1\ndone\n'));
+  const out = gitOk(['fast-import', '--quiet', '--done', '--force'], { gitDir, input: Buffer.concat(parts) }).toString('utf8').trim();
+  if (!OID_LINE.test(out)) throw new LedgerError('OP_REMOTE', `git fast-import did not name the commit it built (${out.slice(0, 80)})`);
+  return out;
 }
+
+/** Where the commit being built is kept in the private repository (never pushed by name). */
+export const BUILT_REF = 'refs/handoff-ledger/built';
 
 /** The objects of a fetched commit, read by path with one `cat-file --batch` per call. Attacker-controlled. */
 export function readBlobs(gitDir: string, commit: string, paths: readonly string[]): (Buffer | null)[] {

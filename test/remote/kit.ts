@@ -5,7 +5,21 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
-import { runLedger, scratch, spawnLedger, spawnLedgerSync, type Run } from '../helpers/cli.js';
+import { fileURLToPath } from 'node:url';
+import { BIN, runLedger, scratch, type Run } from '../helpers/cli.js';
+
+// The shipped binary: from test/ (vitest) dist/cli/ledger.cjs; compiled under dist/test/ (the
+// bench), the one beside it.
+const LEDGER = existsSync(BIN) ? BIN : fileURLToPath(new URL('../../cli/ledger.cjs', import.meta.url));
+
+function spawnLedgerSync(args: string[], opts: { cwd: string; env?: Record<string, string> }): Run {
+  const r = spawnSync(process.execPath, [LEDGER, ...args], { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) }, encoding: 'utf8' });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+function spawnLedger(args: string[], opts: { cwd: string; env?: Record<string, string> }): ChildProcess {
+  return spawn(process.execPath, [LEDGER, ...args], { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
 
 export function git(args: string[], cwd?: string): string {
   const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', GIT_CONFIG_NOSYSTEM: '1' } });
