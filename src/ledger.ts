@@ -191,8 +191,7 @@ export class Ledger {
   sync(opts: { acceptRemote?: boolean } = {}): SyncReport {
     if (!this.remoteCtx || !this.link) throw new LedgerError('USAGE', `the ledger at ${this.paths.dir} is not joined to a remote on this machine`, {}, 'join it with `ledger init --remote REMOTE`');
     if (opts.acceptRemote) acceptRemote(this.remoteCtx, this.store, this.trustOf(), this.clock());
-    const signer = this.keyOpt === undefined ? null : this.signer();
-    return syncLedger(this.link, { ...this.store, publisher: this.link }, signer);
+    return syncLedger(this.link, { ...this.store, publisher: this.link }, () => (this.keyOpt === undefined ? null : this.signer()));
   }
 
   /** Opens an existing ledger. Nothing is read until a method needs it. */

@@ -247,7 +247,7 @@ export function outboxConflict(entry: OutboxEntry, records: Iterable<RecordAt>, 
 }
 
 /** `ledger sync`: see the header. `store.publisher` must be the link. */
-export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: RemoteLink }, signer: Signer | null): SyncReport {
+export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: RemoteLink }, signerOf: () => Signer | null): SyncReport {
   const ops = store.ops ?? realFileOps;
   const paths = ledgerPaths(store.dir);
   const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
@@ -262,6 +262,8 @@ export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: 
   if (link.lastRefresh.offline) {
     report.waiting = entries.length;
   } else if (entries.length) {
+    // The key is read only when something waits: a sync with nothing queued signs nothing.
+    const signer = signerOf();
     if (!signer) throw new LedgerError('USAGE', `${entries.length} queued write${entries.length === 1 ? '' : 's'} wait to be published, and publishing needs a key`, {}, 'pass --key or set LEDGER_KEY');
     const rest = [...entries];
     while (rest.length) {
