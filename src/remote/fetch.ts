@@ -92,6 +92,9 @@ function parseRemoteHead(bytes: Buffer | null, commit: string): Head {
  * one past its HEAD a rollback (exit 14).
  */
 export function verifyRemote(repo: string, commit: string, from: ChainPoint | null, mustHold: readonly { seq: number; id: string; what: string }[], trust: Trust, nowMs: number): VerifiedRemote {
+  // Policy: the root must be exactly HEAD and records/ and the commit at most one parent; below
+  // records/ only the blobs at the paths of the seqs read are looked at (each must be there and
+  // be the line): an extra entry in a shard is never read, so it can change nothing here.
   const shape = commitShape(repo, commit);
   if (shape.parents.length > 1) throw refusal('REMOTE_LINKAGE', `the remote ledger commit ${commit.slice(0, 12)} is a merge; the ref must be a line`, { commit });
   if (shape.root.length !== 2 || !shape.root.includes('blob:HEAD') || !shape.root.includes('tree:records')) {

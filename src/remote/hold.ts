@@ -16,6 +16,8 @@ export function readHold(p: RemotePaths): Hold | null {
   return readStateJson(p.hold) as Hold | null;
 }
 
+// Policy: the hold outlives the condition: a ref put back where it was does not lift it, since
+// someone moved it once; only a person's `sync --accept-remote` does.
 export function holdRefusal(h: Hold): LedgerError {
   return new LedgerError(h.code === 'REMOTE_FRESHNESS' ? 'REMOTE_FRESHNESS' : 'REMOTE_LINKAGE', `refusing to write: a ${h.kind} of the remote was found at ${h.at} (${h.message}); the local copy is kept as it was`, { kind: h.kind, evidence: h.evidence, hold: true },
     `a person decides: review ${h.evidence}, then \`ledger sync --accept-remote\` to re-anchor on the remote as it is, or restore the remote's ref`);

@@ -124,6 +124,8 @@ export class RemoteLink implements Publisher {
 
   publish(base: Head, data: Buffer, head: { head: Head; bytes: Buffer }, drafts: readonly Draft[]): PublishOutcome {
     if (this.offlineNow) {
+      // Policy: the queue holds the drafts as decided on the local copy, not signed records:
+      // their seq and link depend on the remote tail at sync, where they are decided again.
       appendOutbox(this.rp, { drafts: [...drafts], decided_on: { seq: base.seq, tail: base.tail }, at: this.clock().toISOString() });
       this.opts.onNotice?.(`offline: the remote ${this.join.url} cannot be reached; ${drafts.length === 1 ? 'this write is' : `these ${drafts.length} writes are`} queued, NOT published (the ids shown are provisional); \`ledger sync\` publishes ${drafts.length === 1 ? 'it' : 'them'}`);
       return 'queued';
@@ -139,6 +141,8 @@ export class RemoteLink implements Publisher {
     const outcome = pushWithLease(this.rp.repo, this.join.url, this.join.ref, commit, this.base);
     switch (outcome.kind) {
       case 'published':
+        // Policy: the anchor moves before the local copy does: a writer killed between the two
+        // has an anchor ahead of its copy, and the next refresh takes the records from the remote.
         gitOk(['update-ref', FETCHED_REF, commit], { gitDir: this.rp.repo });
         writeAnchor(this.rp, { v: 1, genesis: head.head.genesis, seq: head.head.seq, tail: head.head.tail, size: head.head.size, ts: (JSON.parse(lastLine.toString('utf8')) as { ts: string }).ts, commit });
         this.base = commit;

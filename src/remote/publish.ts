@@ -49,6 +49,7 @@ export function pushWithLease(repo: string, url: string, ref: string, commit: st
 }
 
 /** The documented fallback for a host that refuses custom refs (README "Across machines"). */
+// Policy: a branch the ledger alone writes; a host that refuses custom refs accepts branches.
 export const FALLBACK_REF = 'refs/heads/handoff-ledger';
 
 export function refusedByHost(url: string, ref: string, detail: string): LedgerError {
