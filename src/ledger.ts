@@ -47,7 +47,7 @@ import { noteWork, type NoteRequest } from './handoff/note.js';
 import { buildStatus, type StatusReport } from './handoff/status.js';
 import { readTrust } from './keys/trust-file.js';
 import type { RemoteLink } from './remote/link.js';
-import { acceptRemote, joinedRemote, openRemoteLink, summarizeRemote, syncLedger, type RemoteContext, type RemoteSummary, type SyncReport } from './remote/sync.js';
+import { acceptRemote, joinedRemote, joinLedger, openRemoteLink, resolveRemoteUrl, summarizeRemote, syncLedger, type JoinResult, type RemoteContext, type RemoteSummary, type SyncReport } from './remote/sync.js';
 
 export interface OpenOptions {
   /** The ledger directory (default `.ledger`). */
@@ -205,6 +205,19 @@ export class Ledger {
     const res = initLedger(ledger.store, ledger.signer(), opts.agent, opts.name);
     const result = { records: res.records.map((r) => ({ ...r, existing: false })), appended: res.records.length, head: res.head, recovered: res.recovered };
     return { ledger, result };
+  }
+
+  /**
+   * Joins the ledger at `dir` to a git remote (`ledger init --remote`, SPEC 11): takes the
+   * remote's ledger, verified from genesis against the trust file, or publishes this one's (or
+   * a new genesis) when the remote has none. `remote` is a URL or path, or a remote name of the
+   * repository at `cwd`. The trust file must be a path: it is re-read at every write.
+   */
+  static join(opts: OpenOptions & { remote: string; trust: string; agent: string; ref?: string; name?: string; cwd?: string }): { ledger: Ledger; result: JoinResult } {
+    const probe = new Ledger({ ...opts, trust: undefined });
+    const url = resolveRemoteUrl(opts.remote, opts.cwd ?? process.cwd());
+    const result = joinLedger({ dir: probe.paths.dir, url, ref: opts.ref, trustPath: resolve(opts.trust), trust: readTrust(opts.trust), signer: probe.signer(), agent: opts.agent, name: opts.name, env: opts.env ?? process.env, now: opts.now, waitMs: opts.waitMs });
+    return { ledger: new Ledger(opts), result };
   }
 
   /** The signer for writes; throws USAGE when the ledger was opened without a key. */
