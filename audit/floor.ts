@@ -2,7 +2,7 @@
 // keeps outside the ledger. Reading it strictly and placing it against HEAD (does record `seq`
 // still have that id?). The auditor only reads: an advanced floor is reported, and the caller
 // writes it with the one durable recipe (src/ledger.ts keepFloor, over src/fs/durable.ts).
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { relative, resolve, isAbsolute } from 'node:path';
 import { isCanonicalText, parseJsonStrict, recordId } from '../src/canonical.js';
 import { LedgerError, ioError } from '../src/errors.js';
@@ -13,11 +13,22 @@ import { decodeLine, readAt } from './lines.js';
 /** Reads a floor file; null when it does not exist (SPEC 8: then the audit starts at genesis). */
 export function readFloor(path: string): TrustFloor | null {
   let text: string;
+  let fd: number;
   try {
-    text = readFileSync(path, 'utf8');
+    // Policy: opened without blocking and read only if it is a regular file: a FIFO or device
+    // given as the floor is refused at once (exit 3), never waited on.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw ioError(e, 'read floor file', path);
+  }
+  try {
+    if (!fstatSync(fd).isFile()) throw new LedgerError('OP_NOT_REGULAR', `floor file ${path} is not a regular file (a directory, FIFO, socket or device)`, { path });
+    text = readFileSync(fd, 'utf8');
+  } catch (e) {
+    throw ioError(e, 'read floor file', path);
+  } finally {
+    closeSync(fd);
   }
   // The consumer's own file, but strict all the same: a floor that means two things is no floor.
   const value = parseJsonStrict(text, `floor file ${path}`);

@@ -12,7 +12,7 @@
 // with `advance` it reports the floor to keep, and the caller writes it (src/ledger.ts).
 // A layer can only decide the verdict while no lower layer has failed, so from the first failure
 // on, the layers above it stop (and the expensive signature checks with them).
-import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LedgerError, ioError } from '../src/errors.js';
 import type { Trust } from '../src/keys/trust.js';
@@ -87,13 +87,24 @@ export interface AuditRun {
   close: () => void;
 }
 
+/**
+ * Opens HEAD or records.jsonl, or null when absent. Policy: without blocking (a FIFO planted by
+ * that name would hold the audit forever), and only a regular file: anything else is refused at
+ * once (OP_NOT_REGULAR, exit 3), not audited.
+ */
 function openIfExists(path: string): number | null {
+  let fd: number;
   try {
-    return openSync(path, 'r');
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw ioError(e, 'open', path);
   }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    throw new LedgerError('OP_NOT_REGULAR', `${path} is not a regular file (a directory, FIFO, socket or device); it is not audited`, { path });
+  }
+  return fd;
 }
 
 function assertOptions(o: AuditOptions): number {

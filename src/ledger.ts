@@ -15,10 +15,12 @@ import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
 import { DIGEST_RE, canonicalJson, canonicalLine } from './canonical.js';
 import { LedgerError, ioError } from './errors.js';
-import { replaceFileDurable } from './fs/durable.js';
+import { assertReplaceable, replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
+import type { TrustRef } from './store/head-guard.js';
+import { stateDirFrom, type Env } from './store/state-dir.js';
 import { AGENT_RE, ID_RE, KINDS, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
@@ -61,15 +63,25 @@ export interface OpenOptions {
   /** The file-operation seam of the store (tests inject faults through it). */
   ops?: FileOps;
   /**
+   * The trust file (a path) or its parsed keys. A writer builds only on a HEAD signed by its own
+   * key or by a key pinned here (SPEC 5); without it, only on its own. `recover` without a key
+   * needs it. Default: none.
+   */
+  trust?: string | Trust;
+  /**
+   * The per-user state directory (writer marks, the verified-chain memo: README "The per-user
+   * state directory"). Default: the one `env` names.
+   */
+  stateDir?: string;
+  /** The environment that names the state directory (default: process.env). */
+  env?: Env;
+  /**
    * A ledger joined to a git remote on this machine (`ledger init --remote`, SPEC 11) publishes
    * every write there before it returns. `offline`: when the remote cannot be reached, queue the
-   * write in the outbox instead of refusing (it is not published until `sync`).
+   * write in the outbox instead of refusing (it is not published until `sync`). The remote's
+   * records are checked against `trust` when given, else the trust file named at join.
    */
   offline?: boolean;
-  /** The environment that names the per-user state directory (default: process.env). */
-  env?: Record<string, string | undefined>;
-  /** The trust file that a remote's records are checked against (default: the one named at join). */
-  trust?: string | Trust;
   /** Told, in one line, when a write was queued (--offline) instead of published. */
   onRemoteNotice?: (text: string) => void;
 }
@@ -154,16 +166,21 @@ export class Ledger {
   private readonly clock: () => Date;
 
   private constructor(opts: OpenOptions) {
-    this.paths = ledgerPaths(opts.dir ?? '.ledger');
-    this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now };
+    const stateDir = opts.stateDir ?? stateDirFrom(opts.env ?? process.env);
+    this.paths = ledgerPaths(opts.dir ?? '.ledger', stateDir);
+    // SPEC 11: joined on this machine (the per-user state directory says so, not the ledger).
+    this.remoteCtx = joinedRemote(this.paths.dir, stateDir);
+    // Policy: a joined ledger's HEAD is signed by whichever machine published last, so its
+    // writers check it against the trust file named at join unless one is given.
+    const given = opts.trust ?? this.remoteCtx?.join.trust;
+    const trust: TrustRef = given === undefined ? null : typeof given === 'string' ? { path: resolve(given) } : { trust: given };
+    this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now, guard: { stateDir, trust } };
     this.keyOpt = opts.key;
     this.clock = opts.now ?? (() => new Date());
-    // SPEC 11: joined on this machine (the per-user state directory says so, not the ledger).
-    this.remoteCtx = joinedRemote(this.paths.dir, opts.env ?? process.env);
     if (this.remoteCtx) {
-      const given = opts.trust;
       const path = this.remoteCtx.join.trust;
-      this.trustOf = () => (given === undefined ? readTrust(path) : typeof given === 'string' ? readTrust(given) : given);
+      const t = opts.trust;
+      this.trustOf = () => (t === undefined ? readTrust(path) : typeof t === 'string' ? readTrust(t) : t);
       this.link = openRemoteLink(this.remoteCtx, this.trustOf, { offline: opts.offline, now: opts.now, onNotice: opts.onRemoteNotice });
       this.store.publisher = this.link;
     }
@@ -414,9 +431,13 @@ export class Ledger {
     return out.reverse();
   }
 
-  /** Moves unpublished bytes past HEAD into quarantine/ (dryRun: only reports them). */
+  /**
+   * Moves unpublished bytes past HEAD into quarantine/ (dryRun: only reports them), on a HEAD a
+   * writer may build on: signed by the ledger's key if it was opened with one, else pinned in
+   * the trust file, and not below any mark of this user (SPEC 5).
+   */
   recover(opts: { dryRun?: boolean } = {}): RecoverReport {
-    return recoverLedger(this.store, opts.dryRun ?? false);
+    return recoverLedger(this.store, opts.dryRun ?? false, this.keyOpt === undefined ? null : this.signer().publicKey);
   }
 }
 
@@ -427,6 +448,9 @@ export class Ledger {
  * auditor only reads, so the floor is written here.
  */
 export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: number | Date }): Promise<AuditReport> {
+  // A floor that --advance would replace must be one it may replace (fs/durable.ts): a symbolic
+  // link is refused before anything is read or written, not found out after the audit.
+  if (opts.advance && opts.floorPath) assertReplaceable(realFileOps, resolve(opts.floorPath));
   const report = await runAudit({ ...opts, now: opts.now ?? Date.now() });
   if (report.advanced && opts.floorPath && !(report.floor && canonicalJson(report.floor) === canonicalJson(report.advanced))) keepFloor(opts.floorPath, report.advanced);
   return report;

@@ -155,9 +155,9 @@ describe('parseSecretKeyFile', () => {
   });
 
   const table: [string, string, RegExp][] = [
-    ['an unknown field', file({ public_key: FIXED_PUBLIC_KEY }), /unknown field "public_key"/],
+    ['an unknown field', file({ public_key: FIXED_PUBLIC_KEY }), /: an unknown field \(expected only v, alg, name, secret_key\)/],
     ['a missing secret_key', JSON.stringify({ v: 1, alg: 'ed25519', name: 'h' }), /missing field "secret_key"/],
-    ['a duplicate key', file().replace('"v":1', '"v":1,"v":1'), /duplicate key "v"/],
+    ['a duplicate key', file().replace('"v":1', '"v":1,"v":1'), /has a duplicate key \(its text is not shown/],
     ['v 2', file({ v: 2 }), /"v" must be 1/],
     ['alg x25519', file({ alg: 'x25519' }), /"alg" must be "ed25519"/],
     ['a bad name', file({ name: '' }), /"name" must be 1-64 chars/],

@@ -5,3 +5,11 @@ import fc from 'fast-check';
 const soak = process.env.SOAK === '1';
 const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : soak ? Date.now() : 20261129;
 fc.configureGlobal({ seed, ...(soak ? {} : {}) });
+
+// The per-user state directory (writer marks, the verified-chain memo: src/store/state-dir.ts)
+// of every test is a scratch one, never the real ~/.local/state: each test file gets its own.
+// The CLI helpers (helpers/cli.ts) pass it on to the environments they build.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+if (!process.env.LEDGER_STATE_DIR) process.env.LEDGER_STATE_DIR = mkdtempSync(join(tmpdir(), 'ledger-state-'));

@@ -12,6 +12,8 @@
 //      exists (create, never overwrite), then remove the temp name
 //   5. fsync the directory: the new name survives a power cut
 //
+// A replace target that is a symbolic link (or a directory, FIFO or device) is refused before
+// step 1 (OP_SYMLINK, OP_NOT_REGULAR): never followed, never replaced.
 // A reader sees the old file or the new one, never a mix. When a step up to 4 fails, the temp
 // file is removed (best effort): a refused write leaves nothing of its own behind. A directory
 // made on the way to a file (mkdirDurable) has its own entry made durable the same way (step 5
@@ -19,9 +21,10 @@
 //
 // Every function here takes the FileOps first; only the outermost caller picks realFileOps.
 import { randomBytes } from 'node:crypto';
-import { dirname } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { LedgerError } from '../errors.js';
-import type { FileOps } from './ops.js';
+import { notRegular, type FileOps } from './ops.js';
 
 /** Step 2: writes all of `data` at `position`, looping over short writes. */
 export function writeAll(ops: FileOps, fd: number, data: Uint8Array, position: number): void {
@@ -35,11 +38,79 @@ export function writeAll(ops: FileOps, fd: number, data: Uint8Array, position: n
 
 /**
  * Replaces `dir/name` with `data` durably (steps 1-5, rename). `mode` is the new file's, as the
- * umask narrows it. A symbolic link at the target is replaced itself, never written through.
+ * umask narrows it.
+ *
+ * Policy: a target that is a symbolic link (or a directory, FIFO or device) is refused before
+ * anything is written, with OP_SYMLINK or OP_NOT_REGULAR (exit 3): never followed, and never
+ * replaced either, since a view, floor or trust file that someone made a link is not ours to
+ * turn back into a file without a word (issue 13 finding 4). A link planted between this check
+ * and the rename is replaced by the rename itself (rename(2) never follows it): no write ever
+ * goes through a link.
  */
 export function replaceFileDurable(ops: FileOps, dir: string, name: string, data: Uint8Array, mode = 0o644): void {
-  const tmp = writeTemp(ops, dir, name, data, mode);
-  renameInto(ops, tmp, dir, name);
+  assertReplaceable(ops, join(dir, name));
+  const tmp = writeTemp(ops, dir, name, data, mode, true);
+  renameInto(ops, tmp, dir, name, true);
+}
+
+/**
+ * Steps 1, 2 and 4 without the fsyncs: for a file that need not survive a power cut (the
+ * per-user state of store/state-dir.ts: a lost one falls back to an older one or to none, which
+ * only costs a full check). A reader still sees the old file or the new one, never a mix.
+ */
+export function replaceFileUnsynced(ops: FileOps, dir: string, name: string, data: Uint8Array, mode = 0o600): void {
+  assertReplaceable(ops, join(dir, name));
+  const tmp = writeTemp(ops, dir, name, data, mode, false);
+  renameInto(ops, tmp, dir, name, false);
+}
+
+/**
+ * A replace target must be a regular file or absent (see replaceFileDurable's Policy); throws
+ * OP_SYMLINK or OP_NOT_REGULAR. Exported so that a verb checks its targets before it writes
+ * anything else (the views before a checkpoint, the trust file before init makes a key).
+ */
+export function assertReplaceable(ops: FileOps, target: string): void {
+  const kind = ops.lstat?.(target) ?? null;
+  if (kind !== null && kind !== 'file') throw notRegular(target, kind);
+}
+
+/**
+ * The target whose temp file `name` is, when it is a name this recipe makes (`.NAME.<12 hex>.tmp`)
+ * or one the pid-named recipe of old made (`.NAME.<pid>.tmp`); null for any other name.
+ */
+export function durableTempTarget(name: string): string | null {
+  const m = /^\.(.+)\.([0-9a-f]{12}|\d{1,10})\.tmp$/.exec(name);
+  return m ? m[1] : null;
+}
+
+/**
+ * Removes the temp files of this recipe for `targets` that a killed writer left in `dir`
+ * (SIGKILL between steps 1 and 4). The caller must hold the lock under which every such temp
+ * file is written, so none of them can be a write in progress. Only names of the recipe's
+ * pattern that are regular files are removed: a link or anything else by such a name is left
+ * alone (unlink would not follow it, but it is not ours). Best effort: returns how many went.
+ */
+export function removeStaleTemps(ops: FileOps, dir: string, isTarget: (name: string) => boolean): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0; // a directory we cannot list (or one on a simulated disk): nothing to clean
+  }
+  let removed = 0;
+  for (const name of names) {
+    const target = durableTempTarget(name);
+    if (target === null || !isTarget(target)) continue;
+    const path = join(dir, name);
+    try {
+      if ((ops.lstat?.(path) ?? null) !== 'file') continue;
+      ops.unlink(path);
+      removed++;
+    } catch {
+      /* gone already, or the disk refuses: the next writer tries again */
+    }
+  }
+  return removed;
 }
 
 /**
@@ -116,14 +187,14 @@ export function mkdirDurable(ops: FileOps, dir: string, mode: number): void {
 const tempName = (name: string) => `.${name}.${randomBytes(6).toString('hex')}.tmp`;
 
 /** Steps 1-3: the bytes in a new, fsynced temp file beside the target; returns its path. */
-function writeTemp(ops: FileOps, dir: string, name: string, data: Uint8Array, mode: number): string {
+function writeTemp(ops: FileOps, dir: string, name: string, data: Uint8Array, mode: number, sync = true): string {
   const tmp = `${dir}/${tempName(name)}`;
   // Policy: a name that exists (EEXIST: planted, or a 2^-48 collision) fails the write; it is
   // never retried under another name, so a planted link is reported rather than raced.
   const fd = ops.open(tmp, 'wx', mode); // throws before anything exists: nothing to clean up
   try {
     writeAll(ops, fd, data, 0);
-    ops.fsync(fd);
+    if (sync) ops.fsync(fd);
   } catch (e) {
     closeQuietly(ops, fd); // the write's own error is the one to report
     removeQuietly(ops, tmp);
@@ -139,14 +210,14 @@ function writeTemp(ops: FileOps, dir: string, name: string, data: Uint8Array, mo
 }
 
 /** Step 4 (rename) and 5: `tmp` becomes `dir/name`; on a failed rename, `tmp` is removed. */
-function renameInto(ops: FileOps, tmp: string, dir: string, name: string): void {
+function renameInto(ops: FileOps, tmp: string, dir: string, name: string, sync = true): void {
   try {
     ops.rename(tmp, `${dir}/${name}`);
   } catch (e) {
     removeQuietly(ops, tmp);
     throw e;
   }
-  fsyncDir(ops, dir);
+  if (sync) fsyncDir(ops, dir);
 }
 
 function closeQuietly(ops: FileOps, fd: number): void {
@@ -157,11 +228,19 @@ function closeQuietly(ops: FileOps, fd: number): void {
   }
 }
 
-/** Removes a file, best effort: it may be gone already, or the disk may refuse even this. */
+/**
+ * Removes a file, best effort: it may be gone already, or the disk may refuse even this. A
+ * removal refused once (EIO, EACCES) is tried once more; what is left after that is a temp file
+ * that is never read, and the next writer under the same lock removes it (removeStaleTemps).
+ */
 export function removeQuietly(ops: FileOps, path: string): void {
-  try {
-    ops.unlink(path);
-  } catch {
-    /* never created, or the disk refuses even this: a temp file is never read */
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      ops.unlink(path);
+      return;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || typeof code !== 'string') return; // gone, or a crash: nothing more to do
+    }
   }
 }

@@ -8,10 +8,14 @@ import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES } from '../record.js';
 import type { FileOps } from './ops.js';
 
-/** Opens `path` for these readers; a file that cannot be opened is OP_IO (or OP_PERMISSION). */
+/**
+ * Opens `path` for these readers: a regular file, not through a link, without blocking
+ * (FileOps.openRegular: a FIFO or device planted as records.jsonl is refused at once, exit 3);
+ * a file that cannot be opened is OP_IO (or OP_PERMISSION).
+ */
 export function openToRead(ops: FileOps, path: string): number {
   try {
-    return ops.open(path, 'r');
+    return ops.openRegular ? ops.openRegular(path) : ops.open(path, 'r');
   } catch (e) {
     throw ioError(e, 'open', path);
   }

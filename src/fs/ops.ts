@@ -8,9 +8,24 @@ import { LedgerError, ioError } from '../errors.js';
 /**
  * How a file is opened: 'r' read, 'r+' read and write, 'w' create or truncate, and 'wx' a new
  * file only: O_CREAT | O_EXCL | O_NOFOLLOW, so a name that exists, a symbolic link (even one
- * that dangles) included, is refused with EEXIST instead of being followed.
+ * that dangles) included, is refused with EEXIST instead of being followed. On the real disk
+ * 'r' and 'r+' are O_NONBLOCK too: opening a FIFO planted by that name returns at once instead
+ * of waiting for a writer (issue 13 finding 12), and the reader's fstat then refuses it.
  */
 export type OpenFlags = 'r' | 'r+' | 'w' | 'wx';
+
+/** What an fstat or lstat says a name is. */
+export type FileKind = 'file' | 'dir' | 'link' | 'other';
+
+/** An open file's identity and state, as a bigint fstat gives it (the verified-chain memo). */
+export interface FileStat {
+  kind: FileKind;
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}
 
 export interface FileOps {
   open(path: string, flags: OpenFlags, mode?: number): number;
@@ -34,13 +49,79 @@ export interface FileOps {
   rmdir(path: string): void;
   /** Last modification time, ms since the epoch (the age of a lock its holder never wrote). */
   mtimeMs(path: string): number;
+  // The three below are optional: a FileOps without them (the simulated disk of
+  // test/reliability, which holds only regular files and directories, never a link or a FIFO)
+  // is not asked, and the verified-chain memo is then never believed (every check is a full one).
+  /**
+   * Opens a file that must be a regular file for reading: not through a symbolic link
+   * (O_NOFOLLOW), without blocking (O_NONBLOCK), and fstat-checked; anything else is refused
+   * with OP_SYMLINK or OP_NOT_REGULAR before a byte is read.
+   */
+  openRegular?(path: string): number;
+  /** fstat of an open file, with nanosecond times and 64-bit identity. */
+  fstat?(fd: number): FileStat;
+  /** What `path` itself is (a link is not followed); null when nothing is there. */
+  lstat?(path: string): FileKind | null;
 }
 
-const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+const { O_WRONLY, O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 const NEW_FILE = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
+const FLAGS: Record<OpenFlags, number | string> = { r: O_RDONLY | O_NONBLOCK, 'r+': O_RDWR | O_NONBLOCK, w: 'w', wx: NEW_FILE };
+const REGULAR = O_RDONLY | O_NONBLOCK | O_NOFOLLOW;
+
+function kindOf(st: fs.Stats | fs.BigIntStats): FileKind {
+  return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : 'other';
+}
+
+/** The refusal of a name that is not a regular file where one must be (exit 3). */
+export function notRegular(path: string, kind: FileKind): LedgerError {
+  if (kind === 'link') return new LedgerError('OP_SYMLINK', `${path} is a symbolic link; it is never followed or replaced`, { path }, 'replace the link with the file itself, or pass the path it points to');
+  const what = kind === 'dir' ? 'a directory' : 'not a regular file (a FIFO, socket or device)';
+  return new LedgerError('OP_NOT_REGULAR', `${path} is ${what}; only regular files are read or replaced`, { path, kind });
+}
+
+/**
+ * Opens a regular file for reading (FileOps.openRegular on the real disk): never through a link
+ * (`follow`: false, the ledger's own files) and never blocking. `follow`: true for a file the
+ * caller names (a key, a trust file, a floor), which a harness may well keep behind a link; it
+ * must still end at a regular file.
+ */
+export function openRegularFile(path: string, follow = false): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(path, follow ? O_RDONLY | O_NONBLOCK : REGULAR);
+  } catch (e) {
+    // O_NOFOLLOW on a link: ELOOP (Linux), EMLINK (FreeBSD), EFTYPE (macOS).
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE') throw notRegular(path, 'link');
+    throw e;
+  }
+  let kind: FileKind;
+  try {
+    kind = kindOf(fs.fstatSync(fd));
+  } catch (e) {
+    fs.closeSync(fd);
+    throw e;
+  }
+  if (kind !== 'file') {
+    fs.closeSync(fd);
+    throw notRegular(path, kind);
+  }
+  return fd;
+}
+
+/** The whole of a regular file the caller names (see openRegularFile, `follow`). */
+export function readRegularFile(path: string): Buffer {
+  const fd = openRegularFile(path, true);
+  try {
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
 export const realFileOps: FileOps = {
-  open: (p, flags, mode) => fs.openSync(p, flags === 'wx' ? NEW_FILE : flags, mode),
+  open: (p, flags, mode) => fs.openSync(p, FLAGS[flags], mode),
   write: (fd, data, position) => fs.writeSync(fd, data, 0, data.length, position),
   fdatasync: (fd) => fs.fdatasyncSync(fd),
   fsync: (fd) => fs.fsyncSync(fd),
@@ -52,13 +133,34 @@ export const realFileOps: FileOps = {
   mkdir: (p, mode) => {
     fs.mkdirSync(p, { mode, recursive: true });
   },
-  readFile: (p) => fs.readFileSync(p),
+  // Every file the store reads whole (HEAD, the lock, a quarantine file) must be a regular file.
+  readFile: (p) => {
+    const fd = openRegularFile(p);
+    try {
+      return fs.readFileSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
   read: (fd, buf, position) => fs.readSync(fd, buf, 0, buf.length, position),
   size: (p) => fs.statSync(p).size,
   exists: (p) => fs.existsSync(p),
   mkdirExclusive: (p) => fs.mkdirSync(p),
   rmdir: (p) => fs.rmdirSync(p),
   mtimeMs: (p) => fs.statSync(p).mtimeMs,
+  openRegular: (p) => openRegularFile(p),
+  fstat: (fd) => {
+    const st = fs.fstatSync(fd, { bigint: true });
+    return { kind: kindOf(st), dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+  },
+  lstat: (p) => {
+    try {
+      return kindOf(fs.lstatSync(p));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
+  },
 };
 
 /**

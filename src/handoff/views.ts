@@ -20,7 +20,7 @@ import { join, dirname } from 'node:path';
 import { sha256Hex } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import type { Head } from '../record.js';
-import { createFileDurable, replaceFileDurable } from '../fs/durable.js';
+import { assertReplaceable, createFileDurable, replaceFileDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
 import { notALedger } from '../store/append.js';
 import { readHead } from '../store/head.js';
@@ -151,6 +151,15 @@ export interface WrittenViews {
 /** The one line a verb prints (stderr) for each kept edit. */
 export function keptNotice(k: KeptEdit): string {
   return `${k.file} had been edited by hand; its text is kept in ${k.kept} and the view was rewritten from the ledger`;
+}
+
+/**
+ * Refuses, before a verb writes anything, views it could not replace: a view that is a symbolic
+ * link (or a directory, FIFO or device) is never followed or replaced (fs/durable.ts, OP_SYMLINK
+ * or OP_NOT_REGULAR, exit 3), and a verb that would end with that warning refuses up front.
+ */
+export function assertViewTargets(viewsDir: string): void {
+  for (const name of VIEW_FILES) assertReplaceable(realFileOps, join(viewsDir, name));
 }
 
 /**

@@ -261,6 +261,13 @@ export async function refreshViews(w: LedgerWriter, views: string | false | unde
   }
 }
 
+/** Step 1: views that could not be replaced (a planted link) refuse the verb before anything is written. */
+async function checkViewTargets(w: LedgerWriter, views: string | false | undefined): Promise<void> {
+  if (views === false) return;
+  const { assertViewTargets, defaultViewsDir } = await import('./views.js');
+  assertViewTargets(views ?? defaultViewsDir(w.paths.dir));
+}
+
 export function recoveredWarning(recovered: RecoverReport | null, warnings: string[]): void {
   if (recovered) warnings.push(`moved ${recovered.unpublished} unpublished bytes to ${recovered.file}`);
 }
@@ -275,6 +282,7 @@ export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkR
   const force = req.force === true;
   const reason = req.reason === undefined ? null : checkChars(req.reason, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason });
+  await checkViewTargets(w, req.views);
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
     const item = foldWorkLog(workRecords(w, view.head)).items.get(slug);
@@ -358,6 +366,8 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
       ...(f.note !== undefined ? { note: f.note } : {}),
     };
   }
+
+  await checkViewTargets(w, req.views);
   const tests = c.tests;
   const command = tests !== undefined && 'command' in tests ? tests : null;
   const cwd = command ? resolve(command.cwd ?? process.cwd()) : null;

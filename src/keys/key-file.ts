@@ -1,17 +1,21 @@
 // Secret key files on disk (SPEC 7): written 0600 and refused when group or other may read
 // them, as ssh refuses them. Trust files are read in src/keys/trust-file.ts.
-import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, fstatSync, readFileSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { createFileDurable, mkdirDurable } from '../fs/durable.js';
-import { realFileOps, type FileOps } from '../fs/ops.js';
+import { openRegularFile, realFileOps, type FileOps } from '../fs/ops.js';
 import { formatSecretKeyFile, parseSecretKeyFile } from './secret-key.js';
 
-/** Reads a secret key file, refusing it when its mode lets group or other read or write it. */
+/**
+ * Reads a secret key file, refusing it when its mode lets group or other read or write it, and
+ * when it is not a regular file (a FIFO or device is refused at once, never waited on: exit 3).
+ * No error quotes the file's text (secret-key.ts).
+ */
 export function readSecretKey(path: string): { name: string; seed: Uint8Array } {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openRegularFile(path, true);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new LedgerError('INPUT_KEY', `no key file at ${path}`, { path }, `pass --key or set LEDGER_KEY, or create one with \`ledger keygen --out ${path}\``);

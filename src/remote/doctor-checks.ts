@@ -9,14 +9,14 @@ import { readHold } from './hold.js';
 import { readOutbox } from './outbox.js';
 import { FALLBACK_REF } from './publish.js';
 import { joinedRemote } from './sync.js';
-import type { Env } from './state.js';
+import { stateDirOf, type Env } from './state.js';
 
 export interface RemoteCheck { name: string; status: 'ok' | 'warn' | 'fail'; detail: string; fix?: string }
 
 export function remoteChecks(ledgerDir: string, env: Env, localSeq: number | null): RemoteCheck[] {
   let ctx;
   try {
-    ctx = joinedRemote(ledgerDir, env);
+    ctx = joinedRemote(ledgerDir, stateDirOf(env));
   } catch (e) {
     return [{ name: 'remote', status: 'fail', detail: (e as Error).message, fix: 'join again with `ledger init --remote REMOTE`' }];
   }

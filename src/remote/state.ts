@@ -14,24 +14,15 @@
 // `<ledger>` digests the realpath of the ledger directory: one machine's copy of one ledger.
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { mkdirDurable, replaceFileDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
 import { parseJsonStrict } from '../canonical.js';
 
-export type Env = Record<string, string | undefined>;
-const set = (env: Env, name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
-
-/** The per-user state directory for `env` (the same rule as the store's writer marks). */
-export function stateDirOf(env: Env): string {
-  const explicit = set(env, 'LEDGER_STATE_DIR');
-  if (explicit !== undefined) return resolve(explicit);
-  const xdg = set(env, 'XDG_STATE_HOME');
-  if (xdg !== undefined) return resolve(xdg, 'handoff-ledger');
-  return join(set(env, 'HOME') ?? homedir(), '.local', 'state', 'handoff-ledger');
-}
+export type { Env } from '../store/state-dir.js';
+/** The per-user state directory for `env` (the store's rule, store/state-dir.ts). */
+export { stateDirFrom as stateDirOf } from '../store/state-dir.js';
 
 export interface RemotePaths {
   dir: string;

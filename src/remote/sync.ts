@@ -55,8 +55,7 @@ export interface RemoteContext {
 }
 
 /** The remote this ledger is joined to on this machine, or null. */
-export function joinedRemote(ledgerDir: string, env: Env): RemoteContext | null {
-  const stateDir = stateDirOf(env);
+export function joinedRemote(ledgerDir: string, stateDir: string): RemoteContext | null {
   const rp = remotePaths(stateDir, ledgerDir);
   const join = readJoin(rp);
   return join ? { stateDir, rp, join } : null;
@@ -108,7 +107,7 @@ export function joinLedger(o: JoinOptions): JoinResult {
   const now = o.now ?? (() => new Date());
   const stateDir = stateDirOf(o.env);
   const ops = realFileOps;
-  const paths = ledgerPaths(o.dir);
+  const paths = ledgerPaths(o.dir, stateDir);
   const rp = remotePaths(stateDir, paths.dir);
   if (readJoin(rp) && ops.exists(paths.head)) throw new LedgerError('INPUT_EXISTS', `the ledger at ${paths.dir} is already joined to a remote on this machine`, { dir: paths.dir }, 'run `ledger sync`');
   ensureRemoteDir(rp);

@@ -7,7 +7,8 @@
 import { ioError } from '../errors.js';
 import type { Head } from '../record.js';
 import { writeAll } from '../fs/durable.js';
-import type { FileOps } from '../fs/ops.js';
+import type { FileOps, FileStat } from '../fs/ops.js';
+import { rememberChain } from './chain-memo.js';
 import { parseHead, writeHead } from './head.js';
 import type { LedgerPaths } from './paths.js';
 import { quarantineUnpublished } from './recover.js';
@@ -24,9 +25,15 @@ export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: Head | n
   } catch (e) {
     throw ioError(e, 'open', paths.records);
   }
+  let st: FileStat | null = null;
   try {
     writeAll(ops, fd, lines, at);
     ops.fdatasync(fd);
+    try {
+      st = ops.fstat ? ops.fstat(fd) : null;
+    } catch {
+      st = null; // only the memo is lost
+    }
   } catch (e) {
     try {
       ops.ftruncate(fd, at);
@@ -38,5 +45,8 @@ export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: Head | n
     ops.close(fd);
   }
   writeHead(ops, paths, { head, bytes: headBytes });
+  // The adopted records were checked from a trusted point (link, id, signature, pin): the
+  // verified-chain memo may cover them, so the next writer does not re-read the whole chain.
+  rememberChain(paths, head.genesis, st, { offset: head.size, seq: head.seq, id: head.tail });
   return head;
 }

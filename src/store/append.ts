@@ -2,11 +2,15 @@
 //
 //   1. validate every draft (nothing is touched for a bad one)
 //   2. take the cross-process writer lock
-//   3. read HEAD and check that its tail is really the last published line
+//   3. read HEAD; check that it is one this writer may build on (head-guard.ts: its key is
+//      pinned or the writer's own, and it is not below this writer's mark), that the chain
+//      through it links (read.ts assertPublishedChain), and that its tail is really the last
+//      published line; remove temp files a killed writer left
 //   4. let the caller decide, on that HEAD, what to append (idempotency, ownership, the gate)
 //   5. move bytes past HEAD's size into quarantine/ (they were never published)
 //   6. write the new lines at `size`, fdatasync
-//   7. write HEAD to a temp file, fsync, rename, fsync the directory
+//   7. write HEAD to a temp file, fsync, rename, fsync the directory; then raise this writer's
+//      mark and the verified-chain memo (per-user state, outside the ledger directory)
 //   8. release the lock
 // An append returns only after step 7: a record is published exactly when a durable HEAD covers
 // it. If anything fails before the rename, the new bytes are cut back off, so a refused or
@@ -17,14 +21,17 @@ import { canonicalAroundSig, canonicalLine, digestOf, ed25519SigJson, recordId, 
 import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { makeSig, signingMessage, type Sig, type Signer } from '../sign.js';
-import { fsyncDir, mkdirDurable, writeAll } from '../fs/durable.js';
-import { fsError, realFileOps, type FileOps } from '../fs/ops.js';
+import { fsyncDir, mkdirDurable, removeStaleTemps, writeAll } from '../fs/durable.js';
+import { fsError, realFileOps, type FileOps, type FileStat } from '../fs/ops.js';
+import { rememberChain } from './chain-memo.js';
 import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
+import { assertTrustedHead, checkMark, prepareMarks, raiseMark, readAllMarks, readMark, type WriterGuard } from './head-guard.js';
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
-import { assertTailIsLastLine, rememberTail } from './read.js';
-import { quarantineUnpublished, type RecoverReport } from './recover.js';
+import { assertPublishedChain, assertTailIsLastLine, rememberTail } from './read.js';
+import { quarantineUnpublished, QUARANTINE_NAME_RE, type RecoverReport } from './recover.js';
+import { stateDirFrom } from './state-dir.js';
 import type { Publisher } from './publisher.js';
 
 export interface StoreOptions {
@@ -34,6 +41,12 @@ export interface StoreOptions {
   waitMs?: number;
   /** The clock; records never go back in time even if it does. */
   now?: () => Date;
+  /**
+   * What HEAD is checked against before anything is built on it (head-guard.ts): the per-user
+   * state directory and the trust file. Default: the state directory process.env names, and no
+   * trust file (only a HEAD signed by the writer's own key is built on).
+   */
+  guard?: WriterGuard;
   /** Where the ledger is published beyond this disk (SPEC 11, src/remote/); see publisher.ts. */
   publisher?: Publisher;
 }
@@ -63,12 +76,43 @@ export interface LockedView {
 export const DEFAULT_WAIT_MS = 10_000;
 
 function resolve(opts: StoreOptions) {
+  const guard = opts.guard ?? { stateDir: stateDirFrom(process.env), trust: null };
   return {
-    paths: ledgerPaths(opts.dir),
+    paths: ledgerPaths(opts.dir, guard.stateDir),
     ops: opts.ops ?? realFileOps,
     waitMs: opts.waitMs ?? DEFAULT_WAIT_MS,
     now: opts.now ?? (() => new Date()),
+    guard,
   };
+}
+
+/**
+ * Step 3 for a writer: HEAD must be one it may build on (trusted, not below its mark), and the
+ * chain through it must link; then temp files a killed writer left under this lock go.
+ */
+function assertBuildable(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, ownKey: string): void {
+  assertTrustedHead(head, ownKey, guard.trust);
+  const mark = readMark(guard.stateDir, paths, head.genesis, ownKey);
+  if (mark) checkMark(ops, paths, head, mark);
+  assertPublishedChain(ops, paths, head);
+  removeLeftovers(ops, paths);
+}
+
+/**
+ * Policy: the temp files of HEAD (in the ledger directory) and of quarantine files are written
+ * only under the writer lock, so under it any that exist were left by a writer that was killed
+ * (SIGKILL, a power cut): they are removed, if they are regular files of the recipe's names
+ * (fs/durable.ts removeStaleTemps), never links or anything else.
+ */
+function removeLeftovers(ops: FileOps, paths: LedgerPaths): void {
+  removeStaleTemps(ops, paths.dir, (target) => target === 'HEAD');
+  removeStaleTemps(ops, paths.quarantine, (target) => QUARANTINE_NAME_RE.test(target));
+}
+
+/** After HEAD is durable: the mark and the memo name what this writer just published. */
+function remember(paths: LedgerPaths, guard: WriterGuard, key: string, head: Head, tailOffset: number, st: FileStat | null): void {
+  rememberChain(paths, head.genesis, st, { offset: head.size, seq: head.seq, id: head.tail });
+  raiseMark(guard.stateDir, paths, head.genesis, key, { seq: head.seq, tail: head.tail, offset: tailOffset });
 }
 
 /** Throws INPUT_SCHEMA naming every problem of every bad draft. */
@@ -177,16 +221,18 @@ export function transact(
   decide: (view: LockedView) => readonly Draft[],
   checkedDrafts?: readonly Draft[],
 ): AppendResult {
-  const { paths, ops, waitMs, now } = resolve(opts);
+  const { paths, ops, waitMs, now, guard } = resolve(opts);
   if (!ops.exists(paths.head)) throw notALedger(paths, ops);
+  // Before the lock: a state directory that cannot hold the mark refuses the append up front.
+  prepareMarks(guard.stateDir);
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
     const pub = opts.publisher;
-    if (!pub) return appendLocked(ops, paths, now, signer, decide, checkedDrafts)!;
+    if (!pub) return appendLocked(ops, paths, guard, now, signer, decide, checkedDrafts)!;
     // publisher.ts: refresh, decide, publish; again from the start while another machine won.
     for (let attempt = 1; ; attempt++) {
       pub.refresh(ops, paths);
-      const done = appendLocked(ops, paths, now, signer, decide, checkedDrafts, pub);
+      const done = appendLocked(ops, paths, guard, now, signer, decide, checkedDrafts, pub);
       if (done) return done;
       if (attempt >= pub.attempts) {
         throw new LedgerError('OP_REMOTE_CONTENDED', `the remote moved ${attempt} times while this write was being published; nothing was published`, { attempts: attempt }, 'try again: other machines are writing right now');
@@ -211,6 +257,7 @@ function allChecked(drafts: readonly Draft[], checked: readonly Draft[] | undefi
 function appendLocked(
   ops: FileOps,
   paths: LedgerPaths,
+  guard: WriterGuard,
   now: () => Date,
   signer: Signer,
   decide: (view: LockedView) => readonly Draft[],
@@ -221,6 +268,7 @@ function appendLocked(
     const current = readHeadWithBytes(ops, paths);
     if (!current) throw notALedger(paths, ops);
     const { head } = current;
+    assertBuildable(ops, paths, guard, head, signer.publicKey);
     const tail = assertTailIsLastLine(ops, paths, head);
     const drafts = decide({ paths, head, tail: { id: tail.id, record: tail.record } });
     if (drafts.length === 0) return { records: [], head, recovered: null };
@@ -237,8 +285,9 @@ function appendLocked(
       if (outcome === 'moved') return null;
       if (outcome === 'queued') return { records: placed.appended, head, recovered: null, queued: true };
     }
-    writeLinesThenHead(ops, paths, head.size, placed.data, current.bytes, newHead);
+    const st = writeLinesThenHead(ops, paths, head.size, placed.data, current.bytes, newHead);
     rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
+    remember(paths, guard, signer.publicKey, newHead.head, last.offset, st);
     return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
   }
 }
@@ -270,7 +319,7 @@ function reachedHead(e: unknown, what: string, replaced: true | 'unknown'): Ledg
  * published); if HEAD may have been replaced (the rename happened, a later fsync failed), nothing
  * is cut and the error says the append may have reached HEAD.
  */
-function writeLinesThenHead(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, headBefore: Buffer, head: SignedHead): void {
+function writeLinesThenHead(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, headBefore: Buffer, head: SignedHead): FileStat | null {
   let fd: number;
   try {
     fd = ops.open(paths.records, 'r+');
@@ -278,9 +327,17 @@ function writeLinesThenHead(ops: FileOps, paths: LedgerPaths, at: number, data: 
     throw ioError(e, 'open', paths.records);
   }
   let headReplaced: boolean | 'unknown' = false;
+  let st: FileStat | null = null;
   try {
     writeAll(ops, fd, data, at);
     ops.fdatasync(fd);
+    // The file as this writer left it, for the verified-chain memo: taken under the lock, after
+    // the lines are durable and before HEAD publishes them. A failed fstat only costs a memo.
+    try {
+      st = ops.fstat ? ops.fstat(fd) : null;
+    } catch {
+      st = null;
+    }
     try {
       writeHead(ops, paths, head);
     } catch (e) {
@@ -306,6 +363,7 @@ function writeLinesThenHead(ops: FileOps, paths: LedgerPaths, at: number, data: 
       // written, or the append is already failing); a failed close must not replace it.
     }
   }
+  return st;
 }
 
 /** Appends drafts as one all-or-nothing batch under one lock and one HEAD update. */
@@ -321,10 +379,11 @@ export function appendDrafts(opts: StoreOptions, signer: Signer, drafts: readonl
  * never published and go to quarantine/ first.
  */
 export function initLedger(opts: StoreOptions, signer: Signer, agent: string, name?: string): AppendResult {
-  const { paths, ops, waitMs, now } = resolve(opts);
+  const { paths, ops, waitMs, now, guard } = resolve(opts);
   if (ops.exists(paths.head)) {
     throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}`, { dir: paths.dir }, '`ledger init` never overwrites a ledger: use another --dir');
   }
+  prepareMarks(guard.stateDir);
   const genesisDraft = { kind: 'genesis', agent, nonce: toBase64url(randomBytes(16)), ...(name !== undefined ? { name } : {}) } as Draft;
   assertDrafts([genesisDraft]);
   try {
@@ -355,10 +414,13 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
     const id = recordId(unsigned);
     const record = { ...unsigned, sig: makeSig('record', id, signer) } as LedgerRecord;
     const line = Buffer.from(canonicalLine(record));
+    removeLeftovers(ops, paths);
     const fd = ops.open(paths.records, 'w', 0o644);
+    let st: FileStat | null = null;
     try {
       writeAll(ops, fd, line, 0);
       ops.fdatasync(fd);
+      st = ops.fstat ? ops.fstat(fd) : null;
     } finally {
       ops.close(fd);
     }
@@ -366,6 +428,7 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
     const head = signHead({ v: 1, genesis: id, seq: 0, tail: id, size: line.length, ts }, signer);
     publishing = true;
     writeHead(ops, paths, head);
+    remember(paths, guard, signer.publicKey, head.head, 0, st);
     return { records: [{ id, seq: 0, offset: 0, record }], head: head.head, recovered: recovered.unpublished ? recovered : null };
   } catch (e) {
     if (e instanceof LedgerError) throw e;
@@ -379,18 +442,35 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
   }
 }
 
-/** `ledger recover`: the quarantine step on its own, under the lock. */
-export function recoverLedger(opts: StoreOptions, dryRun: boolean): RecoverReport {
-  const { paths, ops, waitMs } = resolve(opts);
+/**
+ * `ledger recover`: the quarantine step on its own, under the lock, on a HEAD that a writer may
+ * build on (head-guard.ts): `ownKey` is the caller's public key, or null when it has none (then
+ * HEAD's key must be pinned in the guard's trust file, and every mark of this user is checked).
+ */
+export function recoverLedger(opts: StoreOptions, dryRun: boolean, ownKey: string | null = null): RecoverReport {
+  const { paths, ops, waitMs, guard } = resolve(opts);
   if (!ops.exists(paths.dir)) throw notALedger(paths, ops);
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
     const head = readHead(ops, paths);
-    // Fail closed: move bytes past HEAD only when HEAD really ends the chain there (its tail is
-    // the line ending at its size), as a writer checks before it appends. (A file shorter than
-    // HEAD's size is refused by quarantineUnpublished, with its own message.)
+    // Fail closed: move bytes past HEAD only when HEAD is one a writer may build on and really
+    // ends the chain there (its tail is the line ending at its size), as a writer checks before
+    // it appends. (A file shorter than HEAD's size is refused by quarantineUnpublished, with its
+    // own message.)
+    // Policy: recover checks HEAD's key and this user's marks (it must not cut back to a HEAD a
+    // keyless attacker wrote, or one rolled back below what was published), but not the chain:
+    // it moves only bytes past HEAD, never deletes, and a ledger damaged in the middle must still
+    // be able to set unpublished bytes aside.
+    if (head) assertTrustedHead(head, ownKey, guard.trust);
     if (head && ops.exists(paths.records) && ops.size(paths.records) >= head.size) {
       assertTailIsLastLine(ops, paths, head, 'refusing to recover: ');
+      const marks = ownKey !== null ? [readMark(guard.stateDir, paths, head.genesis, ownKey)].filter((m) => m !== null) : readAllMarks(guard.stateDir, paths, head.genesis);
+      for (const m of marks) checkMark(ops, paths, head, m);
+      removeLeftovers(ops, paths);
+    } else if (head) {
+      // A file shorter than HEAD's size: refused below; a mark above it says why, first.
+      const marks = ownKey !== null ? [readMark(guard.stateDir, paths, head.genesis, ownKey)].filter((m) => m !== null) : readAllMarks(guard.stateDir, paths, head.genesis);
+      for (const m of marks) if (head.seq < m.seq) checkMark(ops, paths, head, m);
     }
     return quarantineUnpublished(ops, paths, head, dryRun);
   } catch (e) {

@@ -2,7 +2,13 @@
 //
 // Policy: a lock whose holder is gone (same host, pid no longer running) is taken over; a lock
 // held by a live process, or by a process on another host (we cannot tell whether it lives), is
-// waited for up to a bound, then refused with OP_LOCK_TIMEOUT naming the holder. Takeover is
+// waited for up to a bound, then refused with OP_LOCK_TIMEOUT naming the holder.
+// Policy (issue 13 finding 17): a lock records its holder's start time (Linux: /proc/PID/stat's
+// starttime); a live pid that started at another time is a reused pid, not the holder, and the
+// lock is taken over. A lock that is a symbolic link (dangling or not), a FIFO, a socket or a
+// device was made by no writer (ours are regular files, created O_EXCL | O_NOFOLLOW): it is taken
+// over too, by unlinking the name itself, never what it points to. A directory there cannot be
+// unlinked: it is refused at once (OP_NOT_REGULAR), not waited on. Takeover is
 // serialised by a second, short-lived guard (`lock.takeover`), and the stale lock is re-read
 // under the guard, so two waiters can never both remove a lock and both believe they hold it.
 import { readFileSync } from 'node:fs';
@@ -12,7 +18,7 @@ import { LedgerError, ioError } from '../errors.js';
 import { writeAll } from '../fs/durable.js';
 import { fsError, type FileOps } from '../fs/ops.js';
 
-export interface LockInfo { pid: number; host: string; nonce: string; since: string; boot?: string }
+export interface LockInfo { pid: number; host: string; nonce: string; since: string; boot?: string; start?: string }
 
 export interface HeldLock { path: string; info: LockInfo; release(): void }
 
@@ -44,6 +50,20 @@ const UNWRITTEN_GRACE_MS = 2_000;
 // The takeover guard is held for a few syscalls; one older than this belongs to a dead waiter.
 const GUARD_STALE_MS = 5_000;
 
+/** When process `pid` started, in clock ticks since boot (Linux), or null when it cannot be told. */
+function startTimeOf(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: fields count from after it.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const start = fields[19]; // field 22, starttime
+    return start !== undefined && /^\d+$/.test(start) ? start : null;
+  } catch {
+    return null;
+  }
+}
+const START: string | null = startTimeOf(process.pid);
+
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 function sleepMs(ms: number): void {
   Atomics.wait(sleepCell, 0, 0, ms);
@@ -58,9 +78,21 @@ function pidAlive(pid: number): boolean {
   }
 }
 
-function readLock(ops: FileOps, path: string): { info: LockInfo | null; raw: string; ageMs: number } | null {
+interface SeenLock { info: LockInfo | null; raw: string; ageMs: number; planted?: 'link' | 'other' }
+
+function readLock(ops: FileOps, path: string): SeenLock | null {
   try {
-    const raw = ops.readFile(path).toString('utf8');
+    let bytes: Buffer;
+    try {
+      bytes = ops.readFile(path);
+    } catch (e) {
+      // Not a regular file (fs/ops.ts readFile refuses it): planted, see the Policy above.
+      const code = (e as { code?: unknown }).code;
+      if (code === 'OP_SYMLINK') return { info: null, raw: 'planted:link', ageMs: Infinity, planted: 'link' };
+      if (code === 'OP_NOT_REGULAR' && (e as LedgerError).data.kind !== 'dir') return { info: null, raw: 'planted:other', ageMs: Infinity, planted: 'other' };
+      throw e;
+    }
+    const raw = bytes.toString('utf8');
     let info: LockInfo | null = null;
     try {
       const v = JSON.parse(raw);
@@ -89,11 +121,18 @@ function mtimeOf(ops: FileOps, path: string): number | null {
 // them over, as they would a dead process's. (Another thread of this process has other nonces.)
 const orphaned = new Set<string>();
 
-function isStale(l: { info: LockInfo | null; ageMs: number }): boolean {
+function isStale(l: SeenLock): boolean {
+  if (l.planted) return true;
   if (!l.info) return l.ageMs > UNWRITTEN_GRACE_MS;
   if (l.info.host === HOST && BOOT !== null && typeof l.info.boot === 'string' && l.info.boot !== BOOT) return true;
   if (l.info.host === HOST && l.info.pid === process.pid) return orphaned.has(l.info.nonce);
-  return l.info.host === HOST && !pidAlive(l.info.pid);
+  if (l.info.host !== HOST) return false;
+  if (!pidAlive(l.info.pid)) return true;
+  // Alive: the holder only if it is the process that took the lock (same start time). A lock
+  // without a start time (an older writer, or not Linux) is believed.
+  if (typeof l.info.start !== 'string') return false;
+  const now = startTimeOf(l.info.pid);
+  return now !== null && now !== l.info.start;
 }
 
 // Policy: the lock is created in place, not by fs/durable.ts, and never fsynced. Its creation
@@ -184,7 +223,7 @@ function nextNonce(): string {
 }
 
 function waitForLock(ops: FileOps, path: string, waitMs: number): HeldLock {
-  const info: LockInfo = { pid: process.pid, host: HOST, nonce: nextNonce(), since: new Date().toISOString(), ...(BOOT ? { boot: BOOT } : {}) };
+  const info: LockInfo = { pid: process.pid, host: HOST, nonce: nextNonce(), since: new Date().toISOString(), ...(BOOT ? { boot: BOOT } : {}), ...(START ? { start: START } : {}) };
   const deadline = Date.now() + waitMs;
   let delay = 2;
   for (;;) {

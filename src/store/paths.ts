@@ -8,9 +8,14 @@ export interface LedgerPaths {
   head: string;
   lock: string;
   quarantine: string;
+  /**
+   * The per-user state directory (state-dir.ts) whose verified-chain memo the readers of these
+   * paths use; undefined: the one process.env names. Writers are given theirs explicitly.
+   */
+  stateDir?: string;
 }
 
-export function ledgerPaths(dir: string): LedgerPaths {
+export function ledgerPaths(dir: string, stateDir?: string): LedgerPaths {
   const d = resolve(dir);
   return {
     dir: d,
@@ -18,5 +23,6 @@ export function ledgerPaths(dir: string): LedgerPaths {
     head: join(d, 'HEAD'),
     lock: join(d, 'lock'),
     quarantine: join(d, 'quarantine'),
+    ...(stateDir !== undefined ? { stateDir } : {}),
   };
 }

@@ -1,11 +1,15 @@
 // Reading published records: only the bytes HEAD covers are ever shown (SPEC 5: bytes past
-// `size` are not part of the ledger).
+// `size` are not part of the ledger), and only once the whole chain through HEAD checks
+// (assertPublishedChain: links and ids, chain.ts, with the verified-chain memo of chain-memo.ts),
+// so a record edited in place is refused by every read verb (show, log, resume, render, pending)
+// and by every writer, not shown or built on (issue 13 finding 9).
 import { isUtf8 } from 'node:buffer';
 import { idFromLine, isCanonicalText } from '../canonical.js';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Head, LedgerRecord } from '../record.js';
 import { lineEndingAt, linesForward, openToRead, type StoredLine } from '../fs/lines.js';
-import { realFileOps, type FileOps } from '../fs/ops.js';
+import { realFileOps, type FileOps, type FileStat } from '../fs/ops.js';
+import { assertChain } from './chain-memo.js';
 import type { LedgerPaths } from './paths.js';
 
 export interface RecordAt {
@@ -84,17 +88,35 @@ export function assertTailIsLastLine(ops: FileOps, paths: LedgerPaths, head: Hea
 }
 
 /**
+ * The one check every reader and writer makes before it shows or builds on anything: HEAD's
+ * size is within records.jsonl, and the chain through HEAD links and hashes (chain.ts), believing
+ * the verified-chain memo only for a file it names exactly (chain-memo.ts). `fd`: records.jsonl
+ * open already (else it is opened here). Returns the file's identity as checked (null when
+ * `ops` cannot tell). Throws OP_CORRUPT.
+ */
+export function assertPublishedChain(ops: FileOps, paths: LedgerPaths, head: Head, fd?: number): FileStat | null {
+  const own = fd === undefined ? openToRead(ops, paths.records) : fd;
+  try {
+    const size = ops.size(paths.records);
+    if (size < head.size) throw new LedgerError('OP_CORRUPT', `${paths.records} has ${size} bytes but HEAD publishes ${head.size}`, {}, RUN_AUDIT);
+    return assertChain(ops, own, paths, head);
+  } finally {
+    if (fd === undefined) ops.close(own);
+  }
+}
+
+/**
  * Every published record in order, streaming. `fromOffset`/`fromSeq` start the scan at a known
  * line (an index or a floor); ids are recomputed from the bytes, never taken from a cache.
  */
 export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fromSeq = 0, ops: FileOps = realFileOps): Generator<RecordAt> {
   const fd = openToRead(ops, paths.records);
   try {
-    // Fail closed before showing anything: a HEAD that publishes more than the file holds, or
-    // whose tail is not the line ending at its size, is not a state of this ledger, even if the
-    // first records are intact. (The writer checks the same before it appends.)
-    const size = ops.size(paths.records);
-    if (size < head.size) throw new LedgerError('OP_CORRUPT', `${paths.records} has ${size} bytes but HEAD publishes ${head.size}`, {}, RUN_AUDIT);
+    // Fail closed before showing anything: a HEAD that publishes more than the file holds, whose
+    // tail is not the line ending at its size, or whose chain does not link (an edit in place),
+    // is not a state of this ledger, even if the first records are intact. (The writer checks
+    // the same before it appends.)
+    assertPublishedChain(ops, paths, head, fd);
     assertTailIsLastLine(ops, paths, head);
     let seq = fromSeq;
     for (const { bytes, offset } of linesForward(ops, fd, paths.records, fromOffset, head.size)) {

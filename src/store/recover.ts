@@ -8,6 +8,9 @@ import { createFileDurable, fsyncDir, fsyncFile, mkdirDurable } from '../fs/dura
 import type { FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
 
+/** The names of quarantine files: where the bytes stood and the start of their digest. */
+export const QUARANTINE_NAME_RE = /^at-\d+-[0-9a-f]{16}\.bin$/;
+
 export interface RecoverReport {
   /** Where published bytes end (HEAD's size, 0 when there is no HEAD). */
   published: number;

@@ -205,11 +205,11 @@ for (const { recipe, old, label } of RECIPES) {
           hit.add(at);
           if (recipe === 'create' && at === PUBLISH + 1) {
             // Only the temp name's unlink failed, after the link: the file is whole under its
-            // name, the directory is still fsynced, and the call succeeds; the leftover is a
-            // second name of that whole file, never read.
+            // name, the directory is still fsynced, and the call succeeds; the unlink refused
+            // once is tried once more (removeQuietly), so no second name of the file is left.
             expect(thrown, `step ${at}`).toBeNull();
             expect(seen(disk), `step ${at}`).toEqual(NEW);
-            expect(temps(disk), `step ${at}`).toHaveLength(1);
+            expect(temps(disk), `step ${at}`).toHaveLength(0);
             continue;
           }
           expect((thrown as NodeJS.ErrnoException | null)?.code, `step ${at}`).toBe(code);
@@ -351,11 +351,10 @@ describe('when a temp name is planted as a symbolic link (real disk)', () => {
     });
   }
 
-  it('replace, on the real disk: a target that is a link to the victim is replaced by a regular file', () => {
+  it('replace, on the real disk: a target that is a link to the victim is refused (OP_SYMLINK), neither followed nor replaced, no temp behind', () => {
     symlinkSync(victim, join(dir, NAME));
-    replaceFileDurable(realFileOps, dir, NAME, NEW);
-    expect(lstatSync(join(dir, NAME)).isFile()).toBe(true);
-    expect(readFileSync(join(dir, NAME))).toEqual(NEW);
+    expect(() => replaceFileDurable(realFileOps, dir, NAME, NEW)).toThrow(expect.objectContaining({ code: 'OP_SYMLINK' }));
+    expect(lstatSync(join(dir, NAME)).isSymbolicLink()).toBe(true);
     expect(readFileSync(victim)).toEqual(VICTIM);
     expect(readdirSync(dir)).toEqual([NAME]);
   });

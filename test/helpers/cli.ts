@@ -14,14 +14,23 @@ export const BIN = join(ROOT, 'dist/cli/ledger.cjs');
 
 export interface Run { code: number; stdout: string; stderr: string }
 
-/** Runs `ledger ...args` in-process. `env` replaces the environment entirely (default: none). */
+/**
+ * The environment of a test run: `env` as given, plus the test's per-user state directory
+ * (test/setup.ts) unless `env` names one, so no test writes marks into the real home directory.
+ */
+function withState(env: Record<string, string> | undefined): Record<string, string> {
+  const state = process.env.LEDGER_STATE_DIR;
+  return { ...(state !== undefined && !('LEDGER_STATE_DIR' in (env ?? {})) ? { LEDGER_STATE_DIR: state } : {}), ...(env ?? {}) };
+}
+
+/** Runs `ledger ...args` in-process. `env` replaces the environment entirely (default: none but the test's state directory). */
 export async function runLedger(args: string[], opts: { cwd: string; env?: Record<string, string>; stdin?: string }): Promise<Run> {
   let stdout = '';
   let stderr = '';
   const io: CliIO = {
     stdout: (t) => void (stdout += t),
     stderr: (t) => void (stderr += t),
-    env: opts.env ?? {},
+    env: withState(opts.env),
     cwd: opts.cwd,
     isTTY: false,
     readStdin: async () => opts.stdin ?? '',
@@ -34,7 +43,7 @@ export async function runLedger(args: string[], opts: { cwd: string; env?: Recor
 export function spawnLedgerSync(args: string[], opts: { cwd: string; env?: Record<string, string>; stdin?: string }): Run {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     cwd: opts.cwd,
-    env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) },
+    env: { PATH: process.env.PATH ?? '', ...withState(opts.env) },
     input: opts.stdin ?? '',
     encoding: 'utf8',
   });
@@ -44,7 +53,7 @@ export function spawnLedgerSync(args: string[], opts: { cwd: string; env?: Recor
 export function spawnLedger(args: string[], opts: { cwd: string; env?: Record<string, string> }) {
   return spawn(process.execPath, [BIN, ...args], {
     cwd: opts.cwd,
-    env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) },
+    env: { PATH: process.env.PATH ?? '', ...withState(opts.env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

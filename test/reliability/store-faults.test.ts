@@ -262,7 +262,7 @@ describe('when an earlier recovery left its quarantine file behind (it died befo
         realFileOps.fsync(fd);
       },
     }));
-    const report = Ledger.open({ dir, ops }).recover();
+    const report = Ledger.open({ dir, key: signer, ops }).recover();
     expect(report.moved).toBe(true);
     expect(synced).toEqual(expect.arrayContaining([join(dir, 'quarantine', file), join(dir, 'quarantine')]));
     expect(readFileSync(join(dir, 'quarantine', file))).toEqual(tail);
@@ -274,7 +274,7 @@ describe('when an earlier recovery left its quarantine file behind (it died befo
     mkdirSync(join(dir, 'quarantine'));
     writeFileSync(join(dir, 'quarantine', file), 'something else entirely');
     const before = snapshot(dir);
-    const e = codeOf(() => Ledger.open({ dir }).recover());
+    const e = codeOf(() => Ledger.open({ dir, key: signer }).recover());
     expect(e.code).toBe('OP_CORRUPT');
     expect(snapshot(dir)).toEqual(before);
   });
@@ -304,7 +304,7 @@ describe('when recovery moves unpublished bytes into a new quarantine file', () 
         realFileOps.ftruncate(fd, n);
       },
     }));
-    const report = Ledger.open({ dir, ops }).recover();
+    const report = Ledger.open({ dir, key: signer, ops }).recover();
     expect(report.moved).toBe(true);
     const file = report.file!;
     expect(readFileSync(file)).toEqual(tail);

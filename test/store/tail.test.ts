@@ -78,7 +78,7 @@ describe.each([
   it('recover refuses, saying so, and moves nothing', () => {
     appendFileSync(join(dir, 'records.jsonl'), 'unpublished bytes');
     const before = snapshot(dir);
-    const e = errorOf(() => recoverLedger({ dir }, false));
+    const e = errorOf(() => recoverLedger({ dir }, false, harness.publicKey));
     expect(e.code).toBe('OP_CORRUPT');
     expect(e.message).toMatch(/^refusing to recover: HEAD says the tail is/);
     expect(snapshot(dir)).toEqual(before);

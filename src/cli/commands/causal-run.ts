@@ -8,7 +8,7 @@ import { checkConsumer, checkOp, checkRequiredInvariants } from '../../causal/ga
 import { age } from '../../causal/gate/format.js';
 import { fullRecordId, parseRecordArg } from '../ids.js';
 import { formatTable } from '../table.js';
-import { agentName, durationFlag, emit, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
+import { agentName, durationFlag, emit, flag, guardOptions, keyPath, ledgerDir, many, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
 import { remoteOpts } from './remote-opts.js';
 
 export function parseAccept(values: string[]): Outcome[] {
@@ -50,8 +50,8 @@ export async function runGateCommand(io: CliIO, opText: string, opts: Opts): Pro
   const trust = readTrust(tp);
   const base = { trust, trustPath: tp, floorPath, accept, requireInvariants, maxAgeMs, now, allowOpaque, expectHandoff: expect ?? null };
   const r = writer
-    ? Ledger.open({ dir, key: writer.key, waitMs: writer.waitMs, ...remoteOpts(io, opts) }).gate(op, { ...base, consumeAs: consumer, agent: writer.agent })
-    : Ledger.open({ dir }).gate(op, base);
+    ? Ledger.open({ dir, key: writer.key, waitMs: writer.waitMs, trust: tp, ...remoteOpts(io, opts) }).gate(op, { ...base, consumeAs: consumer, agent: writer.agent })
+    : Ledger.open({ dir, env: io.env }).gate(op, base);
   const lines = formatGateText(r);
   if (r.consume) {
     lines.push(r.consume.id ? `consumed as ${r.consume.consumer}: ${r.consume.id} (seq ${r.consume.seq})` : `not consumed: the gate holds for ${r.consume.consumer}`);
@@ -70,7 +70,7 @@ export async function runRevoke(io: CliIO, targetText: string, opts: Opts): Prom
   // A seq, HEAD or prefix names one record now (cli/ids.ts); the revoke rule checks what it is.
   const target = fullRecordId(dir, ref, 'revoke');
   const { Ledger } = await import('../../ledger.js');
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
   const res = ledger.append({ kind: 'revoke', agent, target, reason });
   const r = res.records[0];
   if (r.existing) io.stderr(`ledger: ${target} is already revoked by ${r.id} (seq ${r.seq}) with the same reason; nothing appended\n`);
@@ -100,7 +100,7 @@ export async function runPending(io: CliIO, opts: Opts): Promise<number> {
   if (op !== undefined) checkOp(op);
   const now = Date.now();
   const { Ledger } = await import('../../ledger.js');
-  const ledger = Ledger.open({ dir: ledgerDir(io, opts) });
+  const ledger = Ledger.open({ dir: ledgerDir(io, opts), env: io.env });
   const head = ledger.head();
   const { pending, unresolved } = ledger.pendingReport({ op, now, head });
   const lines = pending.length

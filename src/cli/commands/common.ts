@@ -138,6 +138,14 @@ export function agentName(io: CliIO, opts: Opts, fallback?: string): string {
   if (!/^[A-Za-z0-9._@-]{1,64}$/.test(a)) throw new LedgerError('USAGE', `--agent must be 1-64 chars of [A-Za-z0-9._@-], got "${a}"`);
   return a;
 }
+/**
+ * What a writer's HEAD check needs (SPEC 5): the trust file HEAD's key may be pinned in, and the
+ * environment that names the per-user state directory (store/state-dir.ts). Readers pass the
+ * environment alone (the verified-chain memo lives there too).
+ */
+export function guardOptions(io: CliIO, opts: Opts): { trust: string; env: CliIO['env'] } {
+  return { trust: trustPath(io, opts), env: io.env };
+}
 /** --wait for the writer lock, default 10 s. */
 export function waitMs(opts: Opts): number {
   return durationFlag(opts, 'wait', 10_000)!;
@@ -168,14 +176,19 @@ export const queuedWrites = new WeakSet<CliIO>();
 // Option declarations shared by verbs, so help reads the same everywhere.
 type Command = ReturnType<CAC['command']>;
 const S = { type: [String] };
-export const withWriter = (c: Command): Command =>
-  c
-    .option('--key <file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key in the project root)', S)
-    .option('--agent <name>', 'Who is writing (default: $LEDGER_AGENT)', S)
-    .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', S)
-    .option('--offline', 'In a ledger joined to a remote: when it cannot be reached, queue the write (not published until `ledger sync`)');
+// A writer takes --trust too (SPEC 5: it builds only on a HEAD whose key is pinned or its own);
+// declared once however the two are combined.
+const hasOption = (c: Command, name: string) => c.options.some((o) => o.names.includes(name));
 export const withTrust = (c: Command): Command =>
-  c.option('--trust <file>', 'Trust file of pinned keys (default: $LEDGER_TRUST, else keys/trust.json in the project root)', S);
+  hasOption(c, 'trust') ? c : c.option('--trust <file>', 'Trust file of pinned keys (default: $LEDGER_TRUST, else keys/trust.json in the project root)', S);
+export const withWriter = (c: Command): Command =>
+  withTrust(
+    c
+      .option('--key <file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key in the project root)', S)
+      .option('--agent <name>', 'Who is writing (default: $LEDGER_AGENT)', S)
+      .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', S)
+      .option('--offline', 'In a ledger joined to a remote: when it cannot be reached, queue the write (not published until `ledger sync`)'),
+  );
 export const STRING = S;
 
 /**

@@ -19,7 +19,7 @@ import { RESUME_MAX_LINES, buildResume, formatResume } from '../../handoff/resum
 import type { WorkLog } from '../../handoff/workitems.js';
 import { gitFacts } from '../../handoff/git.js';
 import {
-  agentName, durationFlag, emit, envValue, flag, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
+  agentName, durationFlag, emit, envValue, flag, guardOptions, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
 } from './common.js';
 import { remoteLine, remoteOpts } from './remote-opts.js';
 import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.js';
@@ -87,7 +87,7 @@ async function runStart(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const reason = charsFlag(opts, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason: reason ?? null });
   const views = viewsDir(io, opts, dir);
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
   const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, force, reason, views });
   const rec = res.record;
   const r = rec.record;
@@ -136,7 +136,7 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
     : testsText !== undefined ? { text: testsText } : undefined;
 
   // 2-5. the workflow: the advisory ownership check, the tests, the decision under the lock, the views
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
   const req = { slug, agent, done, state, next, verified, attempted, blockers, tests, evidence, views };
   const res = kind === 'checkpoint' ? await ledger.checkpoint({ ...req, leaseMs }) : await ledger.finish({ ...req, ...finishFields! });
   const rec = res.record;

@@ -4,6 +4,8 @@ import { dirname, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { LedgerError } from '../../errors.js';
+import { assertReplaceable } from '../../fs/durable.js';
+import { realFileOps } from '../../fs/ops.js';
 import { parseJsonStrict } from '../../canonical.js';
 import { readSecretKey, writeSecretKey } from '../../keys/key-file.js';
 import { Ledger } from '../../ledger.js';
@@ -11,7 +13,7 @@ import { createSigner } from '../../sign.js';
 import { KINDS, type Draft, type HandoffPayload, type IntentPayload } from '../../record.js';
 import { KEY_NAME_RE } from '../../keys/secret-key.js';
 import {
-  agentName, emit, envValue, flag, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
+  agentName, emit, envValue, flag, guardOptions, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
   type CliIO, type Opts,
 } from './common.js';
 import { remoteOpts } from './remote-opts.js';
@@ -58,6 +60,9 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   const existing = existsSync(kp) ? readSecretKey(kp) : null;
   const agent = agentName(io, opts, existing?.name ?? 'harness');
   const { pinKeyInTrustFile } = await import('./trust-edit.js');
+  // A trust file that is a symbolic link is never followed or replaced (fs/durable.ts): refused
+  // here, before the key file is made, not after.
+  assertReplaceable(realFileOps, tp);
   if (existsSync(tp)) (await import('../../keys/trust-file.js')).readTrust(tp);
   // In a git work tree, git is made to ignore the key and the ledger before either exists, so no
   // `git add -A` ever sees them (issue 14.2); a git that cannot say refuses the init here.
@@ -77,7 +82,7 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
     const { runJoin } = await import('./remote-run.js');
     return runJoin(io, opts, { dir, remote, signer, agent, name, waitMs: wait, trustPath: tp, keyPath: kp, created, pinned, gitignore: kept });
   }
-  const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: wait });
+  const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: wait, ...guardOptions(io, opts) });
   const g = result.records[0];
   const lines = [`initialised ledger ${dir}`, `genesis ${g.id}`];
   if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp}`);
@@ -199,7 +204,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
     const agentFlag = one(opts, 'agent') ?? (io.env.LEDGER_AGENT || undefined);
     if (agentFlag !== undefined) agentName(io, opts);
     const drafts = parseBatch(await io.readStdin(), agentFlag);
-    const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
+    const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
     // Retry identity (issue 4): identical retries of handoffs, intents and revocations in the
     // batch return the records that exist; the rest are appended under one lock and one HEAD.
     const res = ledger.append(drafts);
@@ -217,7 +222,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
   const agent = agentName(io, opts);
   const payload = kind === 'handoff' ? handoffFromFlags(io, opts, dir) : intentFromFlags(opts);
   const draft = { kind, agent, ...payload } as Draft;
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
   const res = ledger.append(draft);
   if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
   const r = res.records[0];
@@ -231,7 +236,9 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
 export async function runRecover(io: CliIO, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const dryRun = flag(opts, 'dryRun');
-  const report = Ledger.open({ dir, waitMs: waitMs(opts) }).recover({ dryRun });
+  // A key is optional here: given (--key or $LEDGER_KEY), a HEAD it signed needs no pin.
+  const key = one(opts, 'key') !== undefined || envValue(io, 'LEDGER_KEY') !== undefined ? keyPath(io, opts) : undefined;
+  const report = Ledger.open({ dir, waitMs: waitMs(opts), key, ...guardOptions(io, opts) }).recover({ dryRun });
   const text =
     report.unpublished === 0
       ? `nothing to recover: records.jsonl ends at HEAD's size ${report.published}`

@@ -52,7 +52,8 @@ export const WRITE_VERBS = [
   verb('recover', 'Move unpublished bytes past HEAD into quarantine/ (never touches published records)', {
     ok: 'nothing to recover, or the bytes were moved (--dry-run: would be)',
   }, (c, io) =>
-    c
+    withTrust(c)
+      .option('--key <file>', 'A secret key file: a HEAD it signed needs no pin (default: $LEDGER_KEY, if set)', STRING)
       .option('--dry-run', 'Only report what would be moved')
       .example('ledger recover --dry-run')
       .example('ledger recover --json')

@@ -1,7 +1,7 @@
 // Shared by the index tests (test/causal/index/): a scratch ledger with every kind of record,
 // the truth from a full scan, and the index opened on it.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, expect } from 'vitest';
 import { recordId } from '../../../src/canonical.js';
 import { keysOf, opKey } from '../../../src/causal/index/keys.js';
@@ -30,8 +30,15 @@ export function scratchLedger() {
     get dir() {
       return dir;
     },
-    /** A generated ledger of `count` records of every kind. */
-    write: (count: number, nonce = 'nonce') => writeLedgerFiles(dir, serializeLedger(buildLedger({ count, kinds: KINDS, nonce }))),
+    /**
+     * A generated ledger of `count` records of every kind. It is generated afresh, byte for byte
+     * the same each time, so the writer marks of the one it replaces (a per-test state
+     * directory beside it) go with it: they would see the regenerated one as a rollback.
+     */
+    write: (count: number, nonce = 'nonce') => {
+      rmSync(stateOf(dir), { recursive: true, force: true });
+      writeLedgerFiles(dir, serializeLedger(buildLedger({ count, kinds: KINDS, nonce })));
+    },
     open: (opts?: IndexOptions) => RecordIndex.open(ledgerPaths(dir), Ledger.open({ dir }).head(), opts),
     /** The index answers every key exactly as a full scan does, and nothing for an unknown key. */
     expectAgrees: (index: RecordIndex) => {
@@ -40,12 +47,14 @@ export function scratchLedger() {
     },
     /** Appends `n` intents through the library. */
     grow: (n: number, from: number) => {
-      const ledger = Ledger.open({ dir, key: signerFor('harness') });
+      const ledger = Ledger.open({ dir, key: signerFor('harness'), stateDir: stateOf(dir) });
       const drafts = Array.from({ length: n }, (_, i) => ({ kind: 'intent', agent: 'grower', logical_operation_id: `grown-${(from + i) % 7}`, execution_id: `x${from + i}`, action: 'a' }) as Draft);
       ledger.append(drafts);
     },
   };
 }
+
+const stateOf = (ledgerDir: string) => join(dirname(ledgerDir), 'state');
 
 /** key -> seqs, from a full scan of records.jsonl. */
 function scan(dir: string): Map<string, number[]> {

@@ -1,0 +1,126 @@
+// Speed, paying for one stated target (the append bench: `ledger append` <= 1.3x `node -e ''`,
+// the store's durable append >= 0.5x the raw limit): the verified-chain memo. The chain check
+// (chain.ts) is O(n); this memo lets a reader or writer check only the bytes that are new.
+//
+// It is kept in the per-user state directory (state-dir.ts), never in `.ledger/`, which an
+// attacker can write, and it records records.jsonl's identity as a bigint fstat gives it (dev,
+// ino, size, mtime and ctime in nanoseconds) with how far the chain was checked (offset, seq,
+// tail id). A reader or writer whose open records.jsonl has exactly that identity trusts the
+// checked prefix and checks only the lines after it; any difference (another writer, an edit,
+// a copy, a restore) means one full check, after which the memo names the file as it is now.
+// A writer that appends under the lock writes the memo with the file's identity after its own
+// fdatasync: the bytes it just wrote are the ones it checked.
+//
+// Policy (the residual, README Guarantees): an edit in place that keeps the size, inode and
+// device, and lands within the same ctime tick as the memo's fstat (the file system's timestamp
+// granularity: nanoseconds on ext4/xfs/btrfs, coarser on some), is not seen until the file
+// changes again; so is one made between a writer's write and its fstat. The clock cannot be set
+// back for ctime without root. A memo that does not parse is ignored (a full check), never
+// believed.
+import { LedgerError } from '../errors.js';
+import type { Head } from '../record.js';
+import type { FileOps, FileStat } from '../fs/ops.js';
+import { checkChain, type ChainPoint } from './chain.js';
+import type { LedgerPaths } from './paths.js';
+import { ensureStateDir, ledgerKeyPath, ledgerStateName, readStateFile, stateDirFrom, writeStateFile } from './state-dir.js';
+
+interface Memo extends ChainPoint {
+  dir: string;
+  genesis: string;
+  dev: string;
+  ino: string;
+  size: string;
+  mtimeNs: string;
+  ctimeNs: string;
+}
+
+// This process's last memo per ledger: believed exactly as the file's would be (by identity).
+const inMemory = new Map<string, Memo>();
+const realDirs = new Map<string, string>();
+
+function realDirOf(dir: string): string {
+  let r = realDirs.get(dir);
+  if (r === undefined) {
+    r = ledgerKeyPath(dir);
+    realDirs.set(dir, r);
+  }
+  return r;
+}
+
+function where(paths: LedgerPaths, genesis: string): { dir: string; name: string; real: string } {
+  const real = realDirOf(paths.dir);
+  return { dir: `${paths.stateDir ?? stateDirFrom(process.env)}/chain`, name: `${ledgerStateName(real, genesis)}.json`, real };
+}
+
+const sameFile = (m: Memo, st: FileStat) =>
+  m.dev === String(st.dev) && m.ino === String(st.ino) && m.size === String(st.size) && m.mtimeNs === String(st.mtimeNs) && m.ctimeNs === String(st.ctimeNs);
+
+function parseMemo(bytes: Buffer | null, real: string, genesis: string): Memo | null {
+  if (bytes === null) return null;
+  try {
+    const m = JSON.parse(bytes.toString('utf8')) as Memo;
+    const ok = m && m.dir === real && m.genesis === genesis && Number.isSafeInteger(m.offset) && Number.isSafeInteger(m.seq) && typeof m.id === 'string' &&
+      [m.dev, m.ino, m.size, m.mtimeNs, m.ctimeNs].every((x) => typeof x === 'string' && /^\d+$/.test(x));
+    return ok ? m : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The checked prefix the memo vouches for on this very file, or null (check from byte 0). */
+function trustedPrefix(paths: LedgerPaths, head: Head, st: FileStat): ChainPoint | null {
+  const w = where(paths, head.genesis);
+  const key = `${w.real}\0${head.genesis}`;
+  let m: Memo | null | undefined = inMemory.get(key);
+  if (!m || !sameFile(m, st)) {
+    let bytes: Buffer | null = null;
+    try {
+      bytes = readStateFile(`${w.dir}/${w.name}`);
+    } catch {
+      bytes = null; // Policy: a memo that cannot be read is no memo (a full check), never a failure
+    }
+    m = parseMemo(bytes, w.real, head.genesis);
+    if (!m || !sameFile(m, st)) return null;
+    inMemory.set(key, m);
+  }
+  if (m.offset > head.size || m.seq > head.seq) return null;
+  return { offset: m.offset, seq: m.seq, id: m.id };
+}
+
+/** Records that the file with identity `st` is a checked chain through `through`. Best effort. */
+export function rememberChain(paths: LedgerPaths, genesis: string, st: FileStat | null, through: ChainPoint): void {
+  if (st === null) return;
+  const w = where(paths, genesis);
+  const memo: Memo = {
+    dir: w.real, genesis, dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs),
+    offset: through.offset, seq: through.seq, id: through.id,
+  };
+  inMemory.set(`${w.real}\0${genesis}`, memo);
+  try {
+    writeStateFile(ensureStateDir(paths.stateDir ?? stateDirFrom(process.env), 'chain'), w.name, JSON.stringify(memo) + '\n');
+  } catch (e) {
+    // Policy: the memo is a cache; a state directory that refuses it costs the next reader a
+    // full check, and never fails a read or a published append.
+    if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
+  }
+}
+
+/**
+ * The chain check of records.jsonl (open as `fd`) through HEAD, believing the memo's prefix
+ * where it matches the file exactly. Throws OP_CORRUPT (chain.ts). Returns the file's identity
+ * as checked (null when `ops` cannot fstat: then every check is a full one).
+ */
+export function assertChain(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): FileStat | null {
+  const st = ops.fstat ? ops.fstat(fd) : null;
+  const from = st ? trustedPrefix(paths, head, st) : null;
+  checkChain(ops, fd, paths, head, from);
+  const through = { offset: head.size, seq: head.seq, id: head.tail };
+  if (st && !(from && from.offset === through.offset)) rememberChain(paths, head.genesis, st, through);
+  return st;
+}
+
+/** Forgets this process's memos (tests: a fresh process). */
+export function forgetChainMemo(): void {
+  inMemory.clear();
+  realDirs.clear();
+}

@@ -1,0 +1,181 @@
+// What a writer (and `recover`) may build on (SPEC 5; issue 13 finding 1, issue 14 item 10):
+//
+//   1. trust: HEAD's key is the writer's own signing key, or is pinned in the trust file and
+//      valid at HEAD's seq (SPEC 7). A HEAD signed by any other key is a keyless attacker's:
+//      building on it would quarantine published records and re-sign the rest. OP_UNTRUSTED_HEAD.
+//   2. the mark: never below the highest HEAD this writer (this user, with this key) has
+//      published to this ledger. The mark lives in the per-user state directory (state-dir.ts)
+//      and holds that HEAD's seq, its tail id and where the tail's line starts, so a check is
+//      O(1): HEAD's seq below the mark is a rollback (OP_ROLLBACK: an older genuine HEAD copied
+//      back, a `git checkout` of a committed .ledger/); the record at the mark's seq not being
+//      the mark's tail is a fork (OP_FORK).
+// Each refusal exits 3, names the cause and changes nothing: it is made under the lock, before
+// anything is written.
+import { readdirSync } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+import { canonicalJson, idFromLine, isCanonicalText } from '../canonical.js';
+import { LedgerError, RUN_AUDIT } from '../errors.js';
+import { linesForward, openToRead } from '../fs/lines.js';
+import type { FileOps } from '../fs/ops.js';
+import { readTrust } from '../keys/trust-file.js';
+import { pinProblem, type Trust } from '../keys/trust.js';
+import type { Head } from '../record.js';
+import type { LedgerPaths } from './paths.js';
+import { ensureStateDir, keyStateName, ledgerKeyPath, ledgerStateName, readStateFile, writeStateFile } from './state-dir.js';
+
+/** Where a writer finds the pins that HEAD's key is checked against: a trust file, the parsed keys, or none. */
+export type TrustRef = { path: string } | { trust: Trust } | null;
+
+/** A writer's guard: its per-user state directory and its trust file. */
+export interface WriterGuard {
+  stateDir: string;
+  trust: TrustRef;
+}
+
+const short = (k: string) => (k.length > 12 ? `${k.slice(0, 12)}…` : k);
+
+function untrusted(head: Head, why: string): LedgerError {
+  return new LedgerError('OP_UNTRUSTED_HEAD', `refusing to build on HEAD (seq ${head.seq}): it is signed by key ${short(head.sig.key)}, ${why}`, { seq: head.seq, key: head.sig.key }, 'a HEAD signed by a key that is neither pinned nor yours was not written by a writer you trust: run `ledger audit`, and restore the ledger from a trusted copy');
+}
+
+/** Step 1. Throws OP_UNTRUSTED_HEAD. `ownKey`: the writer's public key (null: it has none, as `recover`). */
+export function assertTrustedHead(head: Head, ownKey: string | null, trust: TrustRef): void {
+  if (ownKey !== null && head.sig.key === ownKey) return;
+  const notOwn = ownKey === null ? 'and no signing key was given' : 'not this writer\'s key';
+  if (trust === null) throw untrusted(head, `${notOwn}, and no trust file was given to check it against`);
+  let keys: Trust;
+  if ('trust' in trust) keys = trust.trust;
+  else {
+    try {
+      keys = readTrust(trust.path);
+    } catch (e) {
+      // Policy: a trust file that cannot be read is no pin: fail closed, saying why.
+      throw untrusted(head, `${notOwn}, and the trust file cannot be read (${(e as Error).message})`);
+    }
+  }
+  const problem = pinProblem(keys, head.sig.key, head.seq, null);
+  if (problem) throw untrusted(head, `${notOwn}, and ${problem}`);
+}
+
+/** The highest HEAD a writer published: its seq, tail id, and where the tail's line starts. */
+export interface Mark {
+  seq: number;
+  tail: string;
+  offset: number;
+}
+
+interface MarkFile extends Mark {
+  v: 1;
+  dir: string;
+  genesis: string;
+  key: string;
+}
+
+function markDir(stateDir: string): string {
+  return `${stateDir}/marks`;
+}
+
+function markName(real: string, genesis: string, key: string): string {
+  return `${ledgerStateName(real, genesis)}-${keyStateName(key)}.json`;
+}
+
+function badMark(path: string, why: string): LedgerError {
+  return new LedgerError('OP_STATE', `the writer mark ${path} ${why}`, { path }, 'if `ledger audit` passes and the ledger is the one you wrote, remove that file (the mark starts again from the next append)');
+}
+
+/** Reads one mark file; null when there is none. Policy: one that does not parse is refused, never ignored. */
+function readMarkFile(path: string, real: string, genesis: string, key: string | null): Mark | null {
+  const bytes = readStateFile(path);
+  if (bytes === null) return null;
+  let m: MarkFile;
+  try {
+    m = JSON.parse(bytes.toString('utf8')) as MarkFile;
+  } catch {
+    throw badMark(path, 'is not JSON');
+  }
+  const ok = m !== null && typeof m === 'object' && m.v === 1 && m.dir === real && m.genesis === genesis && (key === null || m.key === key) &&
+    Number.isSafeInteger(m.seq) && m.seq >= 0 && Number.isSafeInteger(m.offset) && m.offset >= 0 && typeof m.tail === 'string';
+  if (!ok) throw badMark(path, 'is not a mark of this ledger and key');
+  return { seq: m.seq, tail: m.tail, offset: m.offset };
+}
+
+/** This writer's mark for the ledger at `paths` with genesis `genesis`; null when it never published there. */
+export function readMark(stateDir: string, paths: LedgerPaths, genesis: string, key: string): Mark | null {
+  const real = ledgerKeyPath(paths.dir);
+  return readMarkFile(`${markDir(stateDir)}/${markName(real, genesis, key)}`, real, genesis, key);
+}
+
+/** Every mark of this user for the ledger (any key): what `recover`, which may have no key, checks. */
+export function readAllMarks(stateDir: string, paths: LedgerPaths, genesis: string): Mark[] {
+  const real = ledgerKeyPath(paths.dir);
+  const prefix = `${ledgerStateName(real, genesis)}-`;
+  let names: string[];
+  try {
+    names = readdirSync(markDir(stateDir));
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.startsWith(prefix) && n.endsWith('.json')).flatMap((n) => readMarkFile(`${markDir(stateDir)}/${n}`, real, genesis, null) ?? []);
+}
+
+/** Step 2. Throws OP_ROLLBACK or OP_FORK. One read, of the line at the mark's offset. */
+export function checkMark(ops: FileOps, paths: LedgerPaths, head: Head, mark: Mark): void {
+  if (head.seq < mark.seq) {
+    throw new LedgerError('OP_ROLLBACK', `refusing to build on HEAD (seq ${head.seq}): this writer has published through seq ${mark.seq}; the ledger was rolled back`, { seq: head.seq, mark: mark.seq }, 'a copied-back HEAD or a `git checkout` of .ledger/ undoes published records: restore the newer ledger, then run `ledger audit`');
+  }
+  const fork = (why: string) =>
+    new LedgerError('OP_FORK', `refusing to build on HEAD (seq ${head.seq}): this writer published seq ${mark.seq} as ${short(mark.tail)}, but ${why}; the ledger was forked`, { seq: head.seq, mark: mark.seq }, RUN_AUDIT);
+  if (head.seq === mark.seq) {
+    if (head.tail !== mark.tail) throw fork(`HEAD names ${short(head.tail)} at that seq`);
+    return;
+  }
+  let line: Buffer | null = null;
+  const fd = openToRead(ops, paths.records);
+  try {
+    for (const l of linesForward(ops, fd, paths.records, mark.offset, head.size, 4096)) {
+      line = l.bytes;
+      break;
+    }
+  } catch (e) {
+    if ((e as { code?: unknown }).code !== 'OP_CORRUPT') throw e;
+  } finally {
+    ops.close(fd);
+  }
+  let id: string | null = null;
+  let seq: unknown;
+  if (line !== null && isUtf8(line)) {
+    const text = line.toString('utf8');
+    try {
+      const v = JSON.parse(text) as { seq?: unknown };
+      if (v !== null && typeof v === 'object' && !Array.isArray(v) && isCanonicalText(v, text)) {
+        seq = v.seq;
+        id = idFromLine(text, v);
+      }
+    } catch {
+      id = null;
+    }
+  }
+  if (id === null) throw fork(`there is no record line at byte ${mark.offset}`);
+  if (seq !== mark.seq || id !== mark.tail) throw fork(`the record at byte ${mark.offset} is seq ${String(seq)} ${short(id)}`);
+}
+
+/**
+ * Raises this writer's mark to what it just published. Policy: called after HEAD is durable,
+ * and best effort: the record is published either way, and a mark that could not be written
+ * stays at the older HEAD, which still guards everything below it (the state directory was
+ * made before the append, so this fails only when the disk refuses).
+ */
+export function raiseMark(stateDir: string, paths: LedgerPaths, genesis: string, key: string, mark: Mark): void {
+  const real = ledgerKeyPath(paths.dir);
+  const file: MarkFile = { v: 1, dir: real, genesis, key, seq: mark.seq, tail: mark.tail, offset: mark.offset };
+  try {
+    writeStateFile(markDir(stateDir), markName(real, genesis, key), canonicalJson(file) + '\n');
+  } catch {
+    /* see the Policy above */
+  }
+}
+
+/** Makes the marks directory before an append, so a state directory that refuses is refused up front. */
+export function prepareMarks(stateDir: string): void {
+  ensureStateDir(stateDir, 'marks');
+}

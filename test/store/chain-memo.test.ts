@@ -1,0 +1,93 @@
+// src/store/chain-memo.ts: the verified-chain memo lets a reader or writer check only the bytes
+// past what was checked before, and only while records.jsonl is exactly the file it names (dev,
+// ino, size, mtime and ctime in ns). Anything else (an edit, another user's writer, a copy) is
+// one full check. Proven by the byte offsets the check reads.
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { realFileOps, type FileOps } from '../../src/fs/ops.js';
+import { Ledger } from '../../src/ledger.js';
+import type { Draft } from '../../src/record.js';
+import { forgetChainMemo } from '../../src/store/chain-memo.js';
+import { readHead } from '../../src/store/head.js';
+import { ledgerPaths } from '../../src/store/paths.js';
+import { assertPublishedChain } from '../../src/store/read.js';
+import { signerFor } from '../helpers/gen-ledger.js';
+import { scratch } from '../helpers/cli.js';
+
+let s: ReturnType<typeof scratch>;
+let dir: string;
+let state: string;
+const key = signerFor('harness');
+const intent = (i: number) => ({ kind: 'intent', agent: 'a', logical_operation_id: 'op', execution_id: `x${i}`, action: 'a' }) as Draft;
+
+beforeEach(() => {
+  s = scratch('chain-memo-');
+  dir = join(s.dir, '.ledger');
+  state = join(s.dir, 'state');
+  Ledger.init({ dir, key, agent: 'a', stateDir: state });
+  Ledger.open({ dir, key, stateDir: state }).append([intent(1), intent(2), intent(3)]);
+  forgetChainMemo(); // as a fresh process would start
+});
+afterEach(() => s.cleanup());
+
+/** Runs the chain check with the given state directory; returns the offsets it read at. */
+function check(stateDir = state): number[] {
+  const reads: number[] = [];
+  const ops: FileOps = { ...realFileOps, read: (fd, buf, pos) => (reads.push(pos), realFileOps.read(fd, buf, pos)) };
+  const paths = ledgerPaths(dir, stateDir);
+  assertPublishedChain(ops, paths, readHead(realFileOps, paths)!);
+  return reads;
+}
+
+describe('when records.jsonl is exactly the file the memo names', () => {
+  it('nothing is read again: neither in this process nor in a fresh one', () => {
+    expect(check()).toEqual([]); // the writer's memo, from the file after its append
+    forgetChainMemo();
+    expect(check()).toEqual([]);
+  });
+
+  it('after this writer appends, only nothing (its own bytes) or the new bytes are read', () => {
+    const size = readFileSync(join(dir, 'records.jsonl')).length;
+    Ledger.open({ dir, key, stateDir: state }).append(intent(4));
+    forgetChainMemo();
+    const reads = check();
+    expect(reads.every((at) => at >= size)).toBe(true);
+  });
+});
+
+describe('when the memo does not name the file as it is', () => {
+  it('a fresh state directory (another user, a lost memo): one full check from byte 0, then none', () => {
+    const other = mkdtempSync(join(tmpdir(), 'chain-memo-other-'));
+    try {
+      expect(check(other)[0]).toBe(0);
+      expect(check(other)).toEqual([]);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('another writer appended (its memo is elsewhere): a full check from byte 0', () => {
+    const other = mkdtempSync(join(tmpdir(), 'chain-memo-other-'));
+    try {
+      Ledger.open({ dir, key, stateDir: other }).append(intent(9));
+      forgetChainMemo(); // it was another process
+      expect(check()[0]).toBe(0);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+
+  it('the same bytes written back in place (same size, new ctime): a full check from byte 0', () => {
+    writeFileSync(join(dir, 'records.jsonl'), readFileSync(join(dir, 'records.jsonl')));
+    expect(check()[0]).toBe(0);
+  });
+
+  it('a memo file that is junk is no memo: a full check, never a failure', () => {
+    const chain = join(state, 'chain');
+    for (const f of readdirSync(chain)) writeFileSync(join(chain, f), '{"junk');
+    forgetChainMemo();
+    expect(check()[0]).toBe(0);
+  });
+});
