@@ -21,6 +21,7 @@ export const EXIT = {
   freshness: 14,
   hold: 20,
   viewsDiffer: 30,
+  setupDiffers: 31,
 } as const;
 
 export type ExitName = keyof typeof EXIT;
@@ -38,6 +39,7 @@ export const EXIT_MEANINGS: readonly { code: number; meaning: string }[] = [
   { code: EXIT.freshness, meaning: 'audit: freshness' },
   { code: EXIT.hold, meaning: 'gate: hold' },
   { code: EXIT.viewsDiffer, meaning: 'render --check: a view is missing, stale or was edited' },
+  { code: EXIT.setupDiffers, meaning: 'setup --check: a file setup writes is missing or stale' },
 ];
 
 /** The hint of every error that means the ledger's files are not what a writer left. */

@@ -13,7 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
-import { DIGEST_RE, canonicalJson, canonicalLine } from './canonical.js';
+import { canonicalJson, canonicalLine } from './canonical.js';
 import { LedgerError, ioError } from './errors.js';
 import { assertReplaceable, replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
@@ -21,20 +21,21 @@ import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
 import type { TrustRef } from './store/head-guard.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
-import { AGENT_RE, ID_RE, KINDS, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import { AGENT_RE, ID_RE, KINDS, charCount, isTextOf, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
 import { readHead } from './store/head.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
-import { readRecords, type RecordAt } from './store/read.js';
+import { assertPublishedChain, readRecords, type RecordAt } from './store/read.js';
+import { recordsBackward } from './store/read-back.js';
 import { parseRecordRef, recordAtSeq, recordById, resolveRecordRef, type LocateId, type RecordRef } from './store/ids.js';
 import { RecordIndex } from './causal/index/record-index.js';
 import { idKey } from './causal/index/keys.js';
 import type { RecoverReport } from './store/recover.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
 import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
-import { reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
+import { checkConsumeFailedTarget, reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
 import type { WorkItemFold } from './causal/work-lease.js';
 import { leaseLive } from './handoff/lease.js';
 import { foldWorkLog } from './handoff/workitems.js';
@@ -46,7 +47,8 @@ import {
 } from './handoff/workflow.js';
 import { releaseWork, type ReleaseRequest, type ReleaseResult } from './handoff/release.js';
 import { noteWork, type NoteRequest } from './handoff/note.js';
-import { buildStatus, type StatusReport } from './handoff/status.js';
+import { statusOf, type StatusReport } from './handoff/status.js';
+import { readFolds } from './handoff/fold-memo.js';
 import { readTrust } from './keys/trust-file.js';
 import type { RemoteLink } from './remote/link.js';
 import { acceptRemote, joinedRemote, joinLedger, openRemoteLink, resolveRemoteUrl, summarizeRemote, syncLedger, type JoinResult, type RemoteContext, type RemoteSummary, type SyncReport } from './remote/sync.js';
@@ -317,7 +319,9 @@ export class Ledger {
   /** What is open, who holds it, what waits (`ledger status`); `agent`'s own items first. */
   status(opts: { agent?: string; now?: Date; head?: Head } = {}): StatusReport {
     const agent = opts.agent === undefined ? null : checkAgent(opts.agent);
-    return buildStatus(this.records(opts.head ?? this.head()), agent, opts.now ?? this.clock());
+    // The work log and the outcomes, from the records the fold memo names and those after it.
+    const { log, outcomes } = readFolds(this.paths, opts.head ?? this.head(), { ops: this.store.ops });
+    return statusOf(log, outcomes, agent, opts.now ?? this.clock());
   }
 
   /**
@@ -351,11 +355,9 @@ export class Ledger {
    */
   consumeFailed(target: string, opts: { consumer: string; agent?: string; reason: string }): ConsumeFailedResult {
     checkConsumer(opts.consumer);
-    if (!(typeof target === 'string' && (DIGEST_RE.test(target) || ID_RE.test(target)))) {
-      throw new LedgerError('USAGE', `consume-failed names a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${String(target)}"`);
-    }
-    if (typeof opts.reason !== 'string' || opts.reason.length < 1 || opts.reason.length > 4096) {
-      throw new LedgerError('USAGE', `--reason must be 1-4096 chars, got ${typeof opts.reason === 'string' ? `${opts.reason.length}` : String(opts.reason)}`);
+    checkConsumeFailedTarget(target);
+    if (!isTextOf(opts.reason, 1, 4096)) {
+      throw new LedgerError('USAGE', `--reason must be 1-4096 characters, got ${typeof opts.reason === 'string' ? `${charCount(opts.reason)}` : String(opts.reason)}`);
     }
     // Policy: the agent defaults to the consumer's name when that is a valid agent name, as for gate.
     const agent = checkAgent(opts.agent ?? (AGENT_RE.test(opts.consumer) ? opts.consumer : undefined));
@@ -391,6 +393,9 @@ export class Ledger {
    */
   get(ref: string | number): RecordAt | null {
     const head = this.head();
+    // Every read verb finds an edit in place (issue 13 finding 9), not only one in the record it
+    // shows: the chain check believes the memo, so this costs the new bytes only.
+    assertPublishedChain(this.store.ops!, this.paths, head);
     if (typeof ref === 'number') return recordAtSeq(this.paths, head, ref, this.store.ops);
     return recordById(this.paths, head, ref, { ops: this.store.ops, locate: this.locator(head) });
   }
@@ -402,6 +407,7 @@ export class Ledger {
    */
   resolve(ref: string | RecordRef, what = 'record'): RecordAt {
     const head = this.head();
+    assertPublishedChain(this.store.ops!, this.paths, head);
     const r = typeof ref === 'string' ? parseRecordRef(ref, what) : ref;
     return resolveRecordRef(this.paths, head, r, { ops: this.store.ops, locate: this.locator(head) });
   }
@@ -422,13 +428,18 @@ export class Ledger {
   log(filter: LogFilter = {}): RecordAt[] {
     const limit = filter.limit ?? 20;
     const out: RecordAt[] = [];
-    for (const r of this.records()) {
+    if (limit <= 0) return out;
+    // Backwards from HEAD's tail (store/read-back.ts): reads back only to the limit-th match,
+    // once the whole chain checks (finding 9; the memo makes that the new bytes only).
+    const head = this.head();
+    assertPublishedChain(this.store.ops!, this.paths, head);
+    for (const r of recordsBackward(this.paths, head, this.store.ops)) {
       if (filter.kind && r.record.kind !== filter.kind) continue;
       if (filter.op && (r.record as { logical_operation_id?: string }).logical_operation_id !== filter.op) continue;
       out.push(r);
-      if (out.length > limit) out.shift();
+      if (out.length >= limit) break;
     }
-    return out.reverse();
+    return out;
   }
 
   /**

@@ -153,7 +153,7 @@ type Shape = Record<string, FieldSpec | Check>;
 function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return `an array of ${v.length}`;
-  if (typeof v === 'string') return v.length > 40 ? `a string of ${v.length} chars` : JSON.stringify(v);
+  if (typeof v === 'string') return charCount(v) > 40 ? `a string of ${charCount(v)} characters` : JSON.stringify(v);
   if (typeof v === 'object') return 'an object';
   return `${typeof v} ${String(v)}`;
 }
@@ -176,17 +176,28 @@ export function isTime(v: unknown): v is string {
 const pattern = (re: RegExp, what: string): Check => (v, p, e) => {
   if (typeof v !== 'string' || !re.test(v)) fail(e, p, what, v);
 };
-const text = (min: number, max: number): Check => (v, p, e) => {
-  if (typeof v !== 'string' || v.length < min || v.length > max) fail(e, p, `a string of ${min}-${max} chars`, v);
-};
-/** Text measured in characters (Unicode code points), as SPEC counts them; the newer fields use it. */
+/**
+ * SPEC 4 and 6 count text in characters: Unicode code points, not UTF-16 units (an astral
+ * character such as U+1F980 is one character, two units). The one count every text limit of
+ * every kind uses, and the CLI's own flag checks with it. The 1 MiB line limit is bytes (SPEC 4).
+ */
 export const charCount = (s: string): number => {
   let n = 0;
   for (const _ of s) n++;
   return n;
 };
-const chars = (min: number, max: number): Check => (v, p, e) => {
-  if (typeof v !== 'string' || charCount(v) < min || charCount(v) > max) fail(e, p, `a string of ${min}-${max} characters`, v);
+/** A string of `min`-`max` characters (code points), as SPEC counts them. */
+export const isTextOf = (v: unknown, min: number, max: number): v is string => {
+  if (typeof v !== 'string') return false;
+  // A string has at most v.length code points and at least half as many: most decide uncounted.
+  const fewest = Math.ceil(v.length / 2);
+  if (v.length < min || fewest > max) return false;
+  if (v.length <= max && fewest >= min) return true;
+  const n = charCount(v);
+  return n >= min && n <= max;
+};
+const text = (min: number, max: number): Check => (v, p, e) => {
+  if (!isTextOf(v, min, max)) fail(e, p, `a string of ${min}-${max} characters`, v);
 };
 const int = (min: number): Check => (v, p, e) => {
   if (!Number.isSafeInteger(v) || (v as number) < min) fail(e, p, `an integer >= ${min}`, v);
@@ -294,7 +305,7 @@ const takeoverShape = object({
   execution_id: idString,
   lease_until: time,
   forced: opt(literal(true)),
-  reason: opt(chars(1, 4096)),
+  reason: opt(text(1, 4096)),
 });
 /** Policy: a forced takeover always says why (SPEC 10: `--force` without `--reason` exits 2). */
 const takeoverCheck: Check = (v, p, e) => {
@@ -342,8 +353,8 @@ export const PAYLOAD_SHAPES: Record<Kind, Shape> = {
     lease_until: time,
     takeover: opt(takeoverCheck),
   },
-  release: { logical_operation_id: idString, execution_id: idString, note: opt(chars(1, 4096)) },
-  note: { logical_operation_id: idString, text: chars(1, 4096) },
+  release: { logical_operation_id: idString, execution_id: idString, note: opt(text(1, 4096)) },
+  note: { logical_operation_id: idString, text: text(1, 4096) },
   // Policy: a checkpoint may carry evidence (optional, unlike finish) so that `resume` can tell
   // what changed since it was written; finish carries it as the handoff does.
   checkpoint: { ...CHECKPOINT_FIELDS, evidence: opt(evidence), lease_until: time },

@@ -30,7 +30,7 @@ const PAYLOADS: Record<Kind, Record<string, unknown>> = {
     verified: ['staging schema matches'],
     attempted: ['prod dry run'],
     blockers: [],
-    tests: { excerpt: '42 passed', digest: D1, command: 'npm test', exit_code: 0, bytes: 1234 },
+    tests: { excerpt: '42 passed', digest: D1, command: 'npm test', exit_code: 0, bytes: 1234, workdir: { path: '/work/p', git: { commit: null, branch: 'main', clean: true } } },
     lease_until: TIME,
   },
   finish: {
@@ -260,15 +260,61 @@ describe('envelope values beyond their types (SPEC 2, SPEC 4)', () => {
   });
 });
 
-describe('the handoff log\'s newer texts count characters (code points), and a forced takeover says why', () => {
-  it('a note of 4096 astral characters passes; 4097 is refused', () => {
-    const r = recordOf('note');
-    r.text = '🦀'.repeat(4096); // 8192 UTF-16 units
-    expect(recordProblems(r)).toEqual([]);
-    r.text = '🦀'.repeat(4097);
-    expect(recordProblems(r)).toEqual([expect.stringMatching(/^\$\.text: expected a string of 1-4096 characters/)]);
-  });
+/** Every text field of every kind, by its path in the record, with its limit in characters. */
+const TEXT_LIMITS: [Kind, (string | number)[], number][] = [
+  ['genesis', ['name'], 128],
+  ['start', ['summary'], 4096],
+  ['start', ['takeover', 'reason'], 4096],
+  ...(['checkpoint', 'finish'] as const).flatMap((k): [Kind, (string | number)[], number][] => [
+    [k, ['done'], 4096], [k, ['state'], 4096], [k, ['next'], 4096],
+    [k, ['verified', 0], 1024], [k, ['attempted', 0], 1024], [k, ['blockers', 0], 1024],
+    [k, ['tests', 'excerpt'], 16384],
+  ]),
+  ['checkpoint', ['tests', 'command'], 4096],
+  ['checkpoint', ['tests', 'workdir', 'path'], 4096],
+  ['checkpoint', ['tests', 'workdir', 'git', 'branch'], 4096],
+  ...(['handoff', 'finish'] as const).flatMap((k): [Kind, (string | number)[], number][] => [
+    [k, ['note'], 4096], [k, ['evidence', 'schema', 'source'], 1024], [k, ['invariants', 'tests_pass', 'detail'], 4096],
+  ]),
+  ['intent', ['action'], 1024],
+  ['intent', ['note'], 4096],
+  ['revoke', ['reason'], 4096],
+  ['consume_failed', ['reason'], 4096],
+  ['release', ['note'], 4096],
+  ['note', ['text'], 4096],
+];
 
+function setAt(r: Record<string, unknown>, path: (string | number)[], value: string): void {
+  let at = r as Record<string | number, unknown>;
+  for (const k of path.slice(0, -1)) at = at[k] as Record<string | number, unknown>;
+  at[path[path.length - 1]] = value;
+}
+
+describe('every text limit of every kind counts characters (code points), not UTF-16 units', () => {
+  for (const [kind, path, max] of TEXT_LIMITS) {
+    const shown = `$.${path.join('.').replace(/\.(\d+)/g, '[$1]')}`;
+    it(`${kind} ${shown}: ${max} astral characters (${2 * max} UTF-16 units) pass; ${max + 1} are refused`, () => {
+      const r = recordOf(kind);
+      setAt(r, path, '🦀'.repeat(max));
+      expect(recordProblems(r)).toEqual([]);
+      setAt(r, path, '🦀'.repeat(max + 1));
+      const problems = recordProblems(r);
+      expect(problems).toHaveLength(1);
+      expect(problems[0].startsWith(`${shown}: expected a string of `), problems[0]).toBe(true);
+      expect(problems[0].endsWith(`-${max} characters, got a string of ${max + 1} characters`), problems[0]).toBe(true);
+    });
+  }
+
+  it('a BMP character and an ASCII one count one each, mixed with astral ones', () => {
+    const r = recordOf('revoke');
+    r.reason = 'é'.repeat(4095) + 'x';
+    expect(recordProblems(r)).toEqual([]);
+    r.reason = 'é'.repeat(4095) + '🦀🦀';
+    expect(recordProblems(r)).toEqual(['$.reason: expected a string of 1-4096 characters, got a string of 4097 characters']);
+  });
+});
+
+describe('a forced takeover says why', () => {
   it('a takeover with forced but no reason is refused; forced may only be true', () => {
     const r = recordOf('start');
     delete (r.takeover as Record<string, unknown>).reason;

@@ -3,25 +3,33 @@
 // deploy did not happen), after which the gate lets C consume that handoff again. Decided under
 // the writer lock on the HEAD it appends to, like every causal write.
 //
-// What it names: a consume record's id; a handoff (or finish) id, meaning C's latest consumption
-// of it; or an operation id, meaning C's latest consumption of that operation.
+// What it names: a consume record; a handoff (or finish), meaning C's latest consumption of it;
+// or an operation id, meaning C's latest consumption of that operation. A record is named as
+// people type it (SPEC 10): a seq, HEAD, a full id or a unique prefix of 8+ hex digits, resolved
+// by the one resolver (store/ids.ts) on the HEAD the report appends to.
+// Policy: a seq, HEAD and a bare hex prefix are also well-formed operation ids. Such a text names
+// the record, unless C consumed an operation of exactly that id: then it names that operation
+// when no record answers to it, and is refused as ambiguous (exit 2, both named) when one does.
+// `sha256:` + hex, and the "…" the outputs print, always name a record.
 //
 // Refusals (exit 2, nothing written):
 //   INPUT_NOT_FOUND  no such record, or C has no consumption there
 //   INPUT_REFUSED    the record is not a consume, handoff or finish; the consume is another
 //                    consumer's; the agent is not the one that wrote the consume record
 //   INPUT_CONFLICT   its failure was already reported with another reason (a report is final)
+//   INPUT_AMBIGUOUS  a prefix of several record ids, or a text that names a record and an operation
 // An identical report (same consume, agent and reason) returns the existing record.
-import { DIGEST_RE } from '../canonical.js';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
-import type { Draft, LedgerRecord } from '../record.js';
+import { ID_RE, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { transact } from '../store/append.js';
+import { parseRecordRef, resolveRecordRef, type RecordRef } from '../store/ids.js';
+import type { LedgerPaths } from '../store/paths.js';
 import { consumptionsOf, type Consumption } from './consumption.js';
 import type { LedgerWriter } from './retry.js';
 import { CausalView, isTerminal } from './view.js';
 
 export interface ConsumeFailedRequest {
-  /** A consume record id, a handoff/finish id, or a logical_operation_id. */
+  /** A consume or handoff/finish record (seq, HEAD, id or 8+ hex prefix), or a logical_operation_id. */
   target: string;
   consumer: string;
   /** Who reports: must be the agent that wrote the consume record. */
@@ -41,17 +49,54 @@ export interface ConsumeFailedResult {
 
 const short = (id: string) => `${id.slice(0, 19)}…`;
 
+function recordRefOf(target: string): RecordRef | null {
+  try {
+    return parseRecordRef(target, 'consume-failed');
+  } catch {
+    return null;
+  }
+}
+
+/** The forms consume-failed takes (SPEC 10), checked before anything is read; USAGE otherwise. */
+export function checkConsumeFailedTarget(target: unknown): string {
+  if (typeof target === 'string' && (recordRefOf(target) !== null || (ID_RE.test(target) && !target.startsWith('sha256:')))) return target;
+  throw new LedgerError('USAGE', `consume-failed names a record (a seq, HEAD, a record id or its first 8+ hex digits) or an operation id, got "${String(target)}"`, { target: String(target) });
+}
+
+/** The full id of the record `target` names, or null when it names an operation (Policy above). */
+function targetRecordId(paths: LedgerPaths, head: Head, view: CausalView, req: ConsumeFailedRequest): string | null {
+  const ref = recordRefOf(req.target);
+  if (ref === null) return null;
+  if (ref.kind === 'id') return ref.id;
+  const alsoOp = ID_RE.test(req.target) && !req.target.startsWith('sha256:') && consumptionsOf(view.consumerRecords(req.target, req.consumer)).length > 0;
+  if (!alsoOp) return resolveRecordRef(paths, head, ref).id;
+  let rec: { id: string; seq: number; kind: string } | null = null;
+  try {
+    const r = resolveRecordRef(paths, head, ref);
+    rec = { id: r.id, seq: r.seq, kind: r.record.kind };
+  } catch (e) {
+    if (e instanceof LedgerError && e.code === 'INPUT_NOT_FOUND') return null;
+    throw e;
+  }
+  throw new LedgerError(
+    'INPUT_AMBIGUOUS',
+    `"${req.target}" names both record ${short(rec.id)} (seq ${rec.seq}, ${rec.kind}) and operation ${req.target}, which ${req.consumer} consumed; name the record by its id, or the consume record`,
+    { target: req.target, record: rec.id, seq: rec.seq, logical_operation_id: req.target },
+  );
+}
+
 /** The consumption the request names, with the consumer's consume records of its operation. */
-function findConsumption(view: CausalView, req: ConsumeFailedRequest): { c: Consumption; op: string } {
+function findConsumption(paths: LedgerPaths, head: Head, view: CausalView, req: ConsumeFailedRequest): { c: Consumption; op: string } {
   const none = (where: string) =>
     new LedgerError('INPUT_NOT_FOUND', `${req.consumer} has no consumption of ${where} in this ledger`, { target: req.target, consumer: req.consumer }, `\`ledger gate OP --consume-as ${req.consumer}\` records one`);
-  if (!DIGEST_RE.test(req.target)) {
+  const id = targetRecordId(paths, head, view, req);
+  if (id === null) {
     const latest = consumptionsOf(view.consumerRecords(req.target, req.consumer)).at(-1);
     if (!latest) throw none(req.target);
     return { c: latest, op: req.target };
   }
-  const rec = view.byId(req.target);
-  if (!rec) throw new LedgerError('INPUT_NOT_FOUND', `no record ${req.target} in this ledger`, { target: req.target });
+  const rec = view.byId(id);
+  if (!rec) throw new LedgerError('INPUT_NOT_FOUND', `no record ${id} in this ledger`, { target: req.target });
   const r = rec.record as LedgerRecord & { logical_operation_id: string; consumer?: string; handoff?: string };
   if (r.kind === 'consume') {
     if (r.consumer !== req.consumer) {
@@ -78,7 +123,7 @@ export function reportConsumeFailed(writer: LedgerWriter, req: ConsumeFailedRequ
   const res = transact(writer.store, writer.signer(), (locked) => {
     const view = CausalView.open(paths, locked.head, { trust: null });
     try {
-      found = findConsumption(view, req);
+      found = findConsumption(paths, locked.head, view, req);
       if (view.problems.length) throw new LedgerError('OP_CORRUPT', view.problems[0].message, { seq: view.problems[0].seq }, RUN_AUDIT);
     } finally {
       view.close();

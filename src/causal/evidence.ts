@@ -18,7 +18,7 @@
 import { realpathSync } from 'node:fs';
 import { DIGEST_RE } from '../canonical.js';
 import { LedgerError } from '../errors.js';
-import type { Evidence } from '../record.js';
+import { charCount, isTextOf, type Evidence } from '../record.js';
 import { dirDigestAs, dirDigestV2, type DirFormat } from './evidence/dir.js';
 import { regularFileSha256 } from './evidence/file.js';
 import { gitCommitDigest, gitCurrency, resolveGitRev } from './evidence/git.js';
@@ -62,7 +62,7 @@ function digestPath(source: string, ctx: EvidenceContext, base: string, dirForma
 
 /** Digests one SOURCE now, as given on the command line; returns the entry to record. Throws INPUT_EVIDENCE. */
 export function digestSource(source: string, ctx: EvidenceContext): Evidence {
-  if (source.length === 0 || source.length > 1024) throw badEvidence(`evidence source must be 1-1024 chars, got ${source.length}`, source);
+  if (!isTextOf(source, 1, 1024)) throw badEvidence(`evidence source must be 1-1024 characters, got ${charCount(source)}`, source);
   if (source.startsWith('sha256:')) {
     if (!DIGEST_RE.test(source)) throw badEvidence(`"${source}" is not "sha256:" + 64 lowercase hex`, source);
     return { digest: source, source };

@@ -7,6 +7,7 @@ import { EXIT, EXIT_MEANINGS, LedgerError } from '../errors.js';
 import { neutralise, neutraliseDiagnostic, neutraliseLine } from '../text/sanitize.js';
 import { restoreRawValues, type CliIO } from './commands/common.js';
 import { declareVerbs, type VerbDeclaration } from './verbs.js';
+import { withProgressLine } from './progress-line.js';
 import { WRITE_VERBS } from './commands/write.js';
 import { READ_VERBS } from './commands/read.js';
 import { HANDOFF_VERBS } from './commands/handoff.js';
@@ -14,11 +15,12 @@ import { AUDIT_VERBS } from './commands/audit.js';
 import { CAUSAL_VERBS } from './commands/causal.js';
 import { DOCTOR_VERBS } from './commands/doctor.js';
 import { REMOTE_VERBS } from './commands/remote.js';
+import { AGENTS_VERBS } from './commands/agents.js';
 
 export const VERSION = '0.1.0';
 
 /** Every verb, in the order the top-level help lists them. */
-export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...READ_VERBS, ...HANDOFF_VERBS, ...AUDIT_VERBS, ...CAUSAL_VERBS, ...REMOTE_VERBS, ...DOCTOR_VERBS];
+export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...READ_VERBS, ...HANDOFF_VERBS, ...AUDIT_VERBS, ...CAUSAL_VERBS, ...REMOTE_VERBS, ...DOCTOR_VERBS, ...AGENTS_VERBS];
 
 /**
  * The command line. With `verb`, only that verb's command is built (an unknown word builds them
@@ -97,7 +99,8 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
     }
     verb = cli.matchedCommand.name;
     try {
-      const code = await cli.runMatchedCommand();
+      // A long scan (a first fold, an index build) shows a progress line on a terminal.
+      const code = await withProgressLine(io, async () => cli.runMatchedCommand() as unknown);
       return typeof code === 'number' ? code : 0;
     } catch (e) {
       throw await withFlagSuggestion(e, cli);

@@ -1,6 +1,7 @@
 // Record ids on the command line (SPEC 10, issue 14.8): every verb that takes a record id
 // (`show`, `revoke`, `--supersedes` of `append handoff` and `finish`, `gate --handoff`) reads it
-// here, so each takes the same forms: a seq, HEAD, a full id, or a unique prefix of 8+ hex
+// here (`consume-failed`, whose argument may also be an operation id, resolves it with the same
+// store/ids.ts under its writer lock: causal/consume-failed.ts), so each takes the same forms: a seq, HEAD, a full id, or a unique prefix of 8+ hex
 // digits, with or without `sha256:`. The resolving is store/ids.ts's, through the Ledger; this
 // file says when it happens. Loaded only by the verbs' implementations (never at start-up).
 //

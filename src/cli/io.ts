@@ -1,4 +1,5 @@
-import { writeSync } from 'node:fs';
+import { read, writeSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { LedgerError } from '../errors.js';
 import type { CliIO } from './commands/common.js';
 
@@ -39,6 +40,29 @@ export function fdWriter(fd: number, stream: () => Pick<NodeJS.WriteStream, 'wri
   };
 }
 
+/**
+ * All of stdin. Read from fd 0 in libuv's thread pool, as the writers above write: creating
+ * process.stdin for a pipe loads the net module too (several ms of every hook, which reads a
+ * payload at each start and stop of an agent's session). A non-blocking fd (EAGAIN) is read
+ * through the stream instead, from where the direct reads stopped.
+ */
+async function readFd0(): Promise<Buffer[]> {
+  const chunks: Buffer[] = [];
+  for (;;) {
+    const buf = Buffer.allocUnsafe(65536);
+    let n: number;
+    try {
+      n = await new Promise<number>((resolve, reject) => read(0, buf, 0, buf.length, null, (e, bytes) => (e ? reject(e) : resolve(bytes))));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+      for await (const c of process.stdin) chunks.push(c as Buffer);
+      return chunks;
+    }
+    if (n === 0) return chunks;
+    chunks.push(buf.subarray(0, n));
+  }
+}
+
 /** The real process's I/O for the CLI. */
 export function processIO(): ProcessIO {
   const out = fdWriter(1, () => process.stdout);
@@ -55,9 +79,8 @@ export function processIO(): ProcessIO {
       return process.stderr.isTTY === true;
     },
     readStdin: async () => {
-      if (process.stdin.isTTY) return '';
-      const chunks: Buffer[] = [];
-      for await (const c of process.stdin) chunks.push(c as Buffer);
+      if (isatty(0)) return '';
+      const chunks = await readFd0();
       // Policy: stdin is refused, not repaired: an invalid UTF-8 byte would otherwise become
       // U+FFFD inside a signed record.
       try {

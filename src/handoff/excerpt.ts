@@ -1,7 +1,8 @@
 // The bounded excerpt of test output kept inline in a record: its last lines, made safe to show.
 // Pure. The digest in the record is always of the raw bytes; only the excerpt is cleaned.
+import { charCount } from '../record.js';
 
-/** Policy: the last 40 lines, at most 8 KiB, read from the last 64 KiB of the output. */
+/** Policy: the last 40 lines, at most 8192 characters, read from the last 64 KiB of the output. */
 export const EXCERPT_LINES = 40;
 export const EXCERPT_CHARS = 8192;
 export const EXCERPT_WINDOW = 64 * 1024;
@@ -37,11 +38,10 @@ export function excerptOf(tail: Uint8Array, cut: boolean): string {
   let lines = plainText(text).replace(/\n+$/, '').split('\n');
   if (lines.length > EXCERPT_LINES) lines = lines.slice(-EXCERPT_LINES);
   let out = lines.join('\n');
-  if (out.length > EXCERPT_CHARS) {
-    out = out.slice(-EXCERPT_CHARS);
+  if (charCount(out) > EXCERPT_CHARS) {
+    // Cut by characters (code points), as the schema counts them, so never through a pair.
+    out = [...out].slice(-EXCERPT_CHARS).join('');
     out = out.slice(out.indexOf('\n') + 1);
-    // A cut through a surrogate pair would leave half a character (not valid UTF-8 to store).
-    if (/^[\udc00-\udfff]/.test(out)) out = out.slice(1);
   }
   return out;
 }

@@ -63,19 +63,38 @@ export function statusPaths(status: string): string[] {
   return out;
 }
 
+/**
+ * The branch `git status --branch` names in its first entry ("## main...origin/main [ahead 1]",
+ * "## No commits yet on main", "## HEAD (no branch)"): null when detached.
+ */
+function branchOf(header: string): string | null {
+  const h = header.slice(3);
+  const unborn = /^(?:No commits yet on|Initial commit on) (\S+)$/.exec(h);
+  if (unborn) return unborn[1];
+  if (h.startsWith('HEAD (no branch)')) return null;
+  // A branch name holds neither ".." nor a space (git check-ref-format).
+  const end = [h.indexOf('...'), h.indexOf(' ')].filter((i) => i >= 0);
+  return end.length ? h.slice(0, Math.min(...end)) : h;
+}
+
+// Speed (issue 14: `resume` <= 1.5x `node -e ''`): two git runs, not five. `status --branch`
+// fails outside a work tree (as `rev-parse --is-inside-work-tree` would say) and names the
+// branch (as `symbolic-ref` would, before the first commit too); a detached HEAD is named by the
+// newest commit's abbreviated oid, which `log` gives as `rev-parse --short` would.
 export function gitFacts(root: string): GitFacts | null {
-  if (git(root, ['rev-parse', '--is-inside-work-tree'])?.trim() !== 'true') return null;
-  // symbolic-ref names the branch even before the first commit; a detached HEAD has none.
-  const sym = git(root, ['symbolic-ref', '--quiet', '--short', 'HEAD'])?.trim();
-  const short = git(root, ['rev-parse', '--short', 'HEAD'])?.trim();
-  const branch = sym || (short ? `(detached at ${short})` : '(unknown)');
-  const status = git(root, ['status', '--porcelain=v1', '-z', '--untracked-files=all']) ?? '';
+  const status = git(root, ['status', '--porcelain=v1', '-z', '--branch', '--untracked-files=all']);
+  if (status === null || !status.startsWith('## ')) return null;
+  const cut = status.indexOf('\0');
+  const header = cut < 0 ? status : status.slice(0, cut);
+  const entries = cut < 0 ? '' : status.slice(cut + 1);
   const log = git(root, ['log', '-3', '--format=%h%x09%s']) ?? '';
   const last_commits = log.split('\n').filter(Boolean).map((l) => {
     const tab = l.indexOf('\t');
     return { oid: l.slice(0, tab), subject: l.slice(tab + 1) };
   });
-  return { branch, changed_files: statusPaths(status).length, last_commits };
+  const named = branchOf(header);
+  const branch = named ?? (last_commits.length ? `(detached at ${last_commits[0].oid})` : '(unknown)');
+  return { branch, changed_files: statusPaths(entries).length, last_commits };
 }
 
 /** Where a test command ran: the checkpoint's `tests.workdir` (its schema is in src/record.ts). */

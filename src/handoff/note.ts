@@ -5,9 +5,8 @@
 import type { Draft, NotePayload } from '../record.js';
 import { transact } from '../store/append.js';
 import { decideNote } from './ownership.js';
-import { foldWorkLog } from './workitems.js';
 import {
-  at, checkAgent, checkChars, checkSlug, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
+  at, checkAgent, checkText, checkSlug, guardViews, recoveredWarning, refreshViews, workLog, workRecords, type WorkResult, type WorkWriter,
 } from './workflow.js';
 
 export interface NoteRequest {
@@ -17,21 +16,24 @@ export interface NoteRequest {
   /** 1-4096 characters, not blank. */
   text: string;
   views?: string | false;
+  /** Rewrite views that another ledger rendered (workflow.ts StartRequest). */
+  adoptViews?: boolean;
 }
 
 /** Appends a note to an existing work item (open or finished). */
 export async function noteWork(w: WorkWriter, req: NoteRequest): Promise<WorkResult<'note'>> {
   const slug = checkSlug(req.slug);
   const agent = checkAgent(req.agent);
-  const text = checkChars(req.text, 'text', 'the note');
+  const text = checkText(req.text, 'text', 'the note');
+  await guardViews(w, w.head(), req.views, req.adoptViews);
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
-    decideNote(foldWorkLog(workRecords(w, view.head)).items.get(slug), { slug, agent });
+    decideNote(workLog(w, view.head).items.get(slug), { slug, agent });
     const payload: NotePayload = { logical_operation_id: slug, text };
     return [{ kind: 'note', agent, ...payload } as Draft];
   });
   const warnings: string[] = [];
   recoveredWarning(res.recovered, warnings);
-  const views = await refreshViews(w, req.views, warnings);
+  const views = await refreshViews(w, req.views, warnings, req.adoptViews);
   return { record: res.records[0] as WorkResult<'note'>['record'], recovered: res.recovered, warnings, views };
 }

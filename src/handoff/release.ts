@@ -6,9 +6,8 @@
 import type { Draft, ReleasePayload } from '../record.js';
 import { transact } from '../store/append.js';
 import { decideWrite } from './ownership.js';
-import { foldWorkLog } from './workitems.js';
 import {
-  at, checkAgent, checkChars, checkSlug, recoveredWarning, refreshViews, workRecords, type WorkResult, type WorkWriter,
+  at, checkAgent, checkText, checkSlug, guardViews, recoveredWarning, refreshViews, workLog, workRecords, type WorkResult, type WorkWriter,
 } from './workflow.js';
 
 export interface ReleaseRequest {
@@ -17,6 +16,8 @@ export interface ReleaseRequest {
   /** Why, or what the next one should know (1-4096 characters). */
   note?: string;
   views?: string | false;
+  /** Rewrite views that another ledger rendered (workflow.ts StartRequest). */
+  adoptViews?: boolean;
 }
 
 export interface ReleaseResult extends WorkResult<'release'> {
@@ -28,11 +29,12 @@ export interface ReleaseResult extends WorkResult<'release'> {
 export async function releaseWork(w: WorkWriter, req: ReleaseRequest): Promise<ReleaseResult> {
   const slug = checkSlug(req.slug);
   const agent = checkAgent(req.agent);
-  const note = req.note === undefined ? undefined : checkChars(req.note, 'note', 'what the next one should know');
+  const note = req.note === undefined ? undefined : checkText(req.note, 'note', 'what the next one should know');
+  await guardViews(w, w.head(), req.views, req.adoptViews);
   const now = w.now();
   let lapsedAt: string | null = null;
   const res = transact(at(w, now), w.signer(), (view) => {
-    const item = foldWorkLog(workRecords(w, view.head)).items.get(slug);
+    const item = workLog(w, view.head).items.get(slug);
     const decision = decideWrite(item, { slug, agent, kind: 'release', now });
     lapsedAt = decision.lapsedAt;
     const payload: ReleasePayload = { logical_operation_id: slug, execution_id: decision.execution_id, ...(note !== undefined ? { note } : {}) };
@@ -41,6 +43,6 @@ export async function releaseWork(w: WorkWriter, req: ReleaseRequest): Promise<R
   const warnings: string[] = [];
   recoveredWarning(res.recovered, warnings);
   if (lapsedAt) warnings.push(`your lease on ${slug} had lapsed at ${lapsedAt} (nobody took over); it is released now`);
-  const views = await refreshViews(w, req.views, warnings);
+  const views = await refreshViews(w, req.views, warnings, req.adoptViews);
   return { record: res.records[0] as ReleaseResult['record'], recovered: res.recovered, warnings, views, lapsedAt };
 }

@@ -19,6 +19,12 @@ export function throughLine(log: WorkLog): string {
   return log.through ? `${VIEW_MARKER} ${log.through.seq} ${log.through.id}` : `${VIEW_MARKER} none`;
 }
 
+/** The header line naming the ledger a view was rendered from (its genesis id): views.ts viewGenesis reads it. */
+export const GENESIS_MARKER = 'ledger-view genesis';
+export function genesisLine(log: WorkLog): string {
+  return `${GENESIS_MARKER} ${log.genesis ?? 'none'}`;
+}
+
 function indent(lines: string[], by = '  '): string[] {
   return lines.map((l) => (l === '' ? '' : by + l));
 }
@@ -123,6 +129,7 @@ export function renderMarkdown(log: WorkLog): string {
     '# HANDOFF',
     '',
     `<!-- ${throughLine(log)} -->`,
+    `<!-- ${genesisLine(log)} -->`,
     `<!-- Written by \`ledger\` from the signed ledger${log.genesis ? ` (genesis ${log.genesis})` : ''}. Do not edit: \`ledger render --check\` reports any change, and a verb that rewrites this file keeps an edited copy beside it. Write through \`ledger start | checkpoint | finish | release | note\`. -->`,
     '',
     '## Open work items',

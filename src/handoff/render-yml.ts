@@ -8,10 +8,10 @@
 // one-line text made for reading, neutralised like terminal output. No unsafe code point
 // (../text/sanitize.ts) is ever written raw: a string that holds one is written double-quoted,
 // with each such code point as a YAML escape (`\u202E`, `\U000E0041`), which parses back to it.
-import { Document, visit, isScalar } from 'yaml';
+import { yamlLib } from './yaml-lib.js';
 import type { Entry, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
-import { throughLine } from './render-md.js';
+import { genesisLine, throughLine } from './render-md.js';
 import { oneLine } from './text.js';
 import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
 import { annotationData } from './annotations.js';
@@ -91,6 +91,7 @@ export function renderYaml(log: WorkLog): string {
   };
   const header = [
     `# ${throughLine(log)}`,
+    `# ${genesisLine(log)}`,
     '# Written by `ledger` from the signed ledger. Do not edit: `ledger render --check` reports any change,',
     '# and a verb that rewrites this file keeps an edited copy beside it. latest: the newest entry in full,',
     '# its strings exactly as signed; trail: the five before it, newest first; active: open work items with',
@@ -111,6 +112,7 @@ function yamlEscape(cp: number): string {
  * code point can then appear raw, inside those quotes, is replaced by its escape.
  */
 export function safeYaml(value: unknown): string {
+  const { Document, visit, isScalar } = yamlLib(); // loaded on first use (yaml-lib.ts)
   const doc = new Document(value);
   visit(doc, {
     Scalar(_key, node) {

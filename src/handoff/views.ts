@@ -15,6 +15,13 @@
 // everything before it, so a writer can tell, without rendering the ledger again, whether the
 // file on disk is still what a ledger wrote. When it is not, its text is first kept beside it,
 // in a new file `HANDOFF.md.edited-<time>` (never over an existing file), and the writer says so.
+//
+// A view belongs to one ledger: its header names the genesis id it was rendered from. Two ledgers
+// pointed at one folder (`--views same/`, or `.ledger2` beside `.ledger`) would otherwise take
+// turns overwriting each other's HANDOFF.md; a writer refuses a view of another genesis
+// (INPUT_CONFLICT, exit 2, nothing written) unless the caller adopts it on purpose
+// (`--adopt-views`). The writing verbs check before they append (assertViewsOwned), and
+// writeViews checks again under the views lock.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { sha256Hex } from '../canonical.js';
@@ -27,9 +34,10 @@ import { readHead } from '../store/head.js';
 import { acquireLock } from '../store/lock.js';
 import { ledgerPaths, type LedgerPaths } from '../store/paths.js';
 import { readRecords } from '../store/read.js';
-import { VIEW_MARKER, renderMarkdown } from './render-md.js';
+import { GENESIS_MARKER, VIEW_MARKER, renderMarkdown } from './render-md.js';
 import { renderYaml } from './render-yml.js';
-import { foldWorkLog, type WorkLog } from './workitems.js';
+import { readWorkLogFast } from './fold-memo.js';
+import type { WorkLog } from './workitems.js';
 
 export const VIEW_FILES = ['HANDOFF.md', 'HANDOFF.yml'] as const;
 export type ViewName = (typeof VIEW_FILES)[number];
@@ -56,6 +64,58 @@ export function isSealed(name: ViewName, text: string): boolean {
   const cut = text.lastIndexOf('\n', text.length - 2) + 1;
   const body = text.slice(0, cut);
   return text.slice(cut) === digestLine(name, sha256Hex(body));
+}
+
+const GENESIS_RE = new RegExp(`^(?:<!-- |# )${GENESIS_MARKER} (sha256:[0-9a-f]{64})(?: -->)?$`);
+
+/**
+ * The genesis id a view's header says it was rendered from, or null when it names none (a view
+ * written before views carried it, or a file a person wrote). Only the header is read: the
+ * title, blank lines and whole-line comments before the first other line, which no record text
+ * reaches (record text is in code spans, fenced blocks and YAML scalars further down).
+ */
+export function viewGenesis(text: string): string | null {
+  const lines = text.split('\n', 12);
+  for (const line of lines) {
+    const m = GENESIS_RE.exec(line);
+    if (m) return m[1];
+    if (!(line === '' || line.startsWith('# ') || (line.startsWith('<!-- ') && line.endsWith(' -->')))) break;
+  }
+  return null;
+}
+
+function foreignView(file: string, theirs: string, ours: string, ledgerDir: string): LedgerError {
+  return new LedgerError(
+    'INPUT_CONFLICT',
+    `${file} was rendered from another ledger (genesis ${theirs.slice(0, 19)}…), not from ${ledgerDir} (genesis ${ours.slice(0, 19)}…); it was not overwritten`,
+    { path: file, view_genesis: theirs, genesis: ours },
+    'give this ledger its own views folder (--views DIR), or pass --adopt-views to rewrite them from this ledger',
+  );
+}
+
+/** Policy: a view is refused only when it names another genesis; one that names none is this ledger's to write. */
+function assertOwned(files: { file: string; bytes: Buffer | null }[], genesis: string, ledgerDir: string): void {
+  for (const { file, bytes } of files) {
+    const theirs = bytes === null ? null : viewGenesis(bytes.toString('utf8'));
+    if (theirs !== null && theirs !== genesis) throw foreignView(file, theirs, genesis, ledgerDir);
+  }
+}
+
+/**
+ * Refuses (INPUT_CONFLICT) when a view in `viewsDir` was rendered from another ledger than the
+ * one of `genesis`: the check a writing verb makes before it appends, so a refusal changes
+ * nothing. A view that cannot be read is left to writeViews, which refuses it in its own words.
+ */
+export function assertViewsOwned(ledgerDir: string, viewsDir: string, genesis: string): void {
+  const files = VIEW_FILES.map((name) => {
+    const file = join(viewsDir, name);
+    try {
+      return { file, bytes: readViewFile(file) };
+    } catch {
+      return { file, bytes: null };
+    }
+  });
+  assertOwned(files, genesis, ledgerDir);
 }
 
 /**
@@ -136,7 +196,7 @@ export function publishedHead(paths: LedgerPaths): Head {
 
 /** The work log of the published records through `head`. */
 export function readWorkLog(paths: LedgerPaths, head: Head = publishedHead(paths), maxSeq = Infinity): WorkLog {
-  return foldWorkLog(readRecords(paths, head), maxSeq);
+  return readWorkLogFast(paths, head, maxSeq);
 }
 
 export interface KeptEdit { file: string; kept: string }
@@ -164,9 +224,10 @@ export function assertViewTargets(viewsDir: string): void {
 
 /**
  * Renders the current ledger and replaces both views; a view a person edited is kept beside it
- * first (`now` names the copy). A view that is a symbolic link or not a regular file is refused.
+ * first (`now` names the copy). A view that is a symbolic link or not a regular file is refused,
+ * and so is one rendered from another ledger unless `adopt` (then it is rewritten from this one).
  */
-export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, now: Date = new Date()): WrittenViews {
+export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, now: Date = new Date(), adopt = false): WrittenViews {
   const paths = ledgerPaths(ledgerDir);
   const lock = acquireLock(realFileOps, join(paths.dir, 'views.lock'), waitMs);
   try {
@@ -175,6 +236,7 @@ export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, 
     const kept: KeptEdit[] = [];
     // Both views are read (and a link or FIFO refused) before either is written.
     const before = VIEW_FILES.map((name) => readViewFile(join(viewsDir, name)));
+    if (!adopt && log.genesis !== null) assertOwned(VIEW_FILES.map((name, i) => ({ file: join(viewsDir, name), bytes: before[i] })), log.genesis, ledgerDir);
     for (const [i, name] of VIEW_FILES.entries()) {
       const file = join(viewsDir, name);
       const was = before[i];
@@ -191,7 +253,8 @@ export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, 
   }
 }
 
-export type ViewStatus = 'ok' | 'stale' | 'edited' | 'missing';
+/** `foreign`: rendered from another ledger (its header names another genesis). */
+export type ViewStatus = 'ok' | 'stale' | 'edited' | 'missing' | 'foreign';
 export interface ViewCheck { file: string; status: ViewStatus; through_seq: number | null }
 
 const MARKER_RE = new RegExp(`${VIEW_MARKER} (\\d+) (sha256:[0-9a-f]{64})`);
@@ -215,6 +278,8 @@ export function checkViews(ledgerDir: string, viewsDir: string): { ok: boolean; 
     }
     if (bytes === null) return { file, status: 'missing', through_seq: null };
     const text = bytes.toString('utf8');
+    const theirs = viewGenesis(text);
+    if (theirs !== null && theirs !== log.genesis) return { file, status: 'foreign', through_seq: null };
     const m = MARKER_RE.exec(text);
     const claimed = m ? Number(m[1]) : null;
     if (text === expected[name]) return { file, status: 'ok', through_seq: claimed };

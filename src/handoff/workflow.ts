@@ -35,7 +35,8 @@ import { DEFAULT_LEASE_MS } from './lease.js';
 import { checkTakeoverFlags, decideStart, decideWrite } from './ownership.js';
 import type { CapturedTests, RanTests } from './tests-cmd.js';
 import { valueContainsSecret, type KeySecret } from './secret-scan.js';
-import { foldWorkLog } from './workitems.js';
+import { readWorkLogFast } from './fold-memo.js';
+import type { WorkLog } from './workitems.js';
 
 /** What the workflow needs of a writer: the causal layer's, and the clock it reads once a step. */
 export interface WorkWriter extends LedgerWriter {
@@ -65,6 +66,8 @@ export interface StartRequest {
   reason?: string;
   /** Where HANDOFF.md and HANDOFF.yml are rewritten; false: not at all. Default: the folder that holds the ledger directory. */
   views?: string | false;
+  /** Rewrite views that another ledger (another genesis) rendered; without it they are refused. */
+  adoptViews?: boolean;
 }
 
 /** Test output for a checkpoint or finish: run by the ledger (`command`), or as reported (`text`). */
@@ -103,6 +106,7 @@ export interface CheckpointRequest {
   /** The renewed lease; default 60 minutes. */
   leaseMs?: number;
   views?: string | false;
+  adoptViews?: boolean;
 }
 
 export interface FinishRequest extends Omit<CheckpointRequest, 'leaseMs'> {
@@ -150,21 +154,18 @@ export function checkAgent(agent: unknown): string {
   return agent;
 }
 
-/** A required text: present, not blank, at most `max` chars. */
-export function checkText(value: unknown, name: string, what: string, max = 4096): string {
-  if (value === undefined) throw new LedgerError('USAGE', `--${name} is required (${what})`);
-  if (typeof value !== 'string' || value.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; it must say ${what}`);
-  if (value.length > max) throw new LedgerError('USAGE', `--${name} is ${value.length} chars; at most ${max}`);
-  return value;
-}
-
-/** A text measured in characters (code points, as SPEC counts them): present, not blank, 1-`max`. */
-export function checkChars(value: unknown, name: string, what: string, max = 4096): string {
-  if (value === undefined) throw new LedgerError('USAGE', `--${name} is required (${what})`);
-  if (typeof value !== 'string' || value.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; it must say ${what}`);
+/** At most `max` characters, counted as the schema counts them (code points, record.ts charCount). */
+function checkLength(value: string, name: string, max: number): string {
   const n = charCount(value);
   if (n > max) throw new LedgerError('USAGE', `--${name} is ${n} characters; at most ${max}`);
   return value;
+}
+
+/** A required text: present, not blank, 1-`max` characters (code points, as SPEC counts them). */
+export function checkText(value: unknown, name: string, what: string, max = 4096): string {
+  if (value === undefined) throw new LedgerError('USAGE', `--${name} is required (${what})`);
+  if (typeof value !== 'string' || value.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; it must say ${what}`);
+  return checkLength(value, name, max);
 }
 
 /** The one-next-action rule (the essay's discipline, SPEC 10): exactly one next action. */
@@ -175,14 +176,14 @@ export function checkNext(value: unknown): string {
   return checkText(Array.isArray(value) ? value[0] : value, 'next', 'one concrete next action');
 }
 
-/** A list: at most 64 items of 1-1024 chars. */
+/** A list: at most 64 items of 1-1024 characters. */
 export function checkItems(values: unknown, name: string): string[] {
   if (values === undefined) return [];
   if (!Array.isArray(values)) throw new LedgerError('USAGE', `--${name} expects a list of items`);
   if (values.length > 64) throw new LedgerError('USAGE', `--${name} was given ${values.length} times; at most 64`);
   for (const x of values) {
     if (typeof x !== 'string' || x.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; each item must say something`);
-    if (x.length > 1024) throw new LedgerError('USAGE', `--${name} "${x.slice(0, 30)}…" is ${x.length} chars; at most 1024`);
+    if (charCount(x) > 1024) throw new LedgerError('USAGE', `--${name} "${[...x].slice(0, 30).join('')}…" is ${charCount(x)} characters; at most 1024`);
   }
   return values as string[];
 }
@@ -200,8 +201,7 @@ export function checkTestsTimeoutMs(ms: unknown, shown = `${String(ms)}ms`): num
 
 export function checkTestsCommand(command: unknown): string {
   if (typeof command !== 'string') throw new LedgerError('USAGE', '--tests-cmd expects a command, as text');
-  if (command.length > 4096) throw new LedgerError('USAGE', `--tests-cmd is ${command.length} chars; at most 4096`);
-  return command;
+  return checkLength(command, 'tests-cmd', 4096);
 }
 
 function checkTests(tests: TestsRequest | undefined): TestsRequest | undefined {
@@ -239,6 +239,11 @@ export function workRecords(w: LedgerWriter, head: Head): Iterable<RecordAt> {
   return readRecords(w.paths, head, 0, 0, w.store.ops);
 }
 
+/** The work log through `head`: the records it folds, located by the fold memo (fold-memo.ts). */
+export function workLog(w: LedgerWriter, head: Head): WorkLog {
+  return readWorkLogFast(w.paths, head, Infinity, { ops: w.store.ops });
+}
+
 /** The store options of one step: the clock fixed at the step's `now`. */
 export function at(w: WorkWriter, now: Date): StoreOptions {
   return { ...w.store, now: () => now };
@@ -247,13 +252,13 @@ export function at(w: WorkWriter, now: Date): StoreOptions {
 /** Rewrites the views after a published write. Policy: the record is the truth and is already
  * published, so a failed view write is a warning (a script does not write the record twice);
  * `ledger render` repairs it and `render --check` catches it meanwhile. */
-export async function refreshViews(w: LedgerWriter, views: string | false | undefined, warnings: string[]): Promise<ViewsRefresh | null> {
+export async function refreshViews(w: LedgerWriter, views: string | false | undefined, warnings: string[], adopt = false): Promise<ViewsRefresh | null> {
   if (views === false) return null;
   const { defaultViewsDir, keptNotice, writeViews } = await import('./views.js');
   const dir = views ?? defaultViewsDir(w.paths.dir);
   try {
     // A person's edit of a view is kept beside it by writeViews; the caller is told (SPEC 10).
-    for (const k of writeViews(w.paths.dir, dir, w.store.waitMs ?? 10_000).kept) warnings.push(keptNotice(k));
+    for (const k of writeViews(w.paths.dir, dir, w.store.waitMs ?? 10_000, new Date(), adopt).kept) warnings.push(keptNotice(k));
     return { ok: true, dir };
   } catch (e) {
     warnings.push(`the record is published but the views in ${dir} were not rewritten (${(e as Error).message}); run \`ledger render\``);
@@ -268,6 +273,16 @@ async function checkViewTargets(w: LedgerWriter, views: string | false | undefin
   assertViewTargets(views ?? defaultViewsDir(w.paths.dir));
 }
 
+/**
+ * Before a verb appends: refuses views that another ledger rendered (views.ts assertViewsOwned),
+ * so that the refusal changes nothing; writeViews checks again under the views lock.
+ */
+export async function guardViews(w: LedgerWriter, head: Head, views: string | false | undefined, adopt: boolean | undefined): Promise<void> {
+  if (views === false || adopt === true) return;
+  const { assertViewsOwned, defaultViewsDir } = await import('./views.js');
+  assertViewsOwned(w.paths.dir, views ?? defaultViewsDir(w.paths.dir), head.genesis);
+}
+
 export function recoveredWarning(recovered: RecoverReport | null, warnings: string[]): void {
   if (recovered) warnings.push(`moved ${recovered.unpublished} unpublished bytes to ${recovered.file}`);
 }
@@ -280,18 +295,19 @@ export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkR
   const leaseMs = req.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(req.leaseMs);
   const takeover = req.takeover === true;
   const force = req.force === true;
-  const reason = req.reason === undefined ? null : checkChars(req.reason, 'reason', 'why the item is taken over');
+  const reason = req.reason === undefined ? null : checkText(req.reason, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason });
   await checkViewTargets(w, req.views);
+  await guardViews(w, w.head(), req.views, req.adoptViews);
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
-    const item = foldWorkLog(workRecords(w, view.head)).items.get(slug);
+    const item = workLog(w, view.head).items.get(slug);
     const payload = decideStart(item, { slug, agent, summary, leaseMs, takeover, force, reason, now, seq: view.head.seq + 1 });
     return [{ kind: 'start', agent, ...payload } as Draft];
   });
   const warnings: string[] = [];
   recoveredWarning(res.recovered, warnings);
-  const views = await refreshViews(w, req.views, warnings);
+  const views = await refreshViews(w, req.views, warnings, req.adoptViews);
   return { record: res.records[0] as WorkResult<'start'>['record'], recovered: res.recovered, warnings, views };
 }
 
@@ -396,9 +412,10 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   // 2. advisory, on the current HEAD: a non-owner, or a finish superseding what it may not, is
   //    refused before a test suite runs for nothing (both are decided again under the lock)
   const head = w.head();
-  const advisory = decideWrite(foldWorkLog(workRecords(w, head)).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
+  const advisory = decideWrite(workLog(w, head).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
   assertDrafts([draftOf(advisory.execution_id, w.now(), placeholderTests, withObserved(true, 0))]);
   if (finishFields?.supersedes) checkSupersedes(w, head, c.slug, finishFields.supersedes);
+  await guardViews(w, head, req.views, req.adoptViews);
   // The key, read now (a missing or insecure key is refused before the run): no field, and no
   // output, that carries its secret is ever recorded.
   const secret = w.keySecret?.() ?? null;
@@ -437,7 +454,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   const now = w.now();
   let lapsedAt: string | null = null;
   const res = transact(at(w, now), w.signer(), (view) => {
-    const decision = decideWrite(foldWorkLog(workRecords(w, view.head)).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now });
+    const decision = decideWrite(workLog(w, view.head).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now });
     if (finishFields?.supersedes) checkSupersedes(w, view.head, c.slug, finishFields.supersedes);
     lapsedAt = decision.lapsedAt;
     return [draftOf(decision.execution_id, now, captured ? (captured.tests as TestsRun) : undefined)];
@@ -456,7 +473,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   if (kind === 'finish' && !Object.keys(evidence).length && !Object.keys(finishFields!.invariants).length && !captured) {
     warnings.push('this finish records no evidence, no invariants and no test output: a gate on it has nothing to check (--evidence NAME=SOURCE, --invariant NAME=ok, --tests-cmd CMD)');
   }
-  const views = await refreshViews(w, req.views, warnings);
+  const views = await refreshViews(w, req.views, warnings, req.adoptViews);
   return { record: res.records[0] as WriteResult<K>['record'], recovered: res.recovered, warnings, views, tests: captured, lapsedAt };
 }
 

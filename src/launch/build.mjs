@@ -71,9 +71,11 @@ await step('CLI bundle', () =>
     // 1-2 ms of `ledger append`); names are kept, so stack traces in bug reports stay readable.
     minifyWhitespace: true,
     minifySyntax: true,
-    // yaml stays a runtime dependency, required from node_modules only by the verbs that write
-    // HANDOFF.yml; bundled, every start would read its source and carry it in the cache.
-    external: ['yaml'],
+    // yaml stays a runtime dependency of the library; the CLI loads its own bundle of it
+    // (dist/cli/yaml.cjs, step 4b) only in the verbs that write HANDOFF.yml; bundled, every
+    // start would read its source and carry it in the cache. The MCP SDK and zod (`ledger mcp`
+    // alone loads them) and smol-toml (`ledger setup codex`) stay external for the same reason.
+    external: ['yaml', '@modelcontextprotocol/sdk', 'zod', 'smol-toml'],
     // import.meta does not exist in CommonJS, and the audit finds its worker at
     // new URL('./worker.js', import.meta.url): give the bundle its own file URL instead, so that
     // URL is dist/cli/worker.js (step 5).
@@ -94,6 +96,12 @@ await step('cache primer', () =>
 
 // The bundled CLI's audit threads run this (see step 2's define). ESM, as Node loads a .js file
 // in this package ("type": "module"); bundled, so the bundle needs nothing from dist/audit.
+// The libraries some verbs load on first use (bundle-loader.cts LIBRARIES): one file each, with
+// its own code cache (step 6), so a verb that never renders HANDOFF.yml never reads yaml.
+await step('library bundles', () =>
+  build({ ...forNode, format: 'cjs', entryPoints: { yaml: createRequire(import.meta.url).resolve('yaml') }, outdir: at('dist/cli'), outExtension: { '.js': '.cjs' }, minifyWhitespace: true, minifySyntax: true }),
+);
+
 await step('audit worker', () =>
   build({ ...forNode, format: 'esm', entryPoints: [at('dist/audit/worker.js')], outfile: at('dist/cli/worker.js') }),
 );
@@ -102,6 +110,7 @@ await step('code cache', () => {
   // A cache left from an earlier build was made for other bundle bytes: V8 would reject it, and a
   // failed primer must not leave it looking current.
   rmSync(at('dist/cli/bundle.cache'), { force: true });
+  rmSync(at('dist/cli/yaml.cache'), { force: true });
   // Its own process, so the cache holds what the verbs ran and nothing of this script.
   node(at('dist/cli/prime-cache.cjs'), []);
 });

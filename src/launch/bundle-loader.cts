@@ -28,13 +28,19 @@ export interface LoadedBundle {
 }
 
 export function loadBundle(dir: string, parent: NodeModule, useCache = true): LoadedBundle {
-  const bundle = join(dir, 'bundle.cjs');
+  const { exports, script, cacheAccepted } = loadScript(dir, 'bundle', parent, useCache);
+  return { cli: exports as CliBundle, script, cacheAccepted };
+}
+
+/** `<name>.cjs` run as a CommonJS module through its code cache `<name>.cache`, both in `dir`. */
+function loadScript(dir: string, name: string, parent: NodeModule, useCache: boolean): { exports: unknown; script: vm.Script; cacheAccepted: boolean } {
+  const bundle = join(dir, `${name}.cjs`);
   // Its entry (src/cli/main.ts) has no #! line: the bundle is only ever loaded from here.
   const source = readFileSync(bundle, 'utf8');
   let cached: Buffer | undefined;
   if (useCache) {
     try {
-      cached = readFileSync(join(dir, 'bundle.cache'));
+      cached = readFileSync(join(dir, `${name}.cache`));
     } catch {
       cached = undefined;
     }
@@ -45,12 +51,38 @@ export function loadBundle(dir: string, parent: NodeModule, useCache = true): Lo
     // Should the bundle ever call import(), hand it to the launcher's own loader.
     importModuleDynamically: ((specifier: string) => import(specifier)) as never,
   });
-  const mod = new Module(bundle, parent) as Module & { filename: string; paths: string[]; exports: CliBundle };
+  const mod = new Module(bundle, parent) as Module & { filename: string; paths: string[]; exports: unknown };
   mod.filename = bundle;
   mod.paths = (Module as unknown as { _nodeModulePaths(d: string): string[] })._nodeModulePaths(dir);
   const run = script.runInThisContext() as (exports: unknown, require: NodeJS.Require, module: unknown, filename: string, dirname: string) => void;
   run.call(mod.exports, mod.exports, Module.createRequire(bundle), mod, bundle, dir);
-  return { cli: mod.exports, script, cacheAccepted: cached !== undefined && !script.cachedDataRejected };
+  return { exports: mod.exports, script, cacheAccepted: cached !== undefined && !script.cachedDataRejected };
+}
+
+/**
+ * Speed, for stated targets (issue 14: `start` and `checkpoint` <= 1.5x `node -e ''`): the
+ * libraries the CLI loads only for some verbs (yaml, for the verbs that write HANDOFF.yml: about
+ * 30 ms from node_modules) are bundled on their own beside the CLI, each with its code cache,
+ * and loaded on first use through the hook src/launch-hook.ts reads. Every other verb pays
+ * nothing for them. The ones loaded are returned by `loadedLibraries` (their caches to write).
+ */
+export const LIBRARIES = ['yaml'] as const;
+const loaded = new Map<string, { script: vm.Script; cacheAccepted: boolean; exports: unknown }>();
+
+export function installLibraries(dir: string, parent: NodeModule, useCache = true): void {
+  (globalThis as { __handoffLedgerLibrary?: (name: string) => unknown }).__handoffLedgerLibrary = (name: string) => {
+    if (!(LIBRARIES as readonly string[]).includes(name)) return undefined;
+    let lib = loaded.get(name);
+    if (!lib) {
+      lib = loadScript(dir, name, parent, useCache);
+      loaded.set(name, lib);
+    }
+    return lib.exports;
+  };
+}
+
+export function loadedLibraries(): { name: string; script: vm.Script; cacheAccepted: boolean }[] {
+  return [...loaded].map(([name, l]) => ({ name, script: l.script, cacheAccepted: l.cacheAccepted }));
 }
 
 /**
@@ -63,11 +95,11 @@ export function loadBundle(dir: string, parent: NodeModule, useCache = true): Lo
  * 20.20), where a missing or truncated one only costs time. The recipe is loaded here, at the
  * rare write, not at every start.
  */
-export function writeCache(dir: string, script: vm.Script): boolean {
+export function writeCache(dir: string, script: vm.Script, name = 'bundle'): boolean {
   try {
     const { replaceFileDurable } = require('../fs/durable.js') as typeof import('../fs/durable.js');
     const { realFileOps } = require('../fs/ops.js') as typeof import('../fs/ops.js');
-    replaceFileDurable(realFileOps, dir, 'bundle.cache', script.createCachedData());
+    replaceFileDurable(realFileOps, dir, `${name}.cache`, script.createCachedData());
     return true;
   } catch {
     return false; // not writable: run without a cache

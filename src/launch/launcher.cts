@@ -2,8 +2,12 @@
 // The `ledger` executable: loads the bundled CLI through the V8 code cache beside it (see
 // bundle-loader.cts). The build primes that cache by running the verbs once (prime-cache.cts);
 // when it is missing or V8 rejects it, a fresh one is written at exit if the folder is writable.
-import { loadBundle, writeCache } from './bundle-loader.cjs';
+import { installLibraries, loadBundle, loadedLibraries, writeCache } from './bundle-loader.cjs';
 
 const { cli, script, cacheAccepted } = loadBundle(__dirname, module);
-if (!cacheAccepted) process.once('exit', () => writeCache(__dirname, script));
+installLibraries(__dirname, module);
+process.once('exit', () => {
+  if (!cacheAccepted) writeCache(__dirname, script);
+  for (const lib of loadedLibraries()) if (!lib.cacheAccepted) writeCache(__dirname, lib.script, lib.name);
+});
 cli.main();

@@ -8,10 +8,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadBundle, writeCache } from './bundle-loader.cjs';
+import { LIBRARIES, installLibraries, loadBundle, loadedLibraries, writeCache } from './bundle-loader.cjs';
 
 async function prime(): Promise<void> {
   const { cli, script } = loadBundle(__dirname, module, false);
+  installLibraries(__dirname, module, false);
   let work: string;
   try {
     work = mkdtempSync(join(tmpdir(), 'ledger-prime-'));
@@ -63,6 +64,12 @@ async function prime(): Promise<void> {
     rmSync(work, { recursive: true, force: true });
   }
   if (!writeCache(__dirname, script)) throw new Error(`could not write ${join(__dirname, 'bundle.cache')}`);
+  const libs = loadedLibraries();
+  for (const name of LIBRARIES) {
+    const lib = libs.find((l) => l.name === name);
+    if (!lib) throw new Error(`no verb loaded the ${name} library: its cache would be missing`);
+    if (!writeCache(__dirname, lib.script, name)) throw new Error(`could not write ${join(__dirname, `${name}.cache`)}`);
+  }
 }
 
 prime().catch((e: unknown) => {

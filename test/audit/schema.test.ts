@@ -51,6 +51,14 @@ describe('schema: the records', () => {
     }
   });
 
+  it('counts text limits in characters (code points): 4096 astral characters pass, 4097 fail, at their seq', () => {
+    const at = (n: number) => withLines((l) => void (l[7] = editLine(l[7], (x) => ({ ...x, done: '🦀'.repeat(n) }), harness)));
+    expect(verdict(audit(at(4096)))).toEqual({ layer: null, seq: null, code: null });
+    const r = audit(at(4097));
+    expect(verdict(r)).toEqual({ layer: 'schema', seq: 7, code: 'SCHEMA_FIELD' });
+    expect(r.findings[0].actual).toContain('$.done: expected a string of 1-4096 characters, got a string of 4097 characters');
+  });
+
   it('fails invalid UTF-8 even where the decoder would have substituted U+FFFD', () => {
     const files = serializeLedger(led);
     const at = files.records.indexOf('agent-1', led.offsets[4]);

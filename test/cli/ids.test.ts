@@ -97,6 +97,65 @@ describe('when a record is named the ways people type it', () => {
     }
   });
 
+  it('`consume-failed` takes a consume record by HEAD, seq and prefix, and a handoff by seq', async () => {
+    const p = await initProject();
+    try {
+      const run = (args: string[]) => runLedger(args, { cwd: p.dir, env });
+      const json = async (args: string[]) => {
+        const r = await run([...args, '--json']);
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
+        return JSON.parse(r.stdout) as { ok: boolean; id: string; seq: number; consume: { id: string; seq: number }; handoff: string };
+      };
+      const handoff = await json(['append', 'handoff', '--op', 'deploy', '--exec', 'e1', '--outcome', 'success']);
+      const consumed = async () => {
+        const { id, seq } = ((await json(['gate', 'deploy', '--consume-as', 'c1'])) as unknown as { consume: { id: string; seq: number } }).consume;
+        return { consume: { id, seq } };
+      };
+      const failed = (target: string) => json(['consume-failed', target, '--consumer', 'c1', '--reason', `failed ${target}`]);
+      const c1 = (await consumed()).consume;
+      expect(await failed('HEAD')).toMatchObject({ ok: true, consume: c1, handoff: handoff.id });
+      const c2 = (await consumed()).consume;
+      expect(await failed(`${c2.id.slice(7, 19)}…`)).toMatchObject({ ok: true, consume: c2 });
+      const c3 = (await consumed()).consume;
+      expect(await failed(String(c3.seq))).toMatchObject({ ok: true, consume: c3 });
+      const c4 = (await consumed()).consume;
+      // A handoff by its seq: the consumer's latest consumption of it.
+      expect(await failed(String(handoff.seq))).toMatchObject({ ok: true, consume: c4, handoff: handoff.id });
+      const c5 = (await consumed()).consume;
+      expect(await failed(c5.id.slice(0, 20))).toMatchObject({ ok: true, consume: c5 });
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('`consume-failed` with a text that is a record form and an operation the consumer consumed: the operation when no record answers, else exit 2 naming both', async () => {
+    const p = await initProject();
+    try {
+      const run = (args: string[]) => runLedger(args, { cwd: p.dir, env });
+      for (const op of ['2', '999']) {
+        expect((await run(['append', 'handoff', '--op', op, '--exec', 'e1', '--outcome', 'success'])).code).toBe(0);
+        expect((await run(['gate', op, '--consume-as', 'c1'])).code).toBe(0);
+      }
+      // seq 2 is the consume record of operation "2"; no record is at seq 999.
+      const before = snapshot(p.ledger);
+      const amb = await run(['consume-failed', '2', '--consumer', 'c1', '--reason', 'r', '--json']);
+      expect(amb.code).toBe(2);
+      expect(JSON.parse(amb.stdout).error.code).toBe('INPUT_AMBIGUOUS');
+      expect(amb.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(amb.stderr).toMatch(/"2" names both record sha256:[0-9a-f]{12}… \(seq 2, consume\) and operation 2, which c1 consumed/);
+      expect(snapshot(p.ledger)).toEqual(before);
+      const op = await run(['consume-failed', '999', '--consumer', 'c1', '--reason', 'r', '--json']);
+      expect(op.code, op.stderr).toBe(0);
+      expect(JSON.parse(op.stdout)).toMatchObject({ ok: true, logical_operation_id: '999', consume: { seq: 4 } });
+      // The record's full id is never ambiguous.
+      const byId = await run(['consume-failed', JSON.parse((await run(['show', '2', '--json'])).stdout).id, '--consumer', 'c1', '--reason', 'r', '--json']);
+      expect(byId.code, byId.stderr).toBe(0);
+      expect(JSON.parse(byId.stdout)).toMatchObject({ ok: true, logical_operation_id: '2', consume: { seq: 2 } });
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it('the library takes the same forms: Ledger.resolve, and get by seq or full id', () => {
     const l = Ledger.open({ dir: project.ledger });
     expect(l.resolve('2').id).toBe(ids[2]);
@@ -142,6 +201,12 @@ describe('bad record references', () => {
     { name: '--supersedes: not a ref', args: () => ['append', 'handoff', '--op', 'deploy', '--exec', 'e9', '--outcome', 'success', '--supersedes', 'latest'], match: /--supersedes expects a record/ },
     { name: 'gate --handoff: an unknown prefix', args: () => ['gate', 'deploy', '--handoff', unknownPrefix()], match: /no published record id starts with/ },
     { name: 'gate --handoff: not a ref', args: () => ['gate', 'deploy', '--handoff', 'sha256:xyz'], match: /--handoff expects a record/ },
+    { name: 'consume-failed: an unknown prefix', args: () => ['consume-failed', `${unknownPrefix()}…`, '--consumer', 'c1', '--reason', 'r'], match: /no published record id starts with/ },
+    { name: 'consume-failed: a seq past HEAD', args: () => ['consume-failed', '42', '--consumer', 'c1', '--reason', 'r'], match: /no published record at seq 42/ },
+    { name: 'consume-failed: the seq of an intent', args: () => ['consume-failed', '2', '--consumer', 'c1', '--reason', 'r'], match: /seq 2\) is a intent; consume-failed names a consume record/ },
+    { name: 'consume-failed: a handoff by seq that the consumer never consumed', args: () => ['consume-failed', '1', '--consumer', 'c1', '--reason', 'r'], match: /c1 has no consumption of handoff sha256:[0-9a-f]{12}… \(seq 1\)/ },
+    { name: 'consume-failed: sha256: and not hex', args: () => ['consume-failed', 'sha256:xyz', '--consumer', 'c1', '--reason', 'r'], match: /consume-failed names a record \(a seq, HEAD, a record id or its first 8\+ hex digits\) or an operation id/ },
+    { name: 'consume-failed: neither a record nor an operation id', args: () => ['consume-failed', 'deploy api', '--consumer', 'c1', '--reason', 'r'], match: /consume-failed names a record/ },
   ];
   for (const row of rows) {
     it(`refuses ${row.name} with exit 2, one line, and changes nothing`, async () => {
@@ -272,10 +337,11 @@ describe('when records.jsonl was changed under a valid HEAD', () => {
       writeFileSync(file, lines.join('\n'));
       const r = await runLedger(['show', '2'], { cwd: p.dir, env });
       expect(r.code).toBe(3);
-      expect(r.stderr).toMatch(/is not the record the next line links to/);
-      // The records around it are what they were.
-      expect((await runLedger(['show', '1'], { cwd: p.dir, env })).code).toBe(0);
-      expect((await runLedger(['show', 'HEAD'], { cwd: p.dir, env })).code).toBe(0);
+      expect(r.stderr).toMatch(/is not the record the next line links to|does not link to the record before it/);
+      // Every read verb finds an edit anywhere in the chain (issue 13 finding 9): the records
+      // around it are refused too, until the ledger is restored.
+      expect((await runLedger(['show', '1'], { cwd: p.dir, env })).code).toBe(3);
+      expect((await runLedger(['show', 'HEAD'], { cwd: p.dir, env })).code).toBe(3);
     } finally {
       p.cleanup();
     }

@@ -59,6 +59,8 @@ const CASES: { verb: string; args: () => string[]; stdin?: string; env?: Record<
   { verb: 'doctor', args: () => ['doctor'] },
   // A ledger joined to a bare remote (SPEC 11), in a folder and state directory of its own.
   { verb: 'sync', get env() { return { LEDGER_STATE_DIR: join(project.dir, 'remote-state') }; }, args: () => joinedForSync() },
+  { verb: 'setup', args: () => ['setup', 'claude'] },
+  { verb: 'setup', args: () => ['setup', 'claude', '--check'] },
   // Last: it needs a directory of its own.
   { verb: 'init', args: () => ['init', '--dir', join(project.dir, 'second', '.ledger'), '--key', join(project.dir, 'second', 'k.key'), '--trust', join(project.dir, 'second', 'trust.json')] },
 ];
@@ -74,10 +76,15 @@ function joinedForSync(): string[] {
   expect(r.code, r.stderr).toBe(0);
   return ['sync', ...flags];
 }
+/** Verbs whose stdout is another program's protocol, where --json does not apply. */
+const PROTOCOL_VERBS: Record<string, string> = {
+  mcp: 'stdout is the MCP protocol (JSON-RPC); test/agents/mcp-server.test.ts drives it with the SDK client',
+  hook: "stdout is the agent's own hook format; test/agents/hooks.test.ts checks each answer's exact shape",
+};
 
 describe('when every verb succeeds with --json', () => {
   it('has a success case for every declared verb', () => {
-    const covered = new Set(CASES.map((c) => c.verb));
+    const covered = new Set([...CASES.map((c) => c.verb), ...Object.keys(PROTOCOL_VERBS)]);
     for (const v of VERBS) expect(covered.has(v.name), `verb "${v.name}" has no --json success case in test/cli/json-ok.test.ts`).toBe(true);
   });
 

@@ -5,8 +5,9 @@
 // Offline, so CI never waits on the registry: the tarball is packed from the built tree (the
 // build is `npm test`'s first step; --ignore-scripts, or `prepare` would build again), and each
 // runtime dependency is packed from this project's node_modules, the exact versions the lock
-// file installed, and installed beside it with --offline into an empty npm cache. npm then finds
-// every dependency of handoff-ledger satisfied in the project and asks no registry.
+// file installed (nested ones too), and the app gets a lock file that resolves each to its
+// tarball: `npm ci` with --offline into an empty npm cache then installs that tree and asks no
+// registry.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,19 +29,18 @@ function ok(cmd: string, args: string[], cwd: string): string {
   return r.stdout;
 }
 
-/** Every runtime dependency of the package, and theirs, as installed in node_modules. */
-function runtimeDeps(): string[] {
-  const seen = new Set<string>();
-  const visit = (pkgJson: string) => {
-    const deps = Object.keys((JSON.parse(readFileSync(pkgJson, 'utf8')) as { dependencies?: Record<string, string> }).dependencies ?? {});
-    for (const d of deps) {
-      if (seen.has(d)) continue;
-      seen.add(d);
-      visit(join(ROOT, 'node_modules', d, 'package.json'));
-    }
-  };
-  visit(join(ROOT, 'package.json'));
-  return [...seen].sort();
+interface LockEntry { version: string; name?: string; dev?: boolean; devOptional?: boolean; resolved?: string; integrity?: string; [k: string]: unknown }
+
+/**
+ * Every runtime package of this project's tree, where the lock file placed it (a path under
+ * node_modules, nested ones included: two versions of one package can both be needed), with its
+ * lock entry. Dev-only packages, and optional ones that are not installed, are left out.
+ */
+function runtimePackages(): [string, LockEntry][] {
+  const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  return Object.entries(lock.packages)
+    .filter(([path, e]) => path.startsWith('node_modules/') && !e.dev && !e.devOptional && existsSync(join(ROOT, path, 'package.json')))
+    .sort(([a], [b]) => (a < b ? -1 : 1));
 }
 
 beforeAll(() => {
@@ -59,15 +59,35 @@ beforeAll(() => {
     npm_config_update_notifier: 'false',
     npm_config_loglevel: 'error',
   };
-  const packed = JSON.parse(ok('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', join(base, 'tgz'), ROOT, ...runtimeDeps().map((d) => join(ROOT, 'node_modules', d))], base)) as { filename: string; name: string }[];
+  const runtime = runtimePackages();
+  const packed = JSON.parse(ok('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', join(base, 'tgz'), ROOT, ...runtime.map(([path]) => join(ROOT, path))], base)) as { filename: string; name: string; version: string }[];
   expect(packed.map((p) => p.name)).toContain('handoff-ledger');
+  expect(packed).toHaveLength(runtime.length + 1);
+
+  // The app's lock file is this project's runtime tree, each package resolved to its packed
+  // tarball (integrity left out: a repacked tarball is not the registry's bytes), so `npm ci`
+  // installs exactly that tree offline, nested versions included, and resolves nothing.
+  const self = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; dependencies: Record<string, string>; bin: Record<string, string>; license: string; engines: Record<string, string> };
+  const tarball = (i: number) => `file:../tgz/${packed[i].filename}`;
+  const packages: Record<string, unknown> = {
+    '': { name: 'app', version: '1.0.0', dependencies: { 'handoff-ledger': tarball(0) } },
+    'node_modules/handoff-ledger': { version: self.version, resolved: tarball(0), license: self.license, dependencies: self.dependencies, bin: self.bin, engines: self.engines },
+  };
+  runtime.forEach(([path, entry], i) => {
+    const { integrity: _integrity, resolved: _resolved, ...rest } = entry;
+    expect(packed[i + 1].version, path).toBe(entry.version);
+    packages[path] = { ...rest, resolved: tarball(i + 1) };
+  });
 
   app = gitRepo(join(base, 'app'), {
     'package.json': JSON.stringify({ name: 'app', version: '1.0.0', private: true, scripts: { handoff: 'handoff-ledger' } }, null, 2) + '\n',
     '.gitignore': 'node_modules/\n',
     'src/tz.ts': 'export const offset = -5;\n',
   });
-  ok('npm', ['install', ...packed.map((p) => join(base, 'tgz', p.filename))], app);
+  // What `npm install handoff-ledger` leaves: the dependency in package.json, and the lock file.
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, scripts: { handoff: 'handoff-ledger' }, dependencies: { 'handoff-ledger': tarball(0) } }, null, 2) + '\n');
+  writeFileSync(join(app, 'package-lock.json'), JSON.stringify({ name: 'app', version: '1.0.0', lockfileVersion: 3, requires: true, packages }, null, 2) + '\n');
+  ok('npm', ['ci'], app);
   git(app, 'add', 'package.json', 'package-lock.json');
   git(app, 'commit', '-q', '-m', 'add handoff-ledger');
 }, 180_000);
@@ -104,5 +124,26 @@ describe('when handoff-ledger is installed into another project from a packed ta
     const again = run('npx', ['handoff-ledger', 'init'], sub);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain(`a ledger already exists at ${join(app, '.ledger')}`);
+  });
+
+  it('`ledger setup claude` there writes the installed bin, and that `ledger mcp` serves with the app\'s own SDK', async () => {
+    ok('npx', ['ledger', 'setup', 'claude'], app);
+    const bin = join(app, 'node_modules/.bin/ledger');
+    const mcp = JSON.parse(readFileSync(join(app, '.mcp.json'), 'utf8')).mcpServers['handoff-ledger'];
+    expect(mcp).toEqual({ command: bin, args: ['mcp'], env: { LEDGER_AGENT: 'claude' } });
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const client = new Client({ name: 'install-test', version: '0' });
+    await client.connect(new StdioClientTransport({ command: mcp.command, args: mcp.args, cwd: join(app, 'src'), env: { ...npmEnv, ...mcp.env }, stderr: 'ignore' }));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('checkpoint');
+      const r = await client.callTool({ name: 'status', arguments: {} });
+      expect(r.isError).toBeFalsy();
+      expect((r.structuredContent as { items: { slug: string }[] }).items.map((i) => i.slug)).toEqual(['fix-tz']);
+    } finally {
+      await client.close();
+    }
+    // The SDK it ran is the app's, not this project's.
+    expect(existsSync(join(app, 'node_modules/@modelcontextprotocol/sdk/package.json'))).toBe(true);
   });
 });

@@ -1,6 +1,10 @@
 // The dependency direction of STYLE.md: the Ledger (src/ledger.ts) sits above the rules it
 // applies, so nothing under it imports it, and the CLI sits above the Ledger. An append goes
-// cli -> ledger -> causal and handoff rules -> store -> fs, never back up.
+// cli -> ledger -> causal and handoff rules -> store -> fs, never back up. Beside that line:
+// src/text/ (record text made safe to show) is pure and lowest, importing nothing outside
+// itself, so every layer may use it; src/project/ (finding the ledger directory: the upward
+// search, git worktrees) sits above the store, whose names it uses, and below everything that
+// takes a ledger directory found for it (the Ledger, the public API, the CLI).
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -22,11 +26,13 @@ function imports(file: string): string[] {
 
 /** Lower first: a file may import only files of its own rank or lower. */
 const RANK: [RegExp, number][] = [
+  [/^src\/text\//, 0],
   [/^src\/(canonical|record|sign|sign-batch|ed25519-reference|errors)\.ts$/, 0],
   [/^src\/keys\//, 1],
   [/^audit\//, 1],
   [/^src\/fs\//, 2],
   [/^src\/store\//, 3],
+  [/^src\/project\//, 3.5],
   [/^src\/causal\//, 4],
   [/^src\/handoff\//, 5],
   [/^src\/ledger\.ts$/, 6],
@@ -57,12 +63,41 @@ describe('the layers', () => {
 
   it('the rules import downwards: causal never the handoff log, the store neither of them', () => {
     const bad: string[] = [];
-    for (const f of files.filter((x) => /^src\/(store|causal|handoff)\//.test(x))) {
+    for (const f of files.filter((x) => /^src\/(store|causal|handoff|project|text)\//.test(x))) {
       for (const t of imports(join(ROOT, f))) {
         const rt = rankOf(t);
         if (rt !== undefined && rt > rankOf(f)!) bad.push(`${f} imports ${t}`);
       }
     }
     expect(bad).toEqual([]);
+  });
+
+  it('src/text/ is pure: it imports nothing outside itself (no node: module, no other layer)', () => {
+    const text = files.filter((f) => f.startsWith('src/text/'));
+    expect(text).toEqual(expect.arrayContaining(['src/text/sanitize.ts', 'src/text/markdown.ts']));
+    const bad: string[] = [];
+    for (const f of text) {
+      for (const t of imports(join(ROOT, f))) if (!t.startsWith('src/text/')) bad.push(`${f} imports ${t}`);
+      if (/(?:from\s*|import\s*\(\s*)['"](?!\.)[^'"]+['"]/.test(readFileSync(join(ROOT, f), 'utf8'))) bad.push(`${f} imports a package or node: module`);
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('src/project/ imports only the store and below, and is imported only from the Ledger up', () => {
+    const project = files.filter((f) => f.startsWith('src/project/'));
+    expect(project).toEqual(expect.arrayContaining(['src/project/locate.ts', 'src/project/git.ts']));
+    expect(imports(join(ROOT, 'src/project/locate.ts'))).toEqual(expect.arrayContaining(['src/store/discover.ts']));
+    const bad: string[] = [];
+    for (const f of files) {
+      for (const t of imports(join(ROOT, f))) {
+        if (f.startsWith('src/project/') && !t.startsWith('src/project/') && (rankOf(t) === undefined || rankOf(t)! > 3)) bad.push(`${f} imports ${t}`);
+        if (t.startsWith('src/project/') && !f.startsWith('src/project/') && (rankOf(f) === undefined || rankOf(f)! < 3.5)) bad.push(`${f} imports ${t}`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
+
+  it('every file of src/text/ and src/project/ has a rank', () => {
+    expect(files.filter((f) => /^src\/(text|project)\//.test(f) && rankOf(f) === undefined)).toEqual([]);
   });
 });

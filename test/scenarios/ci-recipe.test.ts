@@ -71,10 +71,9 @@ describe('when CI runs the README\'s recipe before a deploy', () => {
   });
 
   // Found here: on a fresh machine with no ~/.cache the recipe's `audit --floor ... --advance`
-  // exits 3 ("cannot write floor file ...: ENOENT") and nothing deploys. Routed to the recipe's
-  // owner (branch `speed`, which fixes the recipe): either the recipe makes the folder or
-  // --advance does. Drop `.fails` when that lands.
-  it.fails('runs on a fresh machine that has no ~/.cache yet', () => {
+  // exited 3 ("cannot write floor file ...: ENOENT") and nothing deployed; the recipe makes the
+  // folder first.
+  it('runs on a fresh machine that has no ~/.cache yet', () => {
     sc = scenario('billing', { 'db/schema.sql': 'create table accounts (id bigint primary key);\n', 'deploy.sh': DEPLOY, '.gitignore': 'deploys.log\n' });
     chmodSync(join(sc.root, 'deploy.sh'), 0o755);
     sc.ok(['append', 'handoff', '--op', 'migrate_schema_17', '--exec', 'execution_002', '--outcome', 'success', '--agent', 'migrator',
@@ -84,9 +83,8 @@ describe('when CI runs the README\'s recipe before a deploy', () => {
     expect(sc.read('deploys.log')).toBe('deployed\n');
   });
 
-  // Fails until branch `speed` lands (issue 14.14: "fix the recipe"): the recipe's gate reads the
-  // whole ledger without --floor. Drop `.fails` when it is merged.
-  it.fails('the recipe\'s gate takes the same floor as its audit, so it pays only for what is new', () => {
+  // issue 14.14, "fix the recipe": without --floor the recipe's gate audited the whole ledger.
+  it('the recipe\'s gate takes the same floor as its audit, so it pays only for what is new', () => {
     const gateLine = recipe().split('\n').findIndex((l) => /^ledger gate /.test(l));
     const gateCmd = recipe().split('\n').slice(gateLine).join('\n').split(/\n(?!\s)/)[0];
     expect(gateCmd).toMatch(/--floor /);

@@ -27,7 +27,7 @@ describe('when a user commits .ledger/ and a git checkout rolls it back', () => 
   // Fails until branch `store-guard` lands (a writer's mark outside the ledger, SPEC 5): on main
   // the checkpoint after the checkout is refused only by accident of the fold, and codex's start
   // forks the log at the rolled-back seq. Drop `.fails` when it is merged.
-  it.fails('refuses every writer on the rolled-back ledger (exit 3, nothing changed), until the newer ledger is restored', () => {
+  it('refuses every writer on the rolled-back ledger (exit 3, nothing changed), until the newer ledger is restored', () => {
     sc = scenario('tzapp', TZ_FILES);
     sc.ok(['start', 'fix-timezone', '--agent', 'claude', '--summary', 'fix toLocal() for negative offsets']);
     git(sc.root, 'add', '-f', '.ledger');

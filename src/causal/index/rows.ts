@@ -16,6 +16,7 @@ import { isUtf8 } from 'node:buffer';
 import { idFromLine, isCanonicalText } from '../../canonical.js';
 import { LedgerError, RUN_AUDIT } from '../../errors.js';
 import { linesForward, openToRead } from '../../fs/lines.js';
+import { PROGRESS_EVERY, reportProgress } from '../../progress.js';
 import type { FileOps } from '../../fs/ops.js';
 import { MAX_LINE_BYTES, type LedgerRecord } from '../../record.js';
 import type { LedgerPaths } from '../../store/paths.js';
@@ -81,6 +82,7 @@ export function scanRows(ops: FileOps, paths: LedgerPaths, range: ScanRange): Ro
       rows.lastId = id;
       prev = id;
       expect++;
+      if ((expect - fromSeq) % PROGRESS_EVERY === 0) reportProgress('indexing records.jsonl', offset - fromOffset, endOffset - fromOffset, 'bytes');
     }
   } finally {
     ops.close(fd);

@@ -2,13 +2,13 @@
 // causal.ts.
 import { resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
-import { DIGEST_RE } from '../../canonical.js';
 import { AGENT_RE, ID_RE, OUTCOMES, type Outcome } from '../../record.js';
 import { checkConsumer, checkOp, checkRequiredInvariants } from '../../causal/gate/options.js';
+import { checkConsumeFailedTarget } from '../../causal/consume-failed.js';
 import { age } from '../../causal/gate/format.js';
 import { fullRecordId, parseRecordArg } from '../ids.js';
 import { formatTable } from '../table.js';
-import { agentName, durationFlag, emit, flag, guardOptions, keyPath, ledgerDir, many, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
+import { agentName, durationFlag, emit, flag, guardOptions, keyPath, ledgerDir, many, maxChars, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
 import { remoteOpts } from './remote-opts.js';
 
 export function parseAccept(values: string[]): Outcome[] {
@@ -63,8 +63,7 @@ export async function runGateCommand(io: CliIO, opText: string, opts: Opts): Pro
 
 export async function runRevoke(io: CliIO, targetText: string, opts: Opts): Promise<number> {
   const ref = parseRecordArg(String(targetText), 'revoke');
-  const reason = required(opts, 'reason', 'why the handoff is revoked');
-  if (reason.length > 4096) throw new LedgerError('USAGE', `--reason is ${reason.length} chars; at most 4096`);
+  const reason = maxChars(required(opts, 'reason', 'why the handoff is revoked'), 'reason', 4096);
   const agent = agentName(io, opts);
   const dir = ledgerDir(io, opts);
   // A seq, HEAD or prefix names one record now (cli/ids.ts); the revoke rule checks what it is.
@@ -80,11 +79,10 @@ export async function runRevoke(io: CliIO, targetText: string, opts: Opts): Prom
 
 export async function runConsumeFailed(io: CliIO, target: string, opts: Opts): Promise<number> {
   // Every flag is checked before anything is read (SPEC 10: a bad flag changes nothing).
-  if (!DIGEST_RE.test(target) && !ID_RE.test(target)) throw new LedgerError('USAGE', `consume-failed expects a record id ("sha256:" + 64 lowercase hex) or an operation id, got "${target}"`);
+  checkConsumeFailedTarget(target); // a record as people type it, or an operation (causal/consume-failed.ts)
   const consumer = required(opts, 'consumer', 'the consumer that consumed it');
   if (!ID_RE.test(consumer)) throw new LedgerError('USAGE', `--consumer must be 1-128 chars of [A-Za-z0-9._:-], got "${consumer}"`);
-  const reason = required(opts, 'reason', 'what failed');
-  if (reason.length > 4096) throw new LedgerError('USAGE', `--reason is ${reason.length} chars; at most 4096`);
+  const reason = maxChars(required(opts, 'reason', 'what failed'), 'reason', 4096);
   const agent = agentName(io, opts, AGENT_RE.test(consumer) ? consumer : undefined);
   const { Ledger } = await import('../../ledger.js');
   const ledger = Ledger.open({ dir: ledgerDir(io, opts), key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });

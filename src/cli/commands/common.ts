@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
 import { locateLedger, type LedgerLocation } from '../../project/locate.js';
+import { charCount } from '../../record.js';
 import { neutralise, neutraliseLine } from '../../text/sanitize.js';
 
 export interface CliIO {
@@ -36,6 +37,16 @@ export function one(opts: Opts, name: string, flag = kebab(name)): string | unde
   const s = arr[0];
   if (typeof s === 'boolean' || s === '') throw new LedgerError('USAGE', `--${flag} needs a value`);
   return String(s);
+}
+
+/**
+ * A flag's text within its record field's limit, counted as the schema counts it: characters
+ * (code points, record.ts charCount), so the CLI refuses exactly what the store would.
+ */
+export function maxChars(value: string, flag: string, max: number): string {
+  const n = charCount(value);
+  if (n > max) throw new LedgerError('USAGE', `--${flag} is ${n} characters; at most ${max}`);
+  return value;
 }
 
 export function required(opts: Opts, name: string, what: string, flag = kebab(name)): string {

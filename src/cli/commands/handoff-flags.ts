@@ -2,8 +2,8 @@
 // Each parser refuses a malformed value with a one-line USAGE error naming the flag.
 import { LedgerError } from '../../errors.js';
 import { digestSource, type EvidenceContext } from '../../causal/evidence.js';
-import { NAME_RE, ID_RE, OUTCOMES, type Dependency, type Evidence, type HandoffPayload, type Invariant, type Outcome } from '../../record.js';
-import { many, one, type Opts } from './common.js';
+import { NAME_RE, ID_RE, OUTCOMES, charCount, type Dependency, type Evidence, type HandoffPayload, type Invariant, type Outcome } from '../../record.js';
+import { many, maxChars, one, type Opts } from './common.js';
 import { DIGEST_RE } from '../../canonical.js';
 
 export function parseOutcome(text: string, flagName = 'outcome'): Outcome {
@@ -54,7 +54,7 @@ export function parseInvariants(values: string[]): Record<string, Invariant> {
     const verdict = colon < 0 ? rest : rest.slice(0, colon);
     const detail = colon < 0 ? '' : rest.slice(colon + 1);
     if (verdict !== 'ok' && verdict !== 'fail') throw new LedgerError('USAGE', `--invariant ${name}: expected ok or fail, got "${verdict}"`);
-    if (detail.length > 4096) throw new LedgerError('USAGE', `--invariant ${name}: detail is over 4096 chars`);
+    if (charCount(detail) > 4096) throw new LedgerError('USAGE', `--invariant ${name}: detail is over 4096 characters`);
     out[name] = { ok: verdict === 'ok', detail };
   }
   return out;
@@ -94,8 +94,7 @@ export function parseHandoffTail(opts: Opts, toId?: (text: string, what: string)
   if (sup.length) tail.supersedes = parseSupersedes(sup, toId);
   const note = one(opts, 'note');
   if (note !== undefined) {
-    if (note.length > 4096) throw new LedgerError('USAGE', `--note is ${note.length} chars; at most 4096`);
-    tail.note = note;
+    tail.note = maxChars(note, 'note', 4096);
   }
   return tail;
 }

@@ -4,11 +4,11 @@
 import { Ledger } from '../../ledger.js';
 import { checkSlug } from '../../handoff/workflow.js';
 import { formatStatus, statusOf, type StatusReport } from '../../handoff/status.js';
-import { OutcomeFold, tap } from '../../handoff/unresolved.js';
-import { foldWorkLog, openItems } from '../../handoff/workitems.js';
-import { agentName, emit, keyPath, ledgerDir, waitMs, type CliIO, type Opts } from './common.js';
+import { readFolds } from '../../handoff/fold-memo.js';
+import { openItems } from '../../handoff/workitems.js';
+import { agentName, emit, flag, keyPath, ledgerDir, waitMs, type CliIO, type Opts } from './common.js';
 import { remoteLine, remoteOpts } from './remote-opts.js';
-import { askingAgent, charsFlag, emitResume, viewsDir, warn } from './handoff-verbs.js';
+import { askingAgent, optionalText, emitResume, viewsDir, warn } from './handoff-verbs.js';
 import { LedgerError } from '../../errors.js';
 
 type Verb = 'release' | 'note' | 'status' | 'resume';
@@ -24,10 +24,10 @@ export async function runOwnershipVerb(verb: Verb, io: CliIO, slug: string | und
 export async function runRelease(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const agent = agentName(io, opts);
-  const note = charsFlag(opts, 'note', 'what the next one should know');
+  const note = optionalText(opts, 'note', 'what the next one should know');
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
-  const res = await ledger.release({ slug, agent, ...(note !== undefined ? { note } : {}), views });
+  const res = await ledger.release({ slug, agent, ...(note !== undefined ? { note } : {}), views, adoptViews: flag(opts, 'adoptViews') });
   warn(io, res.warnings);
   const rec = res.record;
   const lines = [
@@ -41,11 +41,11 @@ export async function runRelease(io: CliIO, slug: string, opts: Opts): Promise<n
 export async function runNote(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const agent = agentName(io, opts);
-  const text = charsFlag(opts, 'text', 'the note');
+  const text = optionalText(opts, 'text', 'the note');
   if (text === undefined) throw new LedgerError('USAGE', '--text is required (the note)');
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
-  const res = await ledger.note({ slug, agent, text, views });
+  const res = await ledger.note({ slug, agent, text, views, adoptViews: flag(opts, 'adoptViews') });
   warn(io, res.warnings);
   const rec = res.record;
   emit(io, opts, { ok: true, kind: 'note', slug, id: rec.id, seq: rec.seq, views: res.views, warnings: res.warnings }, [`noted on ${slug} by ${agent}, record seq ${rec.seq} ${rec.id}`]);
@@ -76,8 +76,7 @@ export async function runResumeOwn(io: CliIO, opts: Opts): Promise<number> {
   const now = new Date();
   const ledger = Ledger.open({ dir, env: io.env });
   const remote = ledger.remote();
-  const outcomes = new OutcomeFold();
-  const log = foldWorkLog(tap(ledger.records(), (r) => outcomes.add(r)));
+  const { log, outcomes } = readFolds(ledger.paths, ledger.head());
   const own = agent === null ? [] : openItems(log).filter((i) => i.owner === agent).map((i) => i.slug);
   if (own.length === 1) return emitResume(io, opts, ledger, log, own[0], now, [`${agent}'s open item: ${own[0]}`, ...(remote ? [remoteLine(remote)] : [])]);
   const why = agent === null

@@ -10,7 +10,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger } from '../../ledger.js';
 import type { Evidence, FinishPayload } from '../../record.js';
-import { checkAgent, checkChars, checkItems, checkLeaseMs, checkNext, checkSlug, checkTestsCommand, checkTestsTimeoutMs, checkText, type TestsRequest } from '../../handoff/workflow.js';
+import { checkAgent, checkItems, checkLeaseMs, checkNext, checkSlug, checkTestsCommand, checkTestsTimeoutMs, checkText, type TestsRequest } from '../../handoff/workflow.js';
 import { checkTakeoverFlags } from '../../handoff/ownership.js';
 import { DEFAULT_TESTS_TIMEOUT_MS } from '../../handoff/tests-cmd.js';
 import { DEFAULT_LEASE_MS } from '../../handoff/lease.js';
@@ -55,13 +55,13 @@ function text(opts: Opts, name: string, what: string): string {
   return checkText(values[0], name, what);
 }
 
-/** An optional text flag measured in characters: at most one value, then the workflow's rule. */
-export function charsFlag(opts: Opts, name: string, what: string): string | undefined {
+/** An optional text flag: at most one value, then the workflow's text rule. */
+export function optionalText(opts: Opts, name: string, what: string): string | undefined {
   const v = opts[name];
   const values = v === undefined ? [] : Array.isArray(v) ? v : [v];
   if (values.length > 1) throw new LedgerError('USAGE', `--${name} was given ${values.length} times; it takes one value`);
   if (values.length === 0) return undefined;
-  return checkChars(typeof values[0] === 'boolean' ? '' : values[0], name, what);
+  return checkText(typeof values[0] === 'boolean' ? '' : values[0], name, what);
 }
 
 function leaseFlag(opts: Opts): number {
@@ -84,11 +84,11 @@ async function runStart(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const leaseMs = leaseFlag(opts);
   const takeover = flag(opts, 'takeover');
   const force = flag(opts, 'force');
-  const reason = charsFlag(opts, 'reason', 'why the item is taken over');
+  const reason = optionalText(opts, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason: reason ?? null });
   const views = viewsDir(io, opts, dir);
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
-  const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, force, reason, views });
+  const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, force, reason, views, adoptViews: flag(opts, 'adoptViews') });
   const rec = res.record;
   const r = rec.record;
   warn(io, res.warnings);
@@ -137,7 +137,7 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
 
   // 2-5. the workflow: the advisory ownership check, the tests, the decision under the lock, the views
   const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
-  const req = { slug, agent, done, state, next, verified, attempted, blockers, tests, evidence, views };
+  const req = { slug, agent, done, state, next, verified, attempted, blockers, tests, evidence, views, adoptViews: flag(opts, 'adoptViews') };
   const res = kind === 'checkpoint' ? await ledger.checkpoint({ ...req, leaseMs }) : await ledger.finish({ ...req, ...finishFields! });
   const rec = res.record;
   warn(io, res.warnings);
@@ -189,13 +189,14 @@ async function runRender(io: CliIO, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const vdir = viewsDir(io, opts, dir);
   if (flag(opts, 'check')) {
+    if (flag(opts, 'adoptViews')) throw new LedgerError('USAGE', '--adopt-views applies to a render that writes, not to --check');
     const result = checkViews(dir, vdir);
     const lines = result.views.map((v) => `${v.status.padEnd(7)} ${v.file}${v.status === 'stale' ? ` (rendered through seq ${v.through_seq}; the ledger's work log is through seq ${result.through?.seq})` : ''}`);
     if (!result.ok) lines.push('run `ledger render` to rewrite the views from the ledger');
     emit(io, opts, { ...result, exit_code: result.ok ? EXIT.ok : EXIT.viewsDiffer }, lines);
     return result.ok ? EXIT.ok : EXIT.viewsDiffer;
   }
-  const written = writeViews(dir, vdir, waitMs(opts));
+  const written = writeViews(dir, vdir, waitMs(opts), new Date(), flag(opts, 'adoptViews'));
   warn(io, written.kept.map(keptNotice));
   emit(io, opts, { ok: true, ...written }, [`rewrote ${written.files.join(' and ')} through seq ${written.through?.seq ?? 0}`]);
   return 0;

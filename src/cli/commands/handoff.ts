@@ -6,7 +6,9 @@ import { verb, type Command } from '../verbs.js';
 import { STRING, withWriter, type CliIO, type Opts } from './common.js';
 
 const withViews = (c: Command): Command =>
-  c.option('--views <dir>', 'Where HANDOFF.md and HANDOFF.yml live (default: the folder that holds the ledger directory)', STRING);
+  c
+    .option('--views <dir>', 'Where HANDOFF.md and HANDOFF.yml live (default: the folder that holds the ledger directory)', STRING)
+    .option('--adopt-views', 'Rewrite views that another ledger (another genesis) rendered there; without it they are refused');
 
 /** The flags a checkpoint and a finish share. */
 const withCheckpoint = (c: Command): Command =>

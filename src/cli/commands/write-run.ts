@@ -13,7 +13,7 @@ import { createSigner } from '../../sign.js';
 import { KINDS, type Draft, type HandoffPayload, type IntentPayload } from '../../record.js';
 import { KEY_NAME_RE } from '../../keys/secret-key.js';
 import {
-  agentName, emit, envValue, flag, guardOptions, keyPath, ledgerDir, many, one, required, trustPath, waitMs,
+  agentName, emit, envValue, flag, guardOptions, keyPath, ledgerDir, many, maxChars, one, required, trustPath, waitMs,
   type CliIO, type Opts,
 } from './common.js';
 import { remoteOpts } from './remote-opts.js';
@@ -51,7 +51,7 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
     throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${dir}`, {}, '`ledger init` never overwrites a ledger: use another --dir');
   }
   const name = one(opts, 'name');
-  if (name !== undefined && name.length > 128) throw new LedgerError('USAGE', `--name is ${name.length} chars; at most 128`);
+  if (name !== undefined) maxChars(name, 'name', 128);
   const wait = waitMs(opts);
   const kp = keyPath(io, opts, root);
   const tp = trustPath(io, opts, root);
@@ -82,7 +82,7 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
     const { runJoin } = await import('./remote-run.js');
     return runJoin(io, opts, { dir, remote, signer, agent, name, waitMs: wait, trustPath: tp, keyPath: kp, created, pinned, gitignore: kept });
   }
-  const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: wait, ...guardOptions(io, opts) });
+  const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: wait, trust: tp, env: io.env });
   const g = result.records[0];
   const lines = [`initialised ledger ${dir}`, `genesis ${g.id}`];
   if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp}`);
@@ -124,8 +124,7 @@ const INTENT_FLAGS = ['op', 'exec', 'action', 'note'];
 function intentFromFlags(opts: Opts): IntentPayload {
   const stray = HANDOFF_FLAGS.find((f) => !INTENT_FLAGS.includes(f) && opts[f] !== undefined);
   if (stray) throw new LedgerError('USAGE', `--${stray.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())} does not apply to an intent (it takes --op, --exec, --action, --note)`);
-  const action = required(opts, 'action', 'the external side effect about to happen');
-  if (action.length > 1024) throw new LedgerError('USAGE', `--action is ${action.length} chars; at most 1024`);
+  const action = maxChars(required(opts, 'action', 'the external side effect about to happen'), 'action', 1024);
   const payload: IntentPayload = {
     logical_operation_id: parseId(required(opts, 'op', 'the logical_operation_id'), 'op'),
     execution_id: parseId(required(opts, 'exec', 'the execution_id of this attempt'), 'exec'),
@@ -133,8 +132,7 @@ function intentFromFlags(opts: Opts): IntentPayload {
   };
   const note = one(opts, 'note');
   if (note !== undefined) {
-    if (note.length > 4096) throw new LedgerError('USAGE', `--note is ${note.length} chars; at most 4096`);
-    payload.note = note;
+    payload.note = maxChars(note, 'note', 4096);
   }
   return payload;
 }

@@ -1,0 +1,94 @@
+// `ledger setup codex`: Codex's three files (formats and sources in ../README.md):
+//   .codex/config.toml  [mcp_servers.handoff-ledger] with command, args and env.LEDGER_AGENT, as
+//                       a marked block of its own: the user's TOML (comments, order, spacing) is
+//                       never re-serialised; smol-toml checks the file before and after and
+//                       writes the block's values (so every string is quoted as TOML wants)
+//   .codex/hooks.json   {"hooks": {"SessionStart": [{"matcher": "startup|resume|clear", "hooks":
+//                       [{"type": "command", "command", "timeout"}]}], "Stop": [...]}}
+//   AGENTS.md           the marked block (./block.ts)
+// Codex hooks get no environment from a settings file, so their command names the agent
+// (`--agent NAME`); the MCP server gets LEDGER_AGENT in its env table.
+import { join } from 'node:path';
+import { parse, stringify } from 'smol-toml';
+import { LedgerError } from '../../errors.js';
+import { blockMarkers, instructionsBlock } from './block.js';
+import {
+  HOOK_TIMEOUT_S, SERVER_NAME, dropEmpty, editHookGroup, editJson, isObject, objectAt, readText, shellCommand, withBlock, type FileChange, type LedgerCommand, type MatcherGroup,
+} from './common.js';
+import type { SetupRequest } from './claude.js';
+
+export const CODEX_FILES = ['.codex/config.toml', '.codex/hooks.json', 'AGENTS.md'] as const;
+
+const TOML_MARKERS = {
+  begin: '# handoff-ledger:begin (written by `ledger setup codex`; `ledger setup codex --remove` takes it out)',
+  end: '# handoff-ledger:end',
+};
+
+const HOOKS: readonly [string, string | null, string][] = [
+  ['SessionStart', 'startup|resume|clear', 'session-start'],
+  ['Stop', null, 'stop'],
+];
+
+/** Policy: a handler is setup's when its command ends in `hook codex EVENT` (whatever runs ledger). */
+export const isCodexHookCommand = (c: unknown) => typeof c === 'string' && /(^|\s)hook codex (session-start|stop)( --agent \S+)?$/.test(c);
+
+function parseToml(path: string, text: string): Record<string, unknown> {
+  try {
+    return parse(text) as Record<string, unknown>;
+  } catch (e) {
+    throw new LedgerError('INPUT_REFUSED', `${path} is not valid TOML (${(e as Error).message.split('\n')[0]}); setup changed nothing`, { path }, 'fix the file and run setup again');
+  }
+}
+
+function serverOf(doc: Record<string, unknown>): unknown {
+  const servers = doc.mcp_servers;
+  return isObject(servers) ? servers[SERVER_NAME] : undefined;
+}
+
+function tomlAfter(path: string, before: string | null, command: LedgerCommand, agent: string, remove: boolean): string | null {
+  const entry = { command: command.command, args: [...command.args, 'mcp'], env: { LEDGER_AGENT: agent } };
+  const block = `${TOML_MARKERS.begin}\n${stringify({ mcp_servers: { [SERVER_NAME]: entry } }).trimEnd()}\n${TOML_MARKERS.end}\n`;
+  if (before !== null) parseToml(path, before);
+  const outside = withBlock(before, TOML_MARKERS, null) ?? '';
+  if (serverOf(parseToml(path, outside)) !== undefined) {
+    throw new LedgerError('INPUT_REFUSED', `${path} defines [mcp_servers.${SERVER_NAME}] outside the block setup writes; setup changed nothing`, { path }, 'remove that table (setup writes its own) and run setup again');
+  }
+  const after = withBlock(before, TOML_MARKERS, remove ? null : block);
+  if (after !== null && !remove) {
+    // The user's file and the block must read as one document, with our table as written.
+    const doc = parseToml(path, after);
+    if (JSON.stringify(serverOf(doc)) !== JSON.stringify(entry)) {
+      throw new LedgerError('INPUT_REFUSED', `${path}: the [mcp_servers.${SERVER_NAME}] table would not read back as written; setup changed nothing`, { path });
+    }
+  }
+  return after;
+}
+
+export function planCodex(req: SetupRequest): FileChange[] {
+  const { root, agent, command, remove } = req;
+  const tomlPath = join(root, '.codex', 'config.toml');
+  const hooksPath = join(root, '.codex', 'hooks.json');
+  const mdPath = join(root, 'AGENTS.md');
+  const tomlBefore = readText(tomlPath);
+  const hooksBefore = readText(hooksPath);
+  const mdBefore = readText(mdPath);
+  return [
+    { path: tomlPath, before: tomlBefore, after: tomlAfter(tomlPath, tomlBefore, command, agent, remove) },
+    {
+      path: hooksPath,
+      before: hooksBefore,
+      after: editJson(hooksPath, hooksBefore, (obj) => {
+        const hooks = objectAt(hooksPath, obj, 'hooks');
+        for (const [event, matcher, word] of HOOKS) {
+          const group: MatcherGroup = {
+            ...(matcher ? { matcher } : {}),
+            hooks: [{ type: 'command', command: shellCommand(command, ['hook', 'codex', word, '--agent', agent]), timeout: HOOK_TIMEOUT_S }],
+          };
+          editHookGroup(hooksPath, hooks, event, remove ? null : group, isCodexHookCommand);
+        }
+        dropEmpty(obj, 'hooks');
+      }, remove),
+    },
+    { path: mdPath, before: mdBefore, after: withBlock(mdBefore, blockMarkers('codex'), remove ? null : instructionsBlock('codex', agent)) },
+  ];
+}

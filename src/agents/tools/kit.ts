@@ -1,0 +1,90 @@
+// What every MCP tool shares: the context the server fixed at start (who the agent is, which
+// ledger, which key), the shape of a tool (input and output zod schemas, a run function), and the
+// few argument readers the command line's flag readers would give (durations, evidence).
+//
+// The agent's name is never an argument: it is `ctx.agent`, fixed when the server started
+// (`--agent` or LEDGER_AGENT), and every input schema is a strict object, so an `agent` argument
+// is refused like any other unknown one (SPEC 12).
+//
+// Policy: zod checks the shape (types, which fields, simple bounds); the values are checked by
+// the very functions the command line uses (src/handoff/workflow.ts check*), so a refused call
+// carries the same one-line reason as `ledger` would print, and nothing runs or is written first.
+import * as z from 'zod';
+import { LedgerError } from '../../errors.js';
+import type { Ledger } from '../../ledger.js';
+import { digestSource } from '../../causal/evidence.js';
+import { ID_RE, NAME_RE, OUTCOMES, type Evidence } from '../../record.js';
+
+/** What the server decided at start, for every call. */
+export interface ToolContext {
+  /** Who writes: the server's agent, never a tool argument. */
+  readonly agent: string;
+  /** The ledger directory and the project root (the folder that holds it). */
+  readonly dir: string;
+  readonly root: string;
+  /** Where the server runs (relative evidence paths resolve against it, as on the command line). */
+  readonly cwd: string;
+  readonly env: Record<string, string | undefined>;
+  readonly trustPath: string;
+  /** The ledger for reading (no key). */
+  reader(): Ledger;
+  /** The ledger with the server's key; throws the key's own error when the server has none. */
+  writer(): Ledger;
+}
+
+/** Every successful result: the summary, exactly one next action, and the tool's own fields. */
+export const ANSWER = {
+  ok: z.literal(true),
+  summary: z.string().describe('What happened, in one or two sentences'),
+  next_action: z.string().describe('The one thing to do next'),
+};
+
+/** What a tool's run returns: the answer's fields (the output schema is the exact contract). */
+export interface ToolOutput { ok: true; summary: string; next_action: string; [field: string]: unknown }
+
+export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
+  readonly name: string;
+  readonly title: string;
+  /** What the tool does and when to call it: what an agent acts on. */
+  readonly description: string;
+  readonly input: I;
+  readonly output: O;
+  /** Whether the tool appends to the ledger (its annotations say so to the client). */
+  readonly writes: boolean;
+  /** The answer; checked against `output` before it is sent (a mismatch is this server's bug). */
+  run(ctx: ToolContext, args: z.output<I>): Promise<ToolOutput>;
+}
+
+/** Declares a tool with its types tied to its schemas. */
+export function tool<I extends z.ZodObject, O extends z.ZodObject>(t: Tool<I, O>): Tool<I, O> {
+  return t;
+}
+
+// Argument schemas, named as the command line's flags in snake_case (SPEC 12).
+export const slugArg = z.string().regex(ID_RE).describe("The work item's slug (its logical_operation_id): 1-128 chars of [A-Za-z0-9._:-]");
+export const textArg = (what: string) => z.string().max(4096).describe(`${what} (1-4096 chars)`);
+export const itemsArg = (what: string) => z.array(z.string().max(1024)).max(64).describe(`${what} (at most 64 items of 1-1024 chars)`);
+export const durationArg = (what: string) => z.string().regex(/^\d{1,9}(ms|s|m|h|d)$/).describe(`${what}: a duration like 90s, 45m, 24h or 7d`);
+export const outcomeArg = z.enum(OUTCOMES);
+export const evidenceArg = z
+  .record(z.string().regex(NAME_RE), z.string().min(1).max(1024))
+  .describe('Evidence, digested now: { name: source }, source a path, file:PATH, dir:PATH, git:REV or sha256:HEX, inside the project');
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "90s", "45m", "24h", "7d" (and "500ms") in milliseconds (the command line's duration form). */
+export function durationMs(text: string, name: string): number {
+  const m = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text);
+  if (!m) throw new LedgerError('USAGE', `${name} expects a duration like 90s, 45m, 24h or 7d, got "${text}"`);
+  return Number(m[1]) * UNIT_MS[m[2]];
+}
+
+/** Evidence sources digested now, relative paths from where the server runs (like `--evidence`). */
+export function digestEvidence(ctx: ToolContext, evidence: Record<string, string> | undefined): Record<string, Evidence> {
+  const out: Record<string, Evidence> = {};
+  for (const [name, source] of Object.entries(evidence ?? {})) out[name] = digestSource(source, { root: ctx.root, ledgerDir: ctx.dir, cwd: ctx.cwd });
+  return out;
+}
+
+/** A short record id for summaries (the full one is in the result's `id`). */
+export const shortId = (id: string) => `${id.slice(0, 19)}…`;

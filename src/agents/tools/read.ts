@@ -1,0 +1,196 @@
+// The reading tools: status, resume and log. They read the published records only and write
+// nothing; each answers with the command line's own report (`ledger status`, `ledger resume`,
+// `ledger log`) shaped for an agent: a summary, one next action, and bounded data.
+import { dirname } from 'node:path';
+import * as z from 'zod';
+import { KINDS, type Kind, type LedgerRecord } from '../../record.js';
+import { gitFacts } from '../../handoff/git.js';
+import { buildResume, formatResume, type ResumeReport } from '../../handoff/resume.js';
+import { formatStatus, statusOf, type StatusReport } from '../../handoff/status.js';
+import { OutcomeFold, tap } from '../../handoff/unresolved.js';
+import { foldWorkLog, openItems, type WorkLog } from '../../handoff/workitems.js';
+import { oneLine } from '../../handoff/text.js';
+import { ANSWER, slugArg, tool, type ToolContext } from './kit.js';
+
+const leaseShape = z.looseObject({ state: z.enum(['live', 'lapsed', 'released']), until: z.string().nullable(), ms: z.number() });
+const statusItem = z.looseObject({
+  slug: z.string(),
+  owner: z.string().nullable(),
+  mine: z.boolean(),
+  summary: z.string(),
+  lease: leaseShape,
+  last_checkpoint: z.looseObject({ seq: z.number(), ts: z.string(), agent: z.string(), next: z.string() }).nullable(),
+});
+
+function readLog(ctx: ToolContext): { log: WorkLog; outcomes: OutcomeFold } {
+  const outcomes = new OutcomeFold();
+  const log = foldWorkLog(tap(ctx.reader().records(), (r) => outcomes.add(r)));
+  return { log, outcomes };
+}
+
+/** The one next action for an agent that has just read the status. */
+function statusNext(s: StatusReport): string {
+  const mine = s.items.filter((i) => i.mine);
+  if (mine.length === 1) {
+    const cp = mine[0].last_checkpoint;
+    return `call resume (your open item is ${mine[0].slug}), then ${cp ? `continue with its next action: ${oneLine(cp.next, 200)}` : 'continue it and checkpoint after the first verified milestone'}`;
+  }
+  if (mine.length > 1) return `call resume with one of your items (${mine.map((i) => i.slug).join(', ')}) and finish or release the others`;
+  const released = s.items.filter((i) => i.lease.state === 'released');
+  if (released.length) return `call start with slug ${released[0].slug} to take a released item (no takeover needed), or start a new slug`;
+  return 'call start with a new slug and a summary before substantive work';
+}
+
+function statusSummary(s: StatusReport): string {
+  const mine = s.items.filter((i) => i.mine).map((i) => i.slug);
+  const others = s.items.length - mine.length;
+  return `${s.items.length} open work item${s.items.length === 1 ? '' : 's'} (${mine.length ? `yours: ${mine.join(', ')}` : 'none yours'}${others ? `; ${others} not yours` : ''}), ${s.pending_intents.length} pending intent${s.pending_intents.length === 1 ? '' : 's'}, ${s.unresolved_outcomes.length} unresolved outcome${s.unresolved_outcomes.length === 1 ? '' : 's'}; ledger through seq ${s.through?.seq ?? 0}`;
+}
+
+export const statusTool = tool({
+  name: 'status',
+  title: 'What is open',
+  description:
+    'Read this first when a session starts. Lists every open work item with its owner, lease (live, lapsed or released), the age of its last checkpoint and its next action, your own items first; then pending intents and unresolved outcomes. Writes nothing.',
+  input: z.strictObject({}),
+  output: z.strictObject({
+    ...ANSWER,
+    agent: z.string(),
+    through_seq: z.number(),
+    items: z.array(statusItem),
+    pending_intents: z.array(z.looseObject({})),
+    unresolved_outcomes: z.array(z.looseObject({})),
+  }),
+  writes: false,
+  async run(ctx) {
+    const { log, outcomes } = readLog(ctx);
+    const s = statusOf(log, outcomes, ctx.agent, new Date());
+    return {
+      ok: true as const,
+      summary: statusSummary(s),
+      next_action: statusNext(s),
+      agent: ctx.agent,
+      through_seq: s.through?.seq ?? 0,
+      items: s.items,
+      pending_intents: s.pending_intents,
+      unresolved_outcomes: s.unresolved_outcomes,
+    };
+  },
+});
+
+function resumeNext(r: ResumeReport, agent: string): string {
+  const next = r.latest ? oneLine(String(r.latest.next), 200) : null;
+  if (r.status !== 'open') return `${r.slug} is finished; call start with slug ${r.slug} only to reopen it`;
+  if (r.owner === agent) return next ? `continue with the recorded next action: ${next}` : `continue ${r.slug} and checkpoint after the first verified milestone`;
+  if (r.owner === null) return `call start with slug ${r.slug} to take this released item (no takeover needed)`;
+  if (!r.lease.live) return `the lease of ${r.owner} lapsed: call start with slug ${r.slug} and takeover: true to take it over`;
+  return `${r.slug} is ${r.owner}'s while the lease is live: pick another item, or add a note`;
+}
+
+export const resumeTool = tool({
+  name: 'resume',
+  title: 'Take up a work item',
+  description:
+    'The short, bounded read (at most 80 lines) for whoever takes a work item up: owner and lease, the latest checkpoint in full (what is verified, what was only attempted, blockers, the real test output, the next action), the trail, evidence that changed since, and git. Without a slug: your own open item when you have exactly one, else the status. Writes nothing.',
+  input: z.strictObject({ slug: slugArg.optional() }),
+  output: z.strictObject({
+    ...ANSWER,
+    mode: z.enum(['resume', 'status']),
+    slug: z.string().nullable(),
+    status: z.enum(['open', 'finished']).nullable(),
+    owner: z.string().nullable(),
+    lease: z.strictObject({ until: z.string().nullable(), live: z.boolean() }).nullable(),
+    lines: z.array(z.string()).max(80).describe('The resume (or status) text, at most 80 lines'),
+  }),
+  writes: false,
+  async run(ctx, args) {
+    const now = new Date();
+    const { log, outcomes } = readLog(ctx);
+    let slug = args.slug;
+    let lead: string[] = [];
+    if (slug === undefined) {
+      const own = openItems(log).filter((i) => i.owner === ctx.agent).map((i) => i.slug);
+      if (own.length !== 1) {
+        const s = statusOf(log, outcomes, ctx.agent, now);
+        const why = own.length === 0 ? `${ctx.agent} owns no open item` : `${ctx.agent} owns ${own.length} open items (${own.join(', ')}); pass a slug`;
+        return {
+          ok: true as const,
+          summary: `${why}; the status instead: ${statusSummary(s)}`,
+          next_action: statusNext(s),
+          mode: 'status' as const,
+          slug: null,
+          status: null,
+          owner: null,
+          lease: null,
+          lines: [why, ...formatStatus(s)].slice(0, 80),
+        };
+      }
+      slug = own[0];
+      lead = [`${ctx.agent}'s open item: ${slug}`];
+    }
+    const root = dirname(ctx.dir);
+    // An unknown slug is refused before git is asked anything.
+    if (!log.items.has(slug)) buildResume(log, slug, { now, root, ledgerDir: ctx.dir, git: null });
+    const rctx = { now, root, ledgerDir: ctx.dir, git: gitFacts(root) };
+    const r = buildResume(log, slug, rctx);
+    const lines = [...lead, ...formatResume(r, rctx)].slice(0, 80);
+    const latest = r.latest ? `latest ${String(r.latest.kind)} seq ${String(r.latest.seq)}` : 'no checkpoint yet';
+    return {
+      ok: true as const,
+      summary: `${slug}: ${r.status}${r.owner ? `, owned by ${r.owner}${r.owner === ctx.agent ? ' (you)' : ''}` : ', released'}${r.lease.until ? `, lease ${r.lease.live ? 'live' : 'lapsed'} (until ${r.lease.until})` : ''}; ${latest}`,
+      next_action: resumeNext(r, ctx.agent),
+      mode: 'resume' as const,
+      slug,
+      status: r.status,
+      owner: r.owner,
+      lease: r.lease,
+      lines,
+    };
+  },
+});
+
+/** Policy: at most 200 records per call (a bounded answer); `ledger log --json` has the rest. */
+const LOG_MAX = 200;
+
+export const logTool = tool({
+  name: 'log',
+  title: 'Recent records',
+  description:
+    'The latest published records, newest first, as one-line summaries (seq, time, kind, agent, operation, execution, outcome, id); filter by op (a slug or logical_operation_id) and kind. Writes nothing.',
+  input: z.strictObject({
+    op: z.string().max(128).optional().describe('Only records of this logical_operation_id (a work item slug)'),
+    kind: z.enum(KINDS).optional().describe('Only records of this kind'),
+    limit: z.number().int().min(1).max(LOG_MAX).optional().describe(`How many (default 20, at most ${LOG_MAX})`),
+  }),
+  output: z.strictObject({
+    ...ANSWER,
+    records: z.array(
+      z.strictObject({
+        seq: z.number(),
+        id: z.string(),
+        ts: z.string(),
+        kind: z.string(),
+        agent: z.string(),
+        op: z.string().nullable(),
+        execution_id: z.string().nullable(),
+        outcome: z.string().nullable(),
+      }),
+    ),
+  }),
+  writes: false,
+  async run(ctx, args) {
+    const rows = ctx.reader().log({ op: args.op, kind: args.kind as Kind | undefined, limit: args.limit ?? 20 });
+    const records = rows.map((r) => {
+      const rec = r.record as LedgerRecord & Record<string, unknown>;
+      const str = (v: unknown) => (typeof v === 'string' ? v : null);
+      return { seq: r.seq, id: r.id, ts: rec.ts, kind: rec.kind, agent: rec.agent, op: str(rec.logical_operation_id), execution_id: str(rec.execution_id), outcome: str(rec.outcome) };
+    });
+    const filter = [args.op ? `op ${args.op}` : '', args.kind ? `kind ${args.kind}` : ''].filter(Boolean).join(', ');
+    return {
+      ok: true as const,
+      summary: `${records.length} record${records.length === 1 ? '' : 's'}${filter ? ` (${filter})` : ''}, newest first${records.length ? `: seq ${records[records.length - 1].seq}-${records[0].seq}` : ''}`,
+      next_action: records.length ? 'call resume with a slug to read one work item in full' : 'call status to see what is open',
+      records,
+    };
+  },
+});

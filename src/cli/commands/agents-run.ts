@@ -1,0 +1,206 @@
+// The agents verbs' implementation (declared in ./agents.ts): the I/O around src/agents/.
+//   mcp    fixes the agent, the ledger, the key and the trust file once, at start, then serves
+//   hook   reads the payload, asks the rules only what the event needs, prints the answer; any
+//          problem at all is silence and exit 0 (SPEC 12: a hook never breaks a session; for
+//          Claude Code an exit 2 from a Stop hook would even block the stop)
+//   setup  plans every file first (a refusal writes nothing), then writes, checks or removes
+import { existsSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative } from 'node:path';
+import { EXIT, LedgerError } from '../../errors.js';
+import { Ledger } from '../../ledger.js';
+import { AGENT_RE } from '../../record.js';
+import { readSecretKey } from '../../keys/key-file.js';
+import { buildStatus, type StatusReport } from '../../handoff/status.js';
+import { foldWorkLog, type WorkLog } from '../../handoff/workitems.js';
+import { leaseLive } from '../../handoff/lease.js';
+import type { ToolContext } from '../../agents/tools/kit.js';
+import type { HookFacts, Payload } from '../../agents/hooks/events.js';
+import { unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
+import { VERSION } from '../cli.js';
+import { neutralise, neutraliseLine } from '../../text/sanitize.js';
+import { agentName, emit, envValue, flag, keyPath, ledgerLocation, one, trustPath, waitMs, type CliIO, type Opts } from './common.js';
+
+export async function runMcp(io: CliIO, opts: Opts): Promise<number> {
+  const loc = ledgerLocation(io, opts);
+  // Policy: the server does not start without an agent name: every write needs one, and it is
+  // the server's, never a tool argument (SPEC 12).
+  const agent = agentName(io, opts);
+  const key = keyPath(io, opts, loc.root);
+  const trust = trustPath(io, opts, loc.root);
+  const wait = waitMs(opts);
+  // The server holds the key, read once now, so the agent's own shell need not be able to.
+  let seed: Uint8Array | null = null;
+  let keyError: unknown = null;
+  try {
+    seed = readSecretKey(key).seed;
+  } catch (e) {
+    keyError = e;
+  }
+  // One line each, record text neutralised as at every text sink (src/text/sanitize.ts).
+  const log = (line: string) => io.stderr(`ledger mcp: ${neutraliseLine(line)}\n`);
+  if (keyError) log(`no usable key (${(keyError as Error).message.split('\n')[0]}); writing tools will be refused`);
+  const ctx: ToolContext = {
+    agent,
+    dir: loc.dir,
+    root: loc.root,
+    cwd: io.cwd,
+    env: io.env,
+    trustPath: trust,
+    reader: () => Ledger.open({ dir: loc.dir }),
+    writer: () => {
+      if (!seed) throw keyError;
+      return Ledger.open({ dir: loc.dir, key: seed, waitMs: wait });
+    },
+  };
+  const { serveMcp } = await import('../../agents/mcp-server.js');
+  await serveMcp({ ctx, version: VERSION, log });
+  return EXIT.ok;
+}
+
+/** Policy: a hook reads its payload for at most this long; a harness always closes stdin. */
+const HOOK_STDIN_MS = 5_000;
+
+async function readPayload(io: CliIO): Promise<Payload | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), HOOK_STDIN_MS);
+    timer.unref();
+  });
+  try {
+    const text = await Promise.race([io.readStdin(), timeout]);
+    if (text === null || text.length > 16 << 20) return null;
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Payload) : null;
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function runHook(io: CliIO, agentKind: string, event: string, opts: Opts): Promise<number> {
+  try {
+    await answerHook(io, String(agentKind), String(event), opts);
+  } catch {
+    // Policy: silence. A hook's failure must never reach the session (SPEC 12).
+  }
+  return EXIT.ok;
+}
+
+async function answerHook(io: CliIO, agentKind: string, event: string, opts: Opts): Promise<void> {
+  const [claude, codex] = await Promise.all([import('../../agents/hooks/claude.js'), import('../../agents/hooks/codex.js')]);
+  if (agentKind === 'claude' ? !claude.isClaudeEvent(event) : agentKind === 'codex' ? !codex.isCodexEvent(event) : true) return;
+  const payload = await readPayload(io);
+  if (!payload) return;
+  const loc = ledgerLocation(io, opts);
+  if (loc.source === 'none' || !existsSync(join(loc.dir, 'HEAD'))) return;
+  const named = one(opts, 'agent') ?? envValue(io, 'LEDGER_AGENT');
+  const agent = named !== undefined && AGENT_RE.test(named) ? named : null;
+  const now = new Date();
+  const ledger = Ledger.open({ dir: loc.dir });
+  let records: { log: WorkLog; status: StatusReport } | null = null;
+  const read = () => {
+    if (!records) {
+      // One read of the records serves the status and the work log.
+      const all = [...ledger.records()];
+      records = { log: foldWorkLog(all), status: buildStatus(all, agent, now) };
+    }
+    return records;
+  };
+  // The work tree of the session: the payload's cwd when it names a folder, else ours.
+  const cwd = typeof payload.cwd === 'string' && isAbsolute(payload.cwd) && isDir(payload.cwd) ? payload.cwd : io.cwd;
+  // git is asked (and its module loaded) only at stop and session end, only when the agent owns
+  // an item with a live lease, and only once: the rule compares each item with the one answer.
+  let latest: number | null = null;
+  if (event !== 'session-start' && agent !== null && payload.stop_hook_active !== true && ownsLiveItem(read().log, agent, now)) {
+    const { latestWorkTreeChange } = await import('../../agents/hooks/worktree.js');
+    // The views' default folder (handoff/views.ts defaultViewsDir), without loading the views
+    // module and its YAML library: a hook must start fast.
+    latest = await latestWorkTreeChange(cwd, { dir: loc.dir, views: dirname(loc.dir) });
+  }
+  let unrecorded: Unrecorded[] | null = null;
+  const facts: HookFacts = {
+    agent,
+    now,
+    status: () => read().status,
+    unrecorded: () => {
+      if (unrecorded) return unrecorded;
+      if (agent === null) return (unrecorded = []);
+      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest === null ? null : latest > since)));
+    },
+  };
+  const answer = agentKind === 'claude' ? claude.claudeHook(event as never, payload, facts) : codex.codexHook(event as never, payload, facts);
+  // As every --json sink does (common.ts emit): unsafe code points as JSON escapes, the same values.
+  if (answer.stdout) io.stdout(neutralise(JSON.stringify(answer.stdout)) + '\n');
+  if (answer.notes.length && agent !== null) {
+    // Best effort (session end): a short wait for the lock, and any refusal is silence.
+    let seed: Uint8Array;
+    try {
+      seed = readSecretKey(keyPath(io, opts, loc.root)).seed;
+    } catch {
+      return;
+    }
+    const writer = Ledger.open({ dir: loc.dir, key: seed, waitMs: 2_000 });
+    for (const n of answer.notes) {
+      try {
+        await writer.note({ slug: n.slug, agent, text: n.text });
+      } catch {
+        /* best effort */
+      }
+    }
+  }
+}
+
+function ownsLiveItem(log: WorkLog, agent: string, now: Date): boolean {
+  for (const i of log.items.values()) if (i.status === 'open' && i.owner === agent && i.lease_until !== null && leaseLive(i.lease_until, now)) return true;
+  return false;
+}
+
+function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+export async function runSetup(io: CliIO, agentKind: string, opts: Opts): Promise<number> {
+  const kind = String(agentKind);
+  if (kind !== 'claude' && kind !== 'codex') throw new LedgerError('USAGE', `setup takes claude or codex, got "${kind}"`);
+  const agent = one(opts, 'agent') ?? kind;
+  if (!AGENT_RE.test(agent)) throw new LedgerError('USAGE', `--agent must be 1-64 chars of [A-Za-z0-9._@-], got "${agent}"`);
+  const check = flag(opts, 'check');
+  const remove = flag(opts, 'remove');
+  if (check && remove) throw new LedgerError('USAGE', '--check and --remove do not go together: --check says whether setup is in place');
+  const loc = ledgerLocation(io, opts);
+  if (loc.source === 'none' || !existsSync(join(loc.dir, 'HEAD'))) {
+    throw new LedgerError('INPUT_NOT_FOUND', `no ledger here or above (${loc.dir}); setup installs the agents' access to one`, { dir: loc.dir }, 'run `ledger init` first');
+  }
+  const root = loc.root;
+  const { ledgerCommand, applyPlan, changed, fileState } = await import('../../agents/setup/common.js');
+  const command = ledgerCommand(root, process.argv[1] ?? '');
+  const req = { root, agent, command, remove };
+  // Each agent's module alone: codex's loads the TOML library, which claude's never needs.
+  const plan = kind === 'claude' ? (await import('../../agents/setup/claude.js')).planClaude(req) : (await import('../../agents/setup/codex.js')).planCodex(req);
+  const shown = (p: string) => relative(io.cwd, p) || p;
+  if (check) {
+    const files = plan.map((c) => ({ file: relative(root, c.path), state: fileState(c) }));
+    const ok = files.every((f) => f.state === 'ok');
+    const lines = plan.map((c) => `${fileState(c).padEnd(7)} ${shown(c.path)}`);
+    if (!ok) lines.push(`run \`ledger setup ${kind}${agent !== kind ? ` --agent ${agent}` : ''}\` to write them`);
+    emit(io, opts, { ok, kind, agent, root, files, exit_code: ok ? EXIT.ok : EXIT.setupDiffers }, lines);
+    return ok ? EXIT.ok : EXIT.setupDiffers;
+  }
+  applyPlan(plan, root);
+  const todo = changed(plan);
+  const files = plan.map((c) => ({ file: relative(root, c.path), action: !todo.includes(c) ? 'unchanged' : c.after === null ? 'removed' : c.before === null ? 'created' : 'updated' }));
+  const lines = files.map((f) => `${f.action.padEnd(9)} ${shown(join(root, f.file))}`);
+  if (!remove) {
+    lines.push(`the MCP server and hooks run: ${[command.command, ...command.args].join(' ')}`);
+    lines.push(kind === 'claude'
+      ? 'next: start Claude Code in this project and approve the project MCP server "handoff-ledger" when it asks'
+      : 'next: trust this project in Codex, and approve its hooks when Codex asks ("hooks need review")');
+  }
+  emit(io, opts, { ok: true, kind, agent, root, remove, command, files }, lines);
+  return EXIT.ok;
+}

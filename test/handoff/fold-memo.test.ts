@@ -1,0 +1,194 @@
+// The fold memo (src/handoff/fold-memo.ts): `start`, `checkpoint`, `status`, `resume` and the
+// views fold only the records it names and those after it. What it must never change is the
+// answer: on any mix of work records, intents and outcomes, the work log and the outcome fold
+// are exactly those of a fold over every record; a memo that does not match the ledger (planted,
+// stale, pointing at the wrong bytes, a FIFO) is not believed, hangs nothing, and the ledger
+// stays byte-identical.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { MEMO_EVERY, memoPath, readFolds, readWorkLogFast } from '../../src/handoff/fold-memo.js';
+import { statusOf } from '../../src/handoff/status.js';
+import { OutcomeFold, tap } from '../../src/handoff/unresolved.js';
+import { foldWorkLog, type WorkLog } from '../../src/handoff/workitems.js';
+import { readHead } from '../../src/store/head.js';
+import { ledgerPaths } from '../../src/store/paths.js';
+import { readRecords } from '../../src/store/read.js';
+import { realFileOps } from '../../src/fs/ops.js';
+import { serializeLedger, buildLedger, writeLedgerFiles, type Json, type LedgerSpec } from '../helpers/gen-ledger.js';
+import { scratch, snapshot } from '../helpers/cli.js';
+import { runs } from '../helpers/runs.js';
+
+const NOW = new Date('2027-01-01T00:00:00.000Z');
+const SLUGS = ['fix-tz', 'docs', 'api', 'billing'];
+const OUTCOMES = ['success', 'failure', 'ambiguous', 'timeout', 'cancelled'];
+
+/** A mix of every kind the two folds read, chosen per seq from `pick` (so fast-check can vary it). */
+function mixed(pick: (seq: number) => number) {
+  return (u: Json, seq: number): Json => {
+    if (seq === 0) return u;
+    const base = { v: u.v, seq, prev_tail_hash: u.prev_tail_hash, ts: u.ts };
+    const n = pick(seq);
+    const slug = SLUGS[n % SLUGS.length];
+    const agent = ['claude', 'codex'][(n >>> 2) % 2];
+    const exec = `exec-${slug}-${agent}`;
+    const lease = new Date(Date.parse(String(u.ts)) + 3_600_000).toISOString();
+    const work = { logical_operation_id: slug, execution_id: exec, done: 'did', state: 'now', next: 'then', verified: [], attempted: [], blockers: [] };
+    const op = `ci-${n % 7}`;
+    switch ((n >>> 3) % 9) {
+      case 0: return { ...base, agent, kind: 'start', logical_operation_id: slug, execution_id: exec, summary: `work on ${slug}`, lease_until: lease };
+      case 1: return { ...base, agent, kind: 'checkpoint', ...work, lease_until: lease };
+      case 2: return { ...base, agent, kind: 'finish', ...work, outcome: OUTCOMES[n % 5], evidence: {}, invariants: {}, depends_on: [] };
+      case 3: return { ...base, agent, kind: 'release', logical_operation_id: slug, execution_id: exec, note: 'handing it back' };
+      case 4: return { ...base, agent: 'alice', kind: 'note', logical_operation_id: slug, text: 'a reviewer says' };
+      case 5:
+      case 6: return { ...base, agent: 'ci', kind: 'intent', logical_operation_id: op, execution_id: `run-${seq}`, action: 'deploy' };
+      default: return { ...base, agent: 'ci', kind: 'handoff', logical_operation_id: op, execution_id: `run-${seq}`, outcome: OUTCOMES[(n >>> 1) % 5], evidence: {}, invariants: {}, depends_on: [] };
+    }
+  };
+}
+
+const specOf = (count: number, pick: (seq: number) => number): LedgerSpec => ({ count, start: '2026-01-01T00:00:00.000Z', edit: mixed(pick) });
+
+/** The work log as plain data (its Map as entries), to compare two folds. */
+const plain = (log: WorkLog) => JSON.stringify({ ...log, items: [...log.items.entries()] });
+
+/** What a fold over every record gives: the reference the memo must match. */
+function fullFolds(dir: string) {
+  const paths = ledgerPaths(dir);
+  const head = readHead(realFileOps, paths)!;
+  const outcomes = new OutcomeFold();
+  const log = foldWorkLog(tap(readRecords(paths, head), (r) => outcomes.add(r)));
+  return { log, outcomes, status: statusOf(log, outcomes, 'claude', NOW) };
+}
+
+function fastFolds(dir: string) {
+  const paths = ledgerPaths(dir);
+  const { log, outcomes } = readFolds(paths, readHead(realFileOps, paths)!);
+  return { log, outcomes, status: statusOf(log, outcomes, 'claude', NOW) };
+}
+
+const write = (dir: string, spec: LedgerSpec) => writeLedgerFiles(dir, serializeLedger(buildLedger(spec)));
+
+let s: { dir: string; cleanup: () => void };
+let dir: string;
+beforeEach(() => {
+  s = scratch('fold-memo-');
+  dir = join(s.dir, '.ledger');
+});
+afterEach(() => s.cleanup());
+
+describe('when a ledger grows past the memo with every kind the folds read', () => {
+  it('the memo-based folds equal a fold over every record, at the memo and after it', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 1 << 16 }), { minLength: 16, maxLength: 16 }), fc.integer({ min: 1, max: 300 }), (salt, more) => {
+        rmSync(dir, { recursive: true, force: true });
+        const pick = (seq: number) => (salt[seq % 16] ^ (seq * 2654435761)) >>> 0;
+        const first = MEMO_EVERY + 40;
+        write(dir, specOf(first, pick));
+        // No memo yet: the whole ledger is folded, and a memo at HEAD is written.
+        expect(plain(fastFolds(dir).log)).toBe(plain(fullFolds(dir).log));
+        expect(existsSync(memoPath(ledgerPaths(dir)))).toBe(true);
+        const memo = readFileSync(memoPath(ledgerPaths(dir)), 'utf8');
+        // The same ledger grown: the same first records (the spec is deterministic), more after.
+        write(dir, specOf(first + more, pick));
+        const fast = fastFolds(dir);
+        const full = fullFolds(dir);
+        expect(plain(fast.log)).toBe(plain(full.log));
+        expect(fast.status).toEqual(full.status);
+        // A memo is rewritten only once more than MEMO_EVERY records lie past it.
+        expect(readFileSync(memoPath(ledgerPaths(dir)), 'utf8') === memo).toBe(more <= MEMO_EVERY);
+        // render --check's older folds: as of any seq, the same as the full fold stopped there.
+        const paths = ledgerPaths(dir);
+        const head = readHead(realFileOps, paths)!;
+        for (const at of [0, first - 1, first + Math.floor(more / 2)]) {
+          expect(plain(readWorkLogFast(paths, head, at))).toBe(plain(foldWorkLog(readRecords(paths, head), at)));
+        }
+      }),
+      { numRuns: runs(6, 60) },
+    );
+  });
+});
+
+describe('when the memo in the ledger directory does not match the ledger', () => {
+  const pick = (seq: number) => (seq * 2654435761) >>> 0;
+  const count = MEMO_EVERY + 100;
+  let reference: string;
+  let memoFile: string;
+  let memo: Json;
+  beforeEach(() => {
+    write(dir, specOf(count, pick));
+    reference = plain(fullFolds(dir).log);
+    fastFolds(dir);
+    memoFile = memoPath(ledgerPaths(dir));
+    memo = JSON.parse(readFileSync(memoFile, 'utf8')) as Json;
+  });
+
+  const plant = (m: unknown) => writeFileSync(memoFile, typeof m === 'string' ? m : JSON.stringify(m));
+
+  const cases: [string, () => void][] = [
+    ['it is not JSON', () => plant('{"v":1,')],
+    ['it names another genesis', () => plant({ ...memo, genesis: `sha256:${'0'.repeat(64)}` })],
+    ['it ends past HEAD', () => plant({ ...memo, end: (memo.end as number) + 10 })],
+    ['its end is not where its record ends', () => plant({ ...memo, end: (memo.end as number) - 1 })],
+    ['it names a record at the wrong offset', () => plant({ ...memo, work: (memo.work as number[][]).map(([q, o], i) => (i === 3 ? [q, o + 1] : [q, o])) })],
+    ['it names an intent as a work record', () => plant({ ...memo, work: [...(memo.work as number[][]), ...(memo.outcomes as number[][])].sort((a, b) => a[0] - b[0]) })],
+    ['it leaves out the genesis', () => plant({ ...memo, work: (memo.work as number[][]).slice(1) })],
+    ['its locators are out of order', () => plant({ ...memo, work: [...(memo.work as number[][])].reverse() })],
+    ['it is a symbolic link to another memo', () => {
+      const other = join(s.dir, 'other.json');
+      writeFileSync(other, JSON.stringify({ ...memo, work: (memo.work as number[][]).slice(0, 1) }));
+      rmSync(memoFile);
+      symlinkSync(other, memoFile);
+    }],
+    ['it is a FIFO (a read would block)', () => {
+      rmSync(memoFile);
+      execFileSync('mkfifo', [memoFile]);
+    }],
+    ['it is a directory', () => {
+      rmSync(memoFile);
+      mkdirSync(memoFile);
+    }],
+  ];
+  for (const [name, plantIt] of cases) {
+    it(`${name}: it is not believed, the answer is the full fold's, and the ledger is unchanged`, () => {
+      plantIt();
+      const before = snapshot(dir);
+      expect(plain(fastFolds(dir).log)).toBe(reference);
+      expect(snapshot(dir)).toEqual(before);
+    });
+  }
+
+  it('a record it names was rewritten in place (same length, new id): the memo is not believed', () => {
+    // The located record's bytes change, its id with them, so the record after it no longer
+    // links to it: the memo is dropped, and the answer is whatever reading every line gives
+    // (the store's chain check refuses such an edit where it is made).
+    const paths = ledgerPaths(dir);
+    const [seq, offset] = (memo.work as number[][])[5];
+    expect(seq).toBeGreaterThan(0);
+    const bytes = readFileSync(paths.records);
+    const at = bytes.indexOf('"ts":"2026-', offset) + '"ts":"2026-'.length;
+    bytes[at + 1] = bytes[at + 1] === 0x31 ? 0x32 : 0x31; // the month's second digit
+    writeFileSync(paths.records, bytes);
+    const outcome = (f: () => unknown) => {
+      try {
+        return { value: plain((f() as { log: WorkLog }).log) };
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    };
+    const fast = outcome(() => fastFolds(dir));
+    expect(fast).toEqual(outcome(() => fullFolds(dir)));
+    expect(fast).not.toEqual({ value: reference });
+  });
+
+  it('the ledger it was made for has open items, waiting intents and unresolved outcomes (the cases are not vacuous)', () => {
+    const { status } = fullFolds(dir);
+    expect(status.items.length).toBeGreaterThan(0);
+    expect(status.pending_intents.length).toBeGreaterThan(0);
+    expect(status.unresolved_outcomes.length).toBeGreaterThan(0);
+    expect((memo.outcomes as unknown[]).length).toBeGreaterThan(0);
+  });
+});
