@@ -2,6 +2,7 @@
 // the local copy is in sync, ahead (queued writes) or held; `doctor` checks the remote.
 import { renameSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { snapshot } from '../helpers/cli.js';
 import { world, type World } from './kit.js';
 
 let w: World;
@@ -29,5 +30,18 @@ describe('when a machine is joined, then loses the remote and queues a write', (
     const c2 = JSON.parse(d2.stdout).checks as { name: string; status: string }[];
     expect(c2.find((c) => c.name === 'remote reachable')?.status).toBe('fail');
     expect(c2.find((c) => c.name === 'outbox')?.status).toBe('warn');
+  });
+});
+
+describe('when sync is run on a ledger that is not joined to a remote', () => {
+  it('exits 2, says how to join, and changes nothing', async () => {
+    w = world(['ann']);
+    const [ann] = w.machines;
+    expect((await ann.run(['init'])).code).toBe(0);
+    const before = snapshot(ann.ledger);
+    const r = await ann.run(['sync', '--json']);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error.hint).toContain('init --remote');
+    expect(snapshot(ann.ledger)).toEqual(before);
   });
 });
