@@ -38,6 +38,8 @@ export function fetchLedgerRef(repo: string, url: string, ref: string, known: st
   const line = ls.stdout.toString('utf8').split('\n').find((l) => l.endsWith(`\t${ref}`));
   if (!line) return null;
   const tip = line.split('\t')[0];
+  // Attacker-controlled: the remote names the commit. Only an object id goes on to git's argv.
+  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(tip)) throw new LedgerError('REMOTE_SCHEMA', `the remote named ${ref} with something that is not an object id`, { url });
   // The commit this machine verified last (the anchor's, kept under FETCHED_REF): nothing to fetch.
   if (tip === known) return tip;
   const have = runGit(['cat-file', '-e', `${tip}^{commit}`], { gitDir: repo });
