@@ -20,11 +20,10 @@ import { readTailLine } from '../store/read.js';
 import type { PublishOutcome, Publisher } from '../store/publisher.js';
 import { readAnchor, writeAnchor, type Anchor } from './anchor.js';
 import { ensureRepo, fetchLedgerRef, unreachable, verifyRemote, type ChainPoint } from './fetch.js';
-import { gitOk } from './git.js';
 import { holdKind, holdRefusal, readHold, setHold } from './hold.js';
 import { appendOutbox } from './outbox.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
-import { FETCHED_REF, type JoinInfo, type RemotePaths } from './state.js';
+import type { JoinInfo, RemotePaths } from './state.js';
 import { buildCommit } from './tree.js';
 
 export interface LinkOptions {
@@ -143,7 +142,8 @@ export class RemoteLink implements Publisher {
       case 'published':
         // Policy: the anchor moves before the local copy does: a writer killed between the two
         // has an anchor ahead of its copy, and the next refresh takes the records from the remote.
-        gitOk(['update-ref', FETCHED_REF, commit], { gitDir: this.rp.repo });
+        // (No update of FETCHED_REF: the build ref, tree.ts BUILT_REF, names this commit and
+        // keeps its objects; the next fetch knows it as the anchor's.)
         writeAnchor(this.rp, { v: 1, genesis: head.head.genesis, seq: head.head.seq, tail: head.head.tail, size: head.head.size, ts: (JSON.parse(lastLine.toString('utf8')) as { ts: string }).ts, commit });
         this.base = commit;
         return 'published';
