@@ -30,7 +30,7 @@ export interface LinkOptions {
   /** --offline: when the remote cannot be reached, queue instead of refusing. */
   offline?: boolean;
   now?: () => Date;
-  /** Retries after contention (default 8) and the base of the jittered pause (default 50 ms). */
+  /** Attempts under contention (default 16) and the base of the jittered pause (default 50 ms). */
   attempts?: number;
   pauseMs?: number;
   /** Told when a write is queued instead of published. */
@@ -54,14 +54,15 @@ export class RemoteLink implements Publisher {
   lastRefresh: { adopted: number; commit: string | null; offline: boolean } = { adopted: 0, commit: null, offline: false };
 
   constructor(readonly rp: RemotePaths, readonly join: JoinInfo, private readonly trust: () => Trust, private readonly opts: LinkOptions = {}) {
-    this.attempts = opts.attempts ?? 8;
+    this.attempts = opts.attempts ?? 16;
     this.pauseMs = opts.pauseMs ?? 50;
     this.clock = opts.now ?? (() => new Date());
   }
 
   pause(attempt: number): void {
-    // Policy: exponential with full jitter, capped at 2 s, so racing machines spread out.
-    sleepMs(randomInt(1, Math.min(2000, this.pauseMs * 2 ** Math.min(attempt, 6)) + 2));
+    // Policy: exponential with full jitter, capped at 1 s, so racing machines spread out and a
+    // loser retries soon enough not to starve; 16 attempts bound a write to about 12 s.
+    sleepMs(randomInt(1, Math.min(1000, this.pauseMs * 2 ** Math.min(attempt, 5)) + 2));
   }
 
   refresh(ops: FileOps, paths: LedgerPaths): void {
