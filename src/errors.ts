@@ -71,6 +71,15 @@ export type ErrorCode =
   | 'OP_NOT_REGULAR'
   | 'OP_SYMLINK'
   | 'OP_STATE'
+  | 'OP_REMOTE'
+  | 'OP_REMOTE_UNREACHABLE'
+  | 'OP_REMOTE_REFUSED'
+  | 'OP_REMOTE_CONTENDED'
+  | 'REMOTE_SCHEMA'
+  | 'REMOTE_LINKAGE'
+  | 'REMOTE_SIGNATURE'
+  | 'REMOTE_KEY_PIN'
+  | 'REMOTE_FRESHNESS'
   | 'INTERNAL';
 
 export class LedgerError extends Error {
@@ -93,10 +102,21 @@ export class LedgerError extends Error {
   }
 }
 
+const REMOTE_EXIT: Readonly<Record<string, number>> = {
+  REMOTE_SCHEMA: EXIT.schema,
+  REMOTE_LINKAGE: EXIT.linkage,
+  REMOTE_SIGNATURE: EXIT.signature,
+  REMOTE_KEY_PIN: EXIT.keyPin,
+  REMOTE_FRESHNESS: EXIT.freshness,
+};
+
 /** The code's prefix decides the exit: USAGE and INPUT_* are usage (2), OP_* operational (3). */
 export function exitCodeFor(code: string): number {
   if (code === 'USAGE' || code.startsWith('INPUT_')) return EXIT.usage;
   if (code.startsWith('OP_')) return EXIT.operational;
+  // SPEC 11: what a fetched remote fails is reported as the audit layer it fails (a fork is
+  // linkage, 11; a rollback freshness, 14).
+  if (code.startsWith('REMOTE_')) return REMOTE_EXIT[code] ?? EXIT.internal;
   return EXIT.internal;
 }
 

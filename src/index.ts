@@ -18,6 +18,10 @@ export { digestSource, type EvidenceContext } from './causal/evidence.js';
 // Which ledger a folder uses, found as git finds its repository (SPEC 3).
 export { locateLedger, type LedgerLocation, type LocateOptions, type LedgerSource } from './project/locate.js';
 
+// Across machines (SPEC 11): Ledger.join joins a ledger to a git remote; a joined Ledger
+// publishes every write there (ledger.sync(), ledger.remote()).
+export type { JoinResult, SyncReport, RemoteSummary } from './remote/sync.js';
+
 // Keys and trust files: the secret key a writer signs with, the trust file a reader checks with.
 export { readSecretKey, writeSecretKey } from './keys/key-file.js';
 export { readTrust } from './keys/trust-file.js';

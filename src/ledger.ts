@@ -49,6 +49,9 @@ import { releaseWork, type ReleaseRequest, type ReleaseResult } from './handoff/
 import { noteWork, type NoteRequest } from './handoff/note.js';
 import { statusOf, type StatusReport } from './handoff/status.js';
 import { readFolds } from './handoff/fold-memo.js';
+import { readTrust } from './keys/trust-file.js';
+import type { RemoteLink } from './remote/link.js';
+import { acceptRemote, joinedRemote, joinLedger, openRemoteLink, resolveRemoteUrl, summarizeRemote, syncLedger, type JoinResult, type RemoteContext, type RemoteSummary, type SyncReport } from './remote/sync.js';
 
 export interface OpenOptions {
   /** The ledger directory (default `.ledger`). */
@@ -74,6 +77,15 @@ export interface OpenOptions {
   stateDir?: string;
   /** The environment that names the state directory (default: process.env). */
   env?: Env;
+  /**
+   * A ledger joined to a git remote on this machine (`ledger init --remote`, SPEC 11) publishes
+   * every write there before it returns. `offline`: when the remote cannot be reached, queue the
+   * write in the outbox instead of refusing (it is not published until `sync`). The remote's
+   * records are checked against `trust` when given, else the trust file named at join.
+   */
+  offline?: boolean;
+  /** Told, in one line, when a write was queued (--offline) instead of published. */
+  onRemoteNotice?: (text: string) => void;
 }
 
 export interface LogFilter { op?: string; kind?: Kind; limit?: number }
@@ -158,10 +170,47 @@ export class Ledger {
   private constructor(opts: OpenOptions) {
     const stateDir = opts.stateDir ?? stateDirFrom(opts.env ?? process.env);
     this.paths = ledgerPaths(opts.dir ?? '.ledger', stateDir);
-    const trust: TrustRef = opts.trust === undefined ? null : typeof opts.trust === 'string' ? { path: resolve(opts.trust) } : { trust: opts.trust };
+    // SPEC 11: joined on this machine (the per-user state directory says so, not the ledger).
+    this.remoteCtx = joinedRemote(this.paths.dir, stateDir);
+    // Policy: a joined ledger's HEAD is signed by whichever machine published last, so its
+    // writers check it against the trust file named at join unless one is given.
+    const given = opts.trust ?? this.remoteCtx?.join.trust;
+    const trust: TrustRef = given === undefined ? null : typeof given === 'string' ? { path: resolve(given) } : { trust: given };
     this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now, guard: { stateDir, trust } };
     this.keyOpt = opts.key;
     this.clock = opts.now ?? (() => new Date());
+    if (this.remoteCtx) {
+      const path = this.remoteCtx.join.trust;
+      const t = opts.trust;
+      this.trustOf = () => (t === undefined ? readTrust(path) : typeof t === 'string' ? readTrust(t) : t);
+      this.link = openRemoteLink(this.remoteCtx, this.trustOf, { offline: opts.offline, now: opts.now, onNotice: opts.onRemoteNotice });
+      this.store.publisher = this.link;
+    }
+  }
+
+  private readonly remoteCtx: RemoteContext | null;
+  private readonly link: RemoteLink | null = null;
+  private readonly trustOf: () => Trust = () => {
+    throw new LedgerError('USAGE', 'this ledger is not joined to a remote');
+  };
+
+  /** The remote this ledger is joined to on this machine, as known without the network; null when it is not joined. */
+  remote(): RemoteSummary | null {
+    if (!this.remoteCtx) return null;
+    const head = readHead(this.store.ops!, this.paths);
+    return summarizeRemote(this.remoteCtx, head ? head.seq : null);
+  }
+
+  /**
+   * `ledger sync`: fetch, verify from the anchor, update the local copy, and publish what the
+   * outbox holds (each entry decided again on the remote's tail; one that conflicts now is
+   * dropped and reported). With `acceptRemote`, after a fork or rollback a person reviewed:
+   * re-anchor on the remote as it is, verified from genesis.
+   */
+  sync(opts: { acceptRemote?: boolean } = {}): SyncReport {
+    if (!this.remoteCtx || !this.link) throw new LedgerError('USAGE', `the ledger at ${this.paths.dir} is not joined to a remote on this machine`, {}, 'join it with `ledger init --remote REMOTE`');
+    if (opts.acceptRemote) acceptRemote(this.remoteCtx, this.store, this.trustOf(), this.clock());
+    return syncLedger(this.link, { ...this.store, publisher: this.link }, () => (this.keyOpt === undefined ? null : this.signer()));
   }
 
   /** Opens an existing ledger. Nothing is read until a method needs it. */
@@ -175,6 +224,19 @@ export class Ledger {
     const res = initLedger(ledger.store, ledger.signer(), opts.agent, opts.name);
     const result = { records: res.records.map((r) => ({ ...r, existing: false })), appended: res.records.length, head: res.head, recovered: res.recovered };
     return { ledger, result };
+  }
+
+  /**
+   * Joins the ledger at `dir` to a git remote (`ledger init --remote`, SPEC 11): takes the
+   * remote's ledger, verified from genesis against the trust file, or publishes this one's (or
+   * a new genesis) when the remote has none. `remote` is a URL or path, or a remote name of the
+   * repository at `cwd`. The trust file must be a path: it is re-read at every write.
+   */
+  static join(opts: OpenOptions & { remote: string; trust: string; agent: string; ref?: string; name?: string; cwd?: string }): { ledger: Ledger; result: JoinResult } {
+    const probe = new Ledger({ ...opts, trust: undefined });
+    const url = resolveRemoteUrl(opts.remote, opts.cwd ?? process.cwd());
+    const result = joinLedger({ dir: probe.paths.dir, url, ref: opts.ref, trustPath: resolve(opts.trust), trust: readTrust(opts.trust), signer: probe.signer(), agent: opts.agent, name: opts.name, env: opts.env ?? process.env, now: opts.now, waitMs: opts.waitMs });
+    return { ledger: new Ledger(opts), result };
   }
 
   /** The signer for writes; throws USAGE when the ledger was opened without a key. */

@@ -14,12 +14,13 @@ import { HANDOFF_VERBS } from './commands/handoff.js';
 import { AUDIT_VERBS } from './commands/audit.js';
 import { CAUSAL_VERBS } from './commands/causal.js';
 import { DOCTOR_VERBS } from './commands/doctor.js';
+import { REMOTE_VERBS } from './commands/remote.js';
 import { AGENTS_VERBS } from './commands/agents.js';
 
 export const VERSION = '0.1.0';
 
 /** Every verb, in the order the top-level help lists them. */
-export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...READ_VERBS, ...HANDOFF_VERBS, ...AUDIT_VERBS, ...CAUSAL_VERBS, ...DOCTOR_VERBS, ...AGENTS_VERBS];
+export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...READ_VERBS, ...HANDOFF_VERBS, ...AUDIT_VERBS, ...CAUSAL_VERBS, ...REMOTE_VERBS, ...DOCTOR_VERBS, ...AGENTS_VERBS];
 
 /**
  * The command line. With `verb`, only that verb's command is built (an unknown word builds them

@@ -32,6 +32,8 @@ export interface DoctorOptions {
   viewsDir: string | null;
   /** Compares the views with the ledger (the handoff module's check), injected to keep this file light. */
   checkViews?: (ledgerDir: string, viewsDir: string) => { views: { file: string; status: string }[] };
+  /** The remote's checks (src/remote/doctor-checks.ts), injected to keep this file light. */
+  checkRemote?: (ledgerDir: string, localSeq: number | null) => DoctorCheck[];
 }
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -211,5 +213,6 @@ export function runDoctor(o: DoctorOptions): DoctorReport {
   checkGit(o, checks);
   checkLock(o, checks);
   checkViewFiles(o, checks);
+  if (o.checkRemote) checks.push(...o.checkRemote(o.dir, head ? head.seq : null));
   return { ok: checks.every((c) => c.status !== 'fail'), checks };
 }

@@ -32,6 +32,7 @@ import { nearestLedger } from './discover.js';
 import { assertPublishedChain, assertTailIsLastLine, rememberTail } from './read.js';
 import { quarantineUnpublished, QUARANTINE_NAME_RE, type RecoverReport } from './recover.js';
 import { stateDirFrom } from './state-dir.js';
+import type { Publisher } from './publisher.js';
 
 export interface StoreOptions {
   dir: string;
@@ -46,6 +47,8 @@ export interface StoreOptions {
    * trust file (only a HEAD signed by the writer's own key is built on).
    */
   guard?: WriterGuard;
+  /** Where the ledger is published beyond this disk (SPEC 11, src/remote/); see publisher.ts. */
+  publisher?: Publisher;
 }
 
 export interface Appended {
@@ -59,6 +62,8 @@ export interface AppendResult {
   records: Appended[];
   head: Head;
   recovered: RecoverReport | null;
+  /** --offline: the records wait in the publisher's outbox; not published, not written here. */
+  queued?: boolean;
 }
 
 /** What a transaction sees under the lock: the published HEAD and its last record. */
@@ -222,7 +227,18 @@ export function transact(
   prepareMarks(guard.stateDir);
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
-    return appendLocked(ops, paths, guard, now, signer, decide, checkedDrafts);
+    const pub = opts.publisher;
+    if (!pub) return appendLocked(ops, paths, guard, now, signer, decide, checkedDrafts)!;
+    // publisher.ts: refresh, decide, publish; again from the start while another machine won.
+    for (let attempt = 1; ; attempt++) {
+      pub.refresh(ops, paths);
+      const done = appendLocked(ops, paths, guard, now, signer, decide, checkedDrafts, pub);
+      if (done) return done;
+      if (attempt >= pub.attempts) {
+        throw new LedgerError('OP_REMOTE_CONTENDED', `the remote moved ${attempt} times while this write was being published; nothing was published`, { attempts: attempt }, 'try again: other machines are writing right now');
+      }
+      pub.pause(attempt);
+    }
   } catch (e) {
     throw fsError(e, 'append to', paths.records);
   } finally {
@@ -246,7 +262,8 @@ function appendLocked(
   signer: Signer,
   decide: (view: LockedView) => readonly Draft[],
   checkedDrafts?: readonly Draft[],
-): AppendResult {
+  publisher?: Publisher,
+): AppendResult | null {
   {
     const current = readHeadWithBytes(ops, paths);
     if (!current) throw notALedger(paths, ops);
@@ -263,6 +280,11 @@ function appendLocked(
     const newSize = head.size + placed.data.length;
     const unsignedHead = { v: 1 as const, genesis: head.genesis, seq: last.seq, tail: last.id, size: newSize, ts: laterTs(now(), last.record.ts) };
     const newHead = signHead(unsignedHead, signer);
+    if (publisher) {
+      const outcome = publisher.publish(head, placed.data, newHead, drafts);
+      if (outcome === 'moved') return null;
+      if (outcome === 'queued') return { records: placed.appended, head, recovered: null, queued: true };
+    }
     const st = writeLinesThenHead(ops, paths, head.size, placed.data, current.bytes, newHead);
     rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
     remember(paths, guard, signer.publicKey, newHead.head, last.offset, st);

@@ -1,11 +1,12 @@
 // SPEC 10: a successful `--json` output carries "ok": true (issue 14.9: append, show, log, head,
 // pending, resume and revoke did not). Every declared verb must have a success case here: a verb
 // added without one fails the first test, so none can be forgotten.
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERBS } from '../../src/cli/cli.js';
-import { initProject, runLedger } from '../helpers/cli.js';
+import { initProject, runLedger, spawnLedgerSync } from '../helpers/cli.js';
 
 let project: Awaited<ReturnType<typeof initProject>>;
 const env = { LEDGER_AGENT: 'tester' };
@@ -29,7 +30,7 @@ afterAll(() => project.cleanup());
  * rows per verb where its outputs differ. release, note and status are the SPEC 10 verbs other
  * work adds: their rows run once they are declared.
  */
-const CASES: { verb: string; args: () => string[]; stdin?: string }[] = [
+const CASES: { verb: string; args: () => string[]; stdin?: string; env?: Record<string, string> }[] = [
   { verb: 'keygen', args: () => ['keygen', '--out', join(project.dir, 'keys/other.key'), '--name', 'other'] },
   { verb: 'append', args: () => handoff('op_3', 'e1') },
   { verb: 'append', args: () => handoff('op_3', 'e1') }, // an identical retry: nothing appended
@@ -56,12 +57,25 @@ const CASES: { verb: string; args: () => string[]; stdin?: string }[] = [
   { verb: 'revoke', args: () => ['revoke', String(handoffSeq), '--reason', 'wrong branch'] },
   { verb: 'recover', args: () => ['recover', '--dry-run'] },
   { verb: 'doctor', args: () => ['doctor'] },
+  // A ledger joined to a bare remote (SPEC 11), in a folder and state directory of its own.
+  { verb: 'sync', get env() { return { LEDGER_STATE_DIR: join(project.dir, 'remote-state') }; }, args: () => joinedForSync() },
   { verb: 'setup', args: () => ['setup', 'claude'] },
   { verb: 'setup', args: () => ['setup', 'claude', '--check'] },
   // Last: it needs a directory of its own.
   { verb: 'init', args: () => ['init', '--dir', join(project.dir, 'second', '.ledger'), '--key', join(project.dir, 'second', 'k.key'), '--trust', join(project.dir, 'second', 'trust.json')] },
 ];
 
+/** A third ledger, joined to a bare remote by the real binary; the args of a `sync` of it. */
+function joinedForSync(): string[] {
+  const dir = join(project.dir, 'joined');
+  mkdirSync(dir, { recursive: true });
+  const bare = join(project.dir, 'remote.git');
+  expect(spawnSync('git', ['init', '--quiet', '--bare', bare]).status).toBe(0);
+  const flags = ['--dir', join(dir, '.ledger'), '--key', join(dir, 'k.key'), '--trust', join(dir, 'trust.json')];
+  const r = spawnLedgerSync(['init', '--remote', bare, ...flags], { cwd: project.dir, env: { ...env, LEDGER_STATE_DIR: join(project.dir, 'remote-state') } });
+  expect(r.code, r.stderr).toBe(0);
+  return ['sync', ...flags];
+}
 /** Verbs whose stdout is another program's protocol, where --json does not apply. */
 const PROTOCOL_VERBS: Record<string, string> = {
   mcp: 'stdout is the MCP protocol (JSON-RPC); test/agents/mcp-server.test.ts drives it with the SDK client',
@@ -78,7 +92,7 @@ describe('when every verb succeeds with --json', () => {
   CASES.forEach((c, i) => {
     if (!declared.has(c.verb)) return;
     it(`\`ledger ${c.verb}\` (case ${i + 1}) prints one JSON object with "ok": true and exits 0`, async () => {
-      const r = await runLedger([...c.args(), '--json'], { cwd: project.dir, env, stdin: c.stdin });
+      const r = await runLedger([...c.args(), '--json'], { cwd: project.dir, env: { ...env, ...(c.env ?? {}) }, stdin: c.stdin });
       expect(r.code, r.stderr).toBe(0);
       const lines = r.stdout.trimEnd().split('\n');
       expect(lines).toHaveLength(1);

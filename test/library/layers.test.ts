@@ -35,6 +35,7 @@ const RANK: [RegExp, number][] = [
   [/^src\/project\//, 3.5],
   [/^src\/causal\//, 4],
   [/^src\/handoff\//, 5],
+  [/^src\/remote\//, 5.5],
   [/^src\/ledger\.ts$/, 6],
   [/^src\/agents\//, 6.5],
   [/^src\/(index|formats)\.ts$/, 7],

@@ -9,6 +9,7 @@ import { age } from '../../causal/gate/format.js';
 import { fullRecordId, parseRecordArg } from '../ids.js';
 import { formatTable } from '../../text/table.js';
 import { agentName, durationFlag, emit, flag, guardOptions, keyPath, ledgerDir, many, maxChars, one, required, trustPath, waitMs, type CliIO, type Opts } from './common.js';
+import { remoteOpts } from './remote-opts.js';
 
 export function parseAccept(values: string[]): Outcome[] {
   if (values.length === 0) return ['success'];
@@ -49,7 +50,7 @@ export async function runGateCommand(io: CliIO, opText: string, opts: Opts): Pro
   const trust = readTrust(tp);
   const base = { trust, trustPath: tp, floorPath, accept, requireInvariants, maxAgeMs, now, allowOpaque, expectHandoff: expect ?? null };
   const r = writer
-    ? Ledger.open({ dir, key: writer.key, waitMs: writer.waitMs, trust: tp, env: io.env }).gate(op, { ...base, consumeAs: consumer, agent: writer.agent })
+    ? Ledger.open({ dir, key: writer.key, waitMs: writer.waitMs, trust: tp, ...remoteOpts(io, opts) }).gate(op, { ...base, consumeAs: consumer, agent: writer.agent })
     : Ledger.open({ dir, env: io.env }).gate(op, base);
   const lines = formatGateText(r);
   if (r.consume) {
@@ -68,7 +69,7 @@ export async function runRevoke(io: CliIO, targetText: string, opts: Opts): Prom
   // A seq, HEAD or prefix names one record now (cli/ids.ts); the revoke rule checks what it is.
   const target = fullRecordId(dir, ref, 'revoke');
   const { Ledger } = await import('../../ledger.js');
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
   const res = ledger.append({ kind: 'revoke', agent, target, reason });
   const r = res.records[0];
   if (r.existing) io.stderr(`ledger: ${target} is already revoked by ${r.id} (seq ${r.seq}) with the same reason; nothing appended\n`);
@@ -84,7 +85,7 @@ export async function runConsumeFailed(io: CliIO, target: string, opts: Opts): P
   const reason = maxChars(required(opts, 'reason', 'what failed'), 'reason', 4096);
   const agent = agentName(io, opts, AGENT_RE.test(consumer) ? consumer : undefined);
   const { Ledger } = await import('../../ledger.js');
-  const ledger = Ledger.open({ dir: ledgerDir(io, opts), key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const ledger = Ledger.open({ dir: ledgerDir(io, opts), key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
   const r = ledger.consumeFailed(target, { consumer, agent, reason });
   if (r.existing) io.stderr(`ledger: this failure is already reported by ${r.id} (seq ${r.seq}) with the same reason; nothing appended\n`);
   const line = `${r.id}: ${consumer}'s consumption ${r.consume.id} (seq ${r.consume.seq}) of ${r.logical_operation_id} failed; it may consume handoff ${r.handoff} again`;

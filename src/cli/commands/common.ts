@@ -170,6 +170,8 @@ export function waitMs(opts: Opts): number {
  * `neutralise` only writes such code points as JSON escapes, which parse to the same values.
  */
 export function emit(io: CliIO, opts: Opts, json: unknown, text: string | string[]): void {
+  // SPEC 11: a write queued by --offline says so in every output, --json included.
+  if (queuedWrites.has(io) && json !== null && typeof json === 'object' && !Array.isArray(json)) json = { ...json, queued: true, published: false };
   if (flag(opts, 'json')) io.stdout(neutralise(JSON.stringify(json)) + '\n');
   else if (Array.isArray(text)) {
     if (text.length) io.stdout(text.map(neutraliseLine).join('\n') + '\n');
@@ -178,6 +180,9 @@ export function emit(io: CliIO, opts: Opts, json: unknown, text: string | string
     if (t) io.stdout(t.endsWith('\n') ? t : t + '\n');
   }
 }
+
+/** The runs whose write was queued by --offline instead of published (remote-opts.ts marks them). */
+export const queuedWrites = new WeakSet<CliIO>();
 
 // Option declarations shared by verbs, so help reads the same everywhere.
 type Command = ReturnType<CAC['command']>;
@@ -192,7 +197,8 @@ export const withWriter = (c: Command): Command =>
     c
       .option('--key <file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key in the project root)', S)
       .option('--agent <name>', 'Who is writing (default: $LEDGER_AGENT)', S)
-      .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', S),
+      .option('--wait <dur>', 'How long to wait for the writer lock (default: 10s)', S)
+      .option('--offline', 'In a ledger joined to a remote: when it cannot be reached, queue the write (not published until `ledger sync`)'),
   );
 export const STRING = S;
 

@@ -6,7 +6,7 @@ import { emit, envValue, keyPath, ledgerDir, one, trustPath, type CliIO, type Op
 
 /** The checks, lazily loaded, then one line per check (or the report as JSON) and the exit code. */
 export async function runDoctorCommand(io: CliIO, opts: Opts): Promise<number> {
-  const [{ runDoctor }, { checkViews }] = await Promise.all([import('../doctor.js'), import('../../handoff/views.js')]);
+  const [{ runDoctor }, { checkViews }, { remoteChecks }] = await Promise.all([import('../doctor.js'), import('../../handoff/views.js'), import('../../remote/doctor-checks.js')]);
   const dir = ledgerDir(io, opts);
   const views = one(opts, 'views');
   const report = runDoctor({
@@ -16,6 +16,7 @@ export async function runDoctorCommand(io: CliIO, opts: Opts): Promise<number> {
     agent: one(opts, 'agent') ?? envValue(io, 'LEDGER_AGENT'),
     viewsDir: views ? resolve(io.cwd, views) : dirname(dir),
     checkViews,
+    checkRemote: (ledger, seq) => remoteChecks(ledger, io.env, seq),
   });
   const mark = { ok: 'ok  ', warn: 'warn', fail: 'FAIL' } as const;
   const lines = report.checks.flatMap((c) => [`${mark[c.status]}  ${c.name}: ${c.detail}`, ...(c.fix && c.status !== 'ok' ? [`      fix: ${c.fix}`] : [])]);

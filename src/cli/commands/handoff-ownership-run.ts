@@ -7,6 +7,7 @@ import { formatStatus, statusOf, type StatusReport } from '../../handoff/status.
 import { readFolds } from '../../handoff/fold-memo.js';
 import { openItems } from '../../handoff/workitems.js';
 import { agentName, emit, flag, keyPath, ledgerDir, waitMs, type CliIO, type Opts } from './common.js';
+import { remoteLine, remoteOpts } from './remote-opts.js';
 import { askingAgent, optionalText, emitResume, viewsDir, warn } from './handoff-verbs.js';
 import { LedgerError } from '../../errors.js';
 
@@ -25,7 +26,7 @@ export async function runRelease(io: CliIO, slug: string, opts: Opts): Promise<n
   const agent = agentName(io, opts);
   const note = optionalText(opts, 'note', 'what the next one should know');
   const views = viewsDir(io, opts, dir);
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
   const res = await ledger.release({ slug, agent, ...(note !== undefined ? { note } : {}), views, adoptViews: flag(opts, 'adoptViews') });
   warn(io, res.warnings);
   const rec = res.record;
@@ -43,7 +44,7 @@ export async function runNote(io: CliIO, slug: string, opts: Opts): Promise<numb
   const text = optionalText(opts, 'text', 'the note');
   if (text === undefined) throw new LedgerError('USAGE', '--text is required (the note)');
   const views = viewsDir(io, opts, dir);
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...remoteOpts(io, opts) });
   const res = await ledger.note({ slug, agent, text, views, adoptViews: flag(opts, 'adoptViews') });
   warn(io, res.warnings);
   const rec = res.record;
@@ -57,8 +58,10 @@ export async function runStatus(io: CliIO, opts: Opts): Promise<number> {
   // Policy: `now` is the real clock, read once, before the records (a lease that lapses while
   // they are read is reported as it was then).
   const now = new Date();
-  const report = Ledger.open({ dir }).status({ ...(agent !== null ? { agent } : {}), now });
-  emit(io, opts, report, formatStatus(report));
+  const ledger = Ledger.open({ dir, env: io.env });
+  const report = ledger.status({ ...(agent !== null ? { agent } : {}), now });
+  const remote = ledger.remote();
+  emit(io, opts, remote ? { ...report, remote } : report, remote ? [remoteLine(remote), ...formatStatus(report)] : formatStatus(report));
   return 0;
 }
 
@@ -71,16 +74,17 @@ export async function runResumeOwn(io: CliIO, opts: Opts): Promise<number> {
   const dir = ledgerDir(io, opts);
   const agent = askingAgent(io, opts);
   const now = new Date();
-  const ledger = Ledger.open({ dir });
+  const ledger = Ledger.open({ dir, env: io.env });
+  const remote = ledger.remote();
   const { log, outcomes } = readFolds(ledger.paths, ledger.head());
   const own = agent === null ? [] : openItems(log).filter((i) => i.owner === agent).map((i) => i.slug);
-  if (own.length === 1) return emitResume(io, opts, ledger, log, own[0], now, [`${agent}'s open item: ${own[0]}`]);
+  if (own.length === 1) return emitResume(io, opts, ledger, log, own[0], now, [`${agent}'s open item: ${own[0]}`, ...(remote ? [remoteLine(remote)] : [])]);
   const why = agent === null
     ? { reason: 'no-agent', line: 'no --agent or $LEDGER_AGENT, so no item of yours to resume; the status instead (`ledger resume SLUG` reads one item):' }
     : own.length === 0
       ? { reason: 'none', line: `${agent} owns no open item; the status instead (\`ledger resume SLUG\` reads one item):` }
       : { reason: 'several', line: `${agent} owns ${own.length} open items (${own.join(', ')}); \`ledger resume SLUG\` reads one. The status:` };
   const report: StatusReport = statusOf(log, outcomes, agent, now);
-  emit(io, opts, { ...report, mode: 'status', reason: why.reason, own }, [why.line, ...formatStatus(report)]);
+  emit(io, opts, { ...report, mode: 'status', reason: why.reason, own, ...(remote ? { remote } : {}) }, [why.line, ...(remote ? [remoteLine(remote)] : []), ...formatStatus(report)]);
   return 0;
 }

@@ -21,6 +21,7 @@ import { gitFacts } from '../../handoff/git.js';
 import {
   agentName, durationFlag, emit, envValue, flag, guardOptions, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
 } from './common.js';
+import { remoteLine, remoteOpts } from './remote-opts.js';
 import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.js';
 import { recordIdsIn } from '../ids.js';
 
@@ -86,7 +87,7 @@ async function runStart(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const reason = optionalText(opts, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason: reason ?? null });
   const views = viewsDir(io, opts, dir);
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
   const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, force, reason, views, adoptViews: flag(opts, 'adoptViews') });
   const rec = res.record;
   const r = rec.record;
@@ -135,7 +136,7 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
     : testsText !== undefined ? { text: testsText } : undefined;
 
   // 2-5. the workflow: the advisory ownership check, the tests, the decision under the lock, the views
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
   const req = { slug, agent, done, state, next, verified, attempted, blockers, tests, evidence, views, adoptViews: flag(opts, 'adoptViews') };
   const res = kind === 'checkpoint' ? await ledger.checkpoint({ ...req, leaseMs }) : await ledger.finish({ ...req, ...finishFields! });
   const rec = res.record;
@@ -166,7 +167,8 @@ async function runResume(io: CliIO, slug: string, opts: Opts): Promise<number> {
   const now = new Date();
   const ledger = Ledger.open({ dir, env: io.env });
   const log = readWorkLog(ledger.paths, ledger.head());
-  return emitResume(io, opts, ledger, log, slug, now, []);
+  const remote = ledger.remote();
+  return emitResume(io, opts, ledger, log, slug, now, remote ? [remoteLine(remote)] : []);
 }
 
 /** Prints `resume` of one item (its text after `lead`, the reason it was chosen, if any). */

@@ -16,6 +16,7 @@ import {
   agentName, emit, envValue, flag, guardOptions, keyPath, ledgerDir, many, maxChars, one, required, trustPath, waitMs,
   type CliIO, type Opts,
 } from './common.js';
+import { remoteOpts } from './remote-opts.js';
 import { locateLedger, type LedgerLocation } from '../../project/locate.js';
 import { LEDGER_DIR_NAME } from '../../store/discover.js';
 import { parseEvidence, parseHandoffTail, parseId, parseOutcome } from './handoff-flags.js';
@@ -44,7 +45,9 @@ function initTarget(io: CliIO, opts: Opts): LedgerLocation {
 
 export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   const { dir, root } = initTarget(io, opts);
-  if (existsSync(`${dir}/HEAD`)) {
+  const remote = one(opts, 'remote');
+  // `init --remote` may join a ledger that exists here to a remote (remote-run.ts).
+  if (existsSync(`${dir}/HEAD`) && remote === undefined) {
     throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${dir}`, {}, '`ledger init` never overwrites a ledger: use another --dir');
   }
   const name = one(opts, 'name');
@@ -75,6 +78,10 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   const signer = createSigner(key.seed);
   // The trust file is the harness's: pin a key we just created; warn about one we did not.
   const pinned = pinKeyInTrustFile(tp, key.name, signer.publicKey, created);
+  if (remote !== undefined) {
+    const { runJoin } = await import('./remote-run.js');
+    return runJoin(io, opts, { dir, remote, signer, agent, name, waitMs: wait, trustPath: tp, keyPath: kp, created, pinned, gitignore: kept });
+  }
   const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: wait, trust: tp, env: io.env });
   const g = result.records[0];
   const lines = [`initialised ledger ${dir}`, `genesis ${g.id}`];
@@ -195,7 +202,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
     const agentFlag = one(opts, 'agent') ?? (io.env.LEDGER_AGENT || undefined);
     if (agentFlag !== undefined) agentName(io, opts);
     const drafts = parseBatch(await io.readStdin(), agentFlag);
-    const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts) });
+    const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
     // Retry identity (issue 4): identical retries of handoffs, intents and revocations in the
     // batch return the records that exist; the rest are appended under one lock and one HEAD.
     const res = ledger.append(drafts);
@@ -213,7 +220,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, opts: Opts)
   const agent = agentName(io, opts);
   const payload = kind === 'handoff' ? handoffFromFlags(io, opts, dir) : intentFromFlags(opts);
   const draft = { kind, agent, ...payload } as Draft;
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts) });
+  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
   const res = ledger.append(draft);
   if (res.recovered) io.stderr(`ledger: moved ${res.recovered.unpublished} unpublished bytes to ${res.recovered.file}\n`);
   const r = res.records[0];

@@ -13,7 +13,10 @@ export const WRITE_VERBS = [
   }, (c, io) =>
     withTrust(withWriter(c))
       .option('--name <name>', 'A name for the ledger (kept in the genesis record)', STRING)
+      .option('--remote <remote>', 'Join the ledger on this git remote (a remote name of the repository, or a URL), or publish its genesis there', STRING)
+      .option('--remote-ref <ref>', 'The ref on the remote (default: refs/handoff/ledger; a host that refuses custom refs: refs/heads/handoff-ledger)', STRING)
       .example('ledger init --name my-project')
+      .example('ledger init --remote origin')
       .action(async (opts: Opts) => (await impl()).runInit(io, opts))),
 
   verb('keygen', 'Write a new secret key file (mode 0600) and print its trust-file entry', {

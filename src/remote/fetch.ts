@@ -1,0 +1,171 @@
+// Fetching `refs/handoff/ledger` (SPEC 11) into the private repository and verifying what is
+// new: from a point this machine already trusts (its anchor, or its own local copy), every new
+// record's bytes, link, signature and key pin, and the fetched HEAD over them. The fetched ref
+// is attacker-controlled input: nothing of it reaches the local copy before this passes.
+import { isCanonicalText, idFromLine } from '../canonical.js';
+import { LedgerError, type ErrorCode } from '../errors.js';
+import { pinProblem, type Trust } from '../keys/trust.js';
+import { MAX_LINE_BYTES, headProblems, recordProblems, type Head, type LedgerRecord } from '../record.js';
+import { verifySig } from '../sign.js';
+import { gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from './git.js';
+import { join } from 'node:path';
+import { realFileOps } from '../fs/ops.js';
+import { FETCHED_REF } from './state.js';
+import { commitShape, readBlobs, recordPath } from './tree.js';
+
+/** SPEC 10: the audit's default clock skew. */
+const SKEW_MS = 5 * 60_000;
+
+export function unreachable(url: string, why: string): LedgerError {
+  return new LedgerError('OP_REMOTE_UNREACHABLE', `the remote ${url} cannot be reached (${why}); nothing was changed`, { url }, 'check the network and the remote, or pass --offline to queue the write (it is not published until `ledger sync`)');
+}
+
+/** Makes the private bare repository once. Its config is ours: nothing in it comes from the repository or the remote. */
+export function ensureRepo(repo: string): void {
+  // A file check first: this runs before every write, and a git process costs milliseconds.
+  if (realFileOps.exists(join(repo, 'HEAD')) && realFileOps.exists(join(repo, 'objects'))) return;
+  gitOk(['init', '--bare', '--quiet', repo], {});
+}
+
+/**
+ * Fetches the ref into FETCHED_REF; returns the fetched commit, or null when the remote has no
+ * such ref. An unreachable remote throws OP_REMOTE_UNREACHABLE (exit 3).
+ */
+export function fetchLedgerRef(repo: string, url: string, ref: string, known: string | null = null): string | null {
+  // One round trip says whether the ref is there and where; a fetch only when we lack it.
+  const ls = runGit(['ls-remote', '--refs', url, ref], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
+  if (ls.status !== 0) throw unreachable(url, gitComplaint(ls));
+  const line = ls.stdout.toString('utf8').split('\n').find((l) => l.endsWith(`\t${ref}`));
+  if (!line) return null;
+  const tip = line.split('\t')[0];
+  // Attacker-controlled: the remote names the commit. Only an object id goes on to git's argv.
+  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(tip)) throw new LedgerError('REMOTE_SCHEMA', `the remote named ${ref} with something that is not an object id`, { url });
+  // The commit this machine verified last (the anchor's, kept under FETCHED_REF): nothing to fetch.
+  if (tip === known) return tip;
+  const have = runGit(['cat-file', '-e', `${tip}^{commit}`], { gitDir: repo });
+  if (have.status !== 0) {
+    const f = runGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
+    if (f.status !== 0) throw unreachable(url, gitComplaint(f));
+    const got = gitOk(['rev-parse', '--verify', `${FETCHED_REF}^{commit}`], { gitDir: repo }).toString('utf8').trim();
+    return got;
+  }
+  gitOk(['update-ref', FETCHED_REF, tip], { gitDir: repo });
+  return tip;
+}
+
+/** A point of the chain this machine trusts: a seq, its id and ts, and records.jsonl's size through it. */
+export interface ChainPoint { seq: number; id: string; ts: string; size: number }
+
+export interface VerifiedRemote {
+  commit: string;
+  head: Head;
+  headBytes: Buffer;
+  /** The record lines (with their newlines) after `from`, in seq order, through HEAD. */
+  lines: Buffer[];
+  /** The seq of lines[0]. */
+  firstSeq: number;
+}
+
+function refusal(code: ErrorCode, message: string, data: Record<string, unknown> = {}): LedgerError {
+  return new LedgerError(code, message, data, 'nothing was changed; run `ledger doctor` and review the remote ref before anyone writes');
+}
+
+function parseRemoteHead(bytes: Buffer | null, commit: string): Head {
+  if (!bytes) throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} has no HEAD blob`, { commit });
+  const text = bytes.toString('utf8');
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    throw refusal('REMOTE_SCHEMA', 'the remote HEAD is not JSON', { commit });
+  }
+  const problems = headProblems(v);
+  if (problems.length || !text.endsWith('\n') || !isCanonicalText(v, text.slice(0, -1)) || !Buffer.from(text).equals(bytes)) {
+    throw refusal('REMOTE_SCHEMA', `the remote HEAD is malformed (${problems[0] ?? 'not canonical JSON'})`, { commit });
+  }
+  const head = v as Head;
+  if (!verifySig('head', idFromLine(text, head), head.sig)) throw refusal('REMOTE_SIGNATURE', 'the remote HEAD has a signature that does not verify', { commit });
+  return head;
+}
+
+/**
+ * Verifies the fetched commit from `from` (null: from genesis, when joining). `mustHold`: points
+ * the ref must contain (the anchor; the local copy's tail): one it lacks is a fork (exit 11),
+ * one past its HEAD a rollback (exit 14).
+ */
+export function verifyRemote(repo: string, commit: string, from: ChainPoint | null, mustHold: readonly { seq: number; id: string; what: string }[], trust: Trust, nowMs: number): VerifiedRemote {
+  // Policy: the root must be exactly HEAD and records/ and the commit at most one parent; below
+  // records/ only the blobs at the paths of the seqs read are looked at (each must be there and
+  // be the line): an extra entry in a shard is never read, so it can change nothing here.
+  const shape = commitShape(repo, commit);
+  if (shape.parents.length > 1) throw refusal('REMOTE_LINKAGE', `the remote ledger commit ${commit.slice(0, 12)} is a merge; the ref must be a line`, { commit });
+  if (shape.root.length !== 2 || !shape.root.includes('blob:HEAD') || !shape.root.includes('tree:records')) {
+    throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${shape.root.join(', ') || 'nothing'}, not exactly HEAD and records/`, { commit });
+  }
+  const [headBytes] = readBlobs(repo, commit, ['HEAD']);
+  const head = parseRemoteHead(headBytes, commit);
+  const pinHead = pinProblem(trust, head.sig.key, head.seq, null);
+  if (pinHead) throw refusal('REMOTE_KEY_PIN', `the remote HEAD: ${pinHead}`, { commit });
+
+  // The anchor and the local copy first: a ref below them is a rollback, one without them a fork.
+  for (const p of mustHold) {
+    if (head.seq < p.seq) {
+      throw new LedgerError('REMOTE_FRESHNESS', `rollback: the remote ledger is at seq ${head.seq}, below ${p.what} at seq ${p.seq}`, { kind: 'rollback', remote_seq: head.seq, seq: p.seq, commit });
+    }
+  }
+  const held = readBlobs(repo, commit, mustHold.map((p) => recordPath(p.seq)));
+  mustHold.forEach((p, i) => {
+    const line = held[i];
+    const id = line && line.length > 1 && line[line.length - 1] === 0x0a ? idFromLine(line.subarray(0, -1).toString('utf8')) : null;
+    if (id !== p.id) {
+      throw new LedgerError('REMOTE_LINKAGE', `fork: the remote ledger does not hold ${p.what}'s record at seq ${p.seq} (${p.id.slice(0, 15)}…)`, { kind: 'fork', seq: p.seq, expected: p.id, actual: id, commit });
+    }
+  });
+
+  const firstSeq = from ? from.seq + 1 : 0;
+  const count = head.seq - firstSeq + 1;
+  if (count < 0) throw new LedgerError('REMOTE_FRESHNESS', `rollback: the remote ledger is at seq ${head.seq}, below seq ${from!.seq}`, { kind: 'rollback', commit });
+  const seqs = Array.from({ length: count }, (_, i) => firstSeq + i);
+  const blobs = readBlobs(repo, commit, seqs.map(recordPath));
+  let prev: { seq: number; id: string | null; ts: string | null } = from ? { seq: from.seq, id: from.id, ts: from.ts } : { seq: -1, id: null, ts: null };
+  let size = from ? from.size : 0;
+  let genesis: string | null = null;
+  const latest = nowMs + SKEW_MS;
+  const lines: Buffer[] = [];
+  blobs.forEach((blob, i) => {
+    const seq = seqs[i];
+    const where = `the remote record at seq ${seq}`;
+    if (!blob) throw refusal('REMOTE_LINKAGE', `${where} is missing from the tree`, { seq, commit });
+    if (blob.length > MAX_LINE_BYTES + 1 || blob[blob.length - 1] !== 0x0a) throw refusal('REMOTE_SCHEMA', `${where} is not one line`, { seq, commit });
+    const text = blob.subarray(0, -1).toString('utf8');
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch {
+      throw refusal('REMOTE_SCHEMA', `${where} is not JSON`, { seq, commit });
+    }
+    // SPEC 4: bytes, not a re-encoding; a line that is not UTF-8 would not survive the round trip.
+    if (!Buffer.from(text, 'utf8').equals(blob.subarray(0, -1)) || !isCanonicalText(v, text)) throw refusal('REMOTE_SCHEMA', `${where} is not a canonical record line`, { seq, commit });
+    const problems = recordProblems(v);
+    if (problems.length) throw refusal('REMOTE_SCHEMA', `${where} is malformed (${problems[0]})`, { seq, commit });
+    const r = v as LedgerRecord;
+    const id = idFromLine(text, r);
+    if (r.seq !== seq || r.prev_tail_hash !== prev.id) throw refusal('REMOTE_LINKAGE', `${where} does not link to seq ${prev.seq}`, { seq, commit });
+    if (seq === 0) {
+      if (r.kind !== 'genesis') throw refusal('REMOTE_LINKAGE', 'the remote record at seq 0 is not a genesis record', { commit });
+      genesis = id;
+    }
+    if (!verifySig('record', id, r.sig)) throw refusal('REMOTE_SIGNATURE', `${where} has a signature that does not verify`, { seq, commit });
+    const pin = pinProblem(trust, r.sig.key, seq, r.agent);
+    if (pin) throw refusal('REMOTE_KEY_PIN', `${where}: ${pin}`, { seq, commit });
+    if (prev.ts !== null && Date.parse(r.ts) < Date.parse(prev.ts)) throw refusal('REMOTE_FRESHNESS', `${where} is earlier than the record before it`, { seq, commit });
+    if (Date.parse(r.ts) > latest) throw refusal('REMOTE_FRESHNESS', `${where} is dated in the future (${r.ts})`, { seq, commit });
+    prev = { seq, id, ts: r.ts };
+    size += blob.length;
+    lines.push(blob);
+  });
+  if (genesis !== null && head.genesis !== genesis) throw refusal('REMOTE_LINKAGE', 'the remote HEAD names another genesis than its records', { commit });
+  if (head.tail !== prev.id || head.size !== size) throw refusal('REMOTE_LINKAGE', `the remote HEAD (seq ${head.seq}, size ${head.size}) does not match its records (size ${size})`, { commit });
+  if (Date.parse(head.ts) < Date.parse(prev.ts!) || Date.parse(head.ts) > latest) throw refusal('REMOTE_FRESHNESS', 'the remote HEAD is dated before its tail or in the future', { commit });
+  return { commit, head, headBytes: headBytes!, lines, firstSeq };
+}

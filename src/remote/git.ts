@@ -1,0 +1,84 @@
+// Running the real git binary (SPEC 11: git's own plumbing and compare-and-swap, never a
+// reimplementation). Every call goes through `runGit`, which:
+//   1. starts git with a scrubbed environment: no GIT_* variable of the caller is inherited
+//      (GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE, GIT_OBJECT_DIRECTORY... would point git at
+//      another repository than the one we name), only the ones set here;
+//   2. never prompts (GIT_TERMINAL_PROMPT=0, ssh BatchMode) and takes no optional locks;
+//   3. runs no hooks (core.hooksPath=/dev/null) and names the repository with --git-dir;
+//   4. is killed after a timeout, which the caller treats as "unreachable".
+import { spawnSync } from 'node:child_process';
+import { LedgerError } from '../errors.js';
+import { scrubbedGitEnv } from '../project/git.js';
+
+export interface GitResult {
+  status: number;
+  stdout: Buffer;
+  stderr: string;
+  timedOut: boolean;
+}
+
+export interface GitCall {
+  /** The repository (--git-dir); absent for a call that needs none (ls-remote by URL). */
+  gitDir?: string;
+  /** The working directory (default: the process's). */
+  cwd?: string;
+  input?: Buffer | string;
+  /** Default 60 s for network verbs, see NETWORK_TIMEOUT_MS. */
+  timeoutMs?: number;
+  /** Extra GIT_* variables this call needs (the committer identity for commit-tree). */
+  env?: Record<string, string>;
+}
+
+export const LOCAL_TIMEOUT_MS = 30_000;
+export const NETWORK_TIMEOUT_MS = 60_000;
+
+/** Variables kept from the caller: what finds binaries, the home (ssh keys, the user's own git config), the locale. */
+const KEPT = ['PATH', 'HOME', 'USER', 'LOGNAME', 'TMPDIR', 'LANG', 'LC_ALL', 'SSH_AUTH_SOCK', 'SYSTEMROOT'];
+
+/** The environment of every git process (step 1-2 above). */
+export function gitEnv(extra: Record<string, string> = {}, from: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  // Only the variables kept, then the one scrubbed git environment every git run of ours gets
+  // (src/project/git.ts: no GIT_*, no prompt, no optional locks, no pager, C messages).
+  const kept: NodeJS.ProcessEnv = {};
+  for (const name of KEPT) if (from[name] !== undefined) kept[name] = from[name];
+  const env = scrubbedGitEnv(kept);
+  env.GCM_INTERACTIVE = 'never';
+  // Policy: ssh never asks (a password or an unknown host key is a refusal, exit 3), so a
+  // writer under an agent never hangs on a prompt nobody sees.
+  env.GIT_SSH_COMMAND = 'ssh -o BatchMode=yes';
+  env.LC_ALL = 'C'; // the porcelain and error texts we classify are the untranslated ones
+  for (const [k, v] of Object.entries(extra)) env[k] = v;
+  return env;
+}
+
+export function runGit(args: readonly string[], call: GitCall = {}): GitResult {
+  const full = ['-c', 'core.hooksPath=/dev/null', ...(call.gitDir ? ['--git-dir', call.gitDir] : []), ...args];
+  const r = spawnSync('git', full, {
+    cwd: call.cwd,
+    input: call.input,
+    env: gitEnv(call.env),
+    timeout: call.timeoutMs ?? LOCAL_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+    maxBuffer: 1024 * 1024 * 1024,
+    windowsHide: true,
+  });
+  if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') {
+    throw new LedgerError('OP_REMOTE', 'git is not installed (no `git` on PATH); a ledger shared through a remote needs it');
+  }
+  const timedOut = r.signal === 'SIGKILL' || (r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
+  return { status: r.status ?? -1, stdout: r.stdout ?? Buffer.alloc(0), stderr: (r.stderr ?? Buffer.alloc(0)).toString('utf8'), timedOut };
+}
+
+/** The first line of git's complaint, for a one-line error. */
+export function gitComplaint(r: GitResult): string {
+  if (r.timedOut) return 'git timed out';
+  const line = r.stderr.split('\n').map((l) => l.trim()).find((l) => l.startsWith('fatal:') || l.startsWith('error:')) ?? r.stderr.trim().split('\n')[0] ?? '';
+  return line.replace(/^(fatal|error): /, '').slice(0, 300) || `git exited ${r.status}`;
+}
+
+/** Runs a local plumbing verb that must succeed; a failure is operational (exit 3). */
+export function gitOk(args: readonly string[], call: GitCall): Buffer {
+  const r = runGit(args, call);
+  if (r.status !== 0) throw new LedgerError('OP_REMOTE', `git ${args[0]} failed: ${gitComplaint(r)}`, { args: [...args] });
+  return r.stdout;
+}

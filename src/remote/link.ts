@@ -1,0 +1,165 @@
+// The publisher of a ledger joined to a git remote (SPEC 11; the seam is store/publisher.ts).
+// Under the local writer lock, for every writing verb:
+//   refresh  fetch the ref into the private repository; verify what is new from the anchor
+//            (fetch.ts); a fork or rollback sets the hold (hold.ts) and refuses; then the
+//            local copy takes the new records byte for byte (store/adopt.ts) and the anchor
+//            moves to the verified commit
+//   publish  build the commit on the remote tail (tree.ts) and push it with the lease on the
+//            commit it was built on (publish.ts); on success the anchor moves first, then the
+//            store writes the local copy. A writer killed between the two is repaired by the
+//            next refresh, which takes its records back from the remote: nothing lost or doubled.
+import { randomInt } from 'node:crypto';
+import { LedgerError } from '../errors.js';
+import type { FileOps } from '../fs/ops.js';
+import type { Trust } from '../keys/trust.js';
+import type { Draft, Head } from '../record.js';
+import { adoptPublished } from '../store/adopt.js';
+import { readHeadWithBytes } from '../store/head.js';
+import type { LedgerPaths } from '../store/paths.js';
+import { readTailLine } from '../store/read.js';
+import type { PublishOutcome, Publisher } from '../store/publisher.js';
+import { readAnchor, writeAnchor, type Anchor } from './anchor.js';
+import { ensureRepo, fetchLedgerRef, unreachable, verifyRemote, type ChainPoint } from './fetch.js';
+import { holdKind, holdRefusal, readHold, setHold } from './hold.js';
+import { appendOutbox } from './outbox.js';
+import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
+import type { JoinInfo, RemotePaths } from './state.js';
+import { buildCommit } from './tree.js';
+
+export interface LinkOptions {
+  /** --offline: when the remote cannot be reached, queue instead of refusing. */
+  offline?: boolean;
+  now?: () => Date;
+  /** Attempts under contention (default 16) and the base of the jittered pause (default 50 ms). */
+  attempts?: number;
+  pauseMs?: number;
+  /** Told when a write is queued instead of published. */
+  onNotice?: (text: string) => void;
+}
+
+/** A synchronous pause: the append runs in one synchronous critical section under the lock. */
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+export class RemoteLink implements Publisher {
+  readonly attempts: number;
+  private readonly pauseMs: number;
+  private readonly clock: () => Date;
+  /** The remote commit the local copy matched at the last refresh (null: the ref is absent). */
+  private base: string | null = null;
+  /** The last refresh found the remote unreachable and --offline was given. */
+  private offlineNow = false;
+  /** What the last refresh found: for status and sync's report. */
+  lastRefresh: { adopted: number; commit: string | null; offline: boolean } = { adopted: 0, commit: null, offline: false };
+
+  constructor(readonly rp: RemotePaths, readonly join: JoinInfo, private readonly trust: () => Trust, private readonly opts: LinkOptions = {}) {
+    this.attempts = opts.attempts ?? 16;
+    this.pauseMs = opts.pauseMs ?? 50;
+    this.clock = opts.now ?? (() => new Date());
+  }
+
+  pause(attempt: number): void {
+    // Policy: exponential with full jitter, capped at 1 s, so racing machines spread out and a
+    // loser retries soon enough not to starve; 16 attempts bound a write to about 12 s.
+    sleepMs(randomInt(1, Math.min(1000, this.pauseMs * 2 ** Math.min(attempt, 5)) + 2));
+  }
+
+  refresh(ops: FileOps, paths: LedgerPaths): void {
+    const hold = readHold(this.rp);
+    if (hold) throw holdRefusal(hold);
+    ensureRepo(this.rp.repo);
+    this.offlineNow = false;
+    let tip: string | null;
+    const anchor = readAnchor(this.rp);
+    try {
+      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null);
+    } catch (e) {
+      if (this.opts.offline && e instanceof LedgerError && e.code === 'OP_REMOTE_UNREACHABLE') {
+        this.offlineNow = true;
+        this.lastRefresh = { adopted: 0, commit: null, offline: true };
+        return;
+      }
+      throw e;
+    }
+    const local = readHeadWithBytes(ops, paths);
+    try {
+      this.lastRefresh = { adopted: this.catchUp(ops, paths, tip, local?.head ?? null, anchor), commit: tip, offline: false };
+    } catch (e) {
+      const kind = holdKind(e);
+      if (kind) setHold(this.rp, e as LedgerError, kind, local?.bytes ?? null, tip, this.clock());
+      throw e;
+    }
+    this.base = tip;
+  }
+
+  /** Verifies the fetched tip and brings the local copy and the anchor to it; returns how many records the local copy took. */
+  private catchUp(ops: FileOps, paths: LedgerPaths, tip: string | null, local: Head | null, anchor: Anchor | null): number {
+    if (tip === null) {
+      if (anchor) throw new LedgerError('REMOTE_FRESHNESS', `rollback: the remote no longer has ${this.join.ref} (this machine verified it at seq ${anchor.seq})`, { kind: 'rollback', seq: anchor.seq });
+      return 0;
+    }
+    // Fast path: nothing new, and the local copy is what the anchor says.
+    if (anchor && tip === anchor.commit && local && local.seq === anchor.seq && local.tail === anchor.tail) return 0;
+    if (anchor && local && local.genesis !== anchor.genesis) {
+      throw new LedgerError('OP_REMOTE', `the local ledger (genesis ${local.genesis.slice(0, 15)}…) is not the one joined to ${this.join.url}`, {}, 'join this ledger again with `ledger init --remote`');
+    }
+    // Verify from the earlier of the two trusted points; both must be held by the ref.
+    const points: { seq: number; id: string; what: string; from: ChainPoint }[] = [];
+    if (anchor) points.push({ seq: anchor.seq, id: anchor.tail, what: 'the anchor', from: { seq: anchor.seq, id: anchor.tail, ts: anchor.ts, size: anchor.size } });
+    if (local) points.push({ seq: local.seq, id: local.tail, what: 'the local copy', from: { seq: local.seq, id: local.tail, ts: tailTs(ops, paths, local), size: local.size } });
+    const from = points.length ? points.reduce((a, b) => (b.seq < a.seq ? b : a)).from : null;
+    const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime());
+    if (anchor && v.head.genesis !== anchor.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote ref holds another ledger (another genesis)', { kind: 'fork' });
+    const have = local ? local.seq : -1;
+    const fresh = v.lines.slice(have + 1 - v.firstSeq);
+    if (fresh.length || !local) adoptPublished(ops, paths, local, Buffer.concat(fresh), v.headBytes);
+    const last = v.lines.length ? v.lines[v.lines.length - 1] : null;
+    writeAnchor(this.rp, {
+      v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, commit: tip,
+      ts: last ? (JSON.parse(last.toString('utf8')) as { ts: string }).ts : from!.ts,
+    });
+    return fresh.length;
+  }
+
+  publish(base: Head, data: Buffer, head: { head: Head; bytes: Buffer }, drafts: readonly Draft[]): PublishOutcome {
+    if (this.offlineNow) {
+      // Policy: the queue holds the drafts as decided on the local copy, not signed records:
+      // their seq and link depend on the remote tail at sync, where they are decided again.
+      appendOutbox(this.rp, { drafts: [...drafts], decided_on: { seq: base.seq, tail: base.tail }, at: this.clock().toISOString() });
+      this.opts.onNotice?.(`offline: the remote ${this.join.url} cannot be reached; ${drafts.length === 1 ? 'this write is' : `these ${drafts.length} writes are`} queued, NOT published (the ids shown are provisional); \`ledger sync\` publishes ${drafts.length === 1 ? 'it' : 'them'}`);
+      return 'queued';
+    }
+    const lines: Buffer[] = [];
+    for (let at = 0; at < data.length;) {
+      const nl = data.indexOf(0x0a, at);
+      lines.push(data.subarray(at, nl + 1));
+      at = nl + 1;
+    }
+    const lastLine = lines[lines.length - 1];
+    const commit = buildCommit(this.rp.repo, { parent: this.base, firstSeq: base.seq + 1, lines, head: head.bytes, ts: head.head.ts });
+    const outcome = pushWithLease(this.rp.repo, this.join.url, this.join.ref, commit, this.base);
+    switch (outcome.kind) {
+      case 'published':
+        // Policy: the anchor moves before the local copy does: a writer killed between the two
+        // has an anchor ahead of its copy, and the next refresh takes the records from the remote.
+        // (No update of FETCHED_REF: the build ref, tree.ts BUILT_REF, names this commit and
+        // keeps its objects; the next fetch knows it as the anchor's.)
+        writeAnchor(this.rp, { v: 1, genesis: head.head.genesis, seq: head.head.seq, tail: head.head.tail, size: head.head.size, ts: (JSON.parse(lastLine.toString('utf8')) as { ts: string }).ts, commit });
+        this.base = commit;
+        return 'published';
+      case 'moved':
+        return 'moved';
+      case 'refused':
+        throw refusedByHost(this.join.url, this.join.ref, outcome.detail);
+      case 'unreachable':
+        throw unreachable(this.join.url, outcome.detail);
+      default:
+        throw pushUnknown(this.join.url, outcome.detail);
+    }
+  }
+}
+
+function tailTs(ops: FileOps, paths: LedgerPaths, head: Head): string {
+  return readTailLine(ops, paths, head).record.ts;
+}

@@ -1,0 +1,102 @@
+// Where a machine keeps what it knows about the remote of one ledger: in the per-user state
+// directory (README "The per-user state directory": $LEDGER_STATE_DIR, else
+// $XDG_STATE_HOME/handoff-ledger, else ~/.local/state/handoff-ledger), never in the ledger
+// directory or the repository, which a remote or a checkout can change:
+//
+//   remote/<ledger>/join.json    which remote this ledger is joined to, and the trust file
+//   remote/<ledger>/anchor.json  the last remote state this machine verified (anchor.ts)
+//   remote/<ledger>/hold.json    a fork or rollback found: every writer refuses (sync.ts)
+//   remote/<ledger>/objects.git  the private bare repository the ref is fetched into and
+//                                publications are built in (its config is ours alone)
+//   remote/<ledger>/evidence/    both states of each fork or rollback found
+//   remote/<ledger>/outbox.json  drafts queued by --offline (outbox.ts)
+//
+// `<ledger>` digests the realpath of the ledger directory: one machine's copy of one ledger.
+import { createHash } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { LedgerError, ioError } from '../errors.js';
+import { mkdirDurable, replaceFileDurable } from '../fs/durable.js';
+import { realFileOps } from '../fs/ops.js';
+import { parseJsonStrict } from '../canonical.js';
+
+export type { Env } from '../store/state-dir.js';
+/** The per-user state directory for `env` (the store's rule, store/state-dir.ts). */
+export { stateDirFrom as stateDirOf } from '../store/state-dir.js';
+
+export interface RemotePaths {
+  dir: string;
+  join: string;
+  anchor: string;
+  hold: string;
+  repo: string;
+  evidence: string;
+  outbox: string;
+}
+
+function realDir(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return resolve(dir);
+  }
+}
+
+export function remotePaths(stateDir: string, ledgerDir: string): RemotePaths {
+  const key = createHash('sha256').update(`remote\0${realDir(ledgerDir)}`).digest('hex').slice(0, 32);
+  const dir = join(stateDir, 'remote', key);
+  return {
+    dir,
+    join: join(dir, 'join.json'),
+    anchor: join(dir, 'anchor.json'),
+    hold: join(dir, 'hold.json'),
+    repo: join(dir, 'objects.git'),
+    evidence: join(dir, 'evidence'),
+    outbox: join(dir, 'outbox.jsonl'),
+  };
+}
+
+/** Makes the state folder (0700: it says which ledgers and remotes a user works with). */
+export function ensureRemoteDir(p: RemotePaths): void {
+  try {
+    mkdirDurable(realFileOps, p.dir, 0o700);
+  } catch (e) {
+    throw new LedgerError('OP_REMOTE', `cannot create the per-user state directory ${p.dir} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { path: p.dir }, 'set LEDGER_STATE_DIR to a directory you can write');
+  }
+}
+
+/** Reads one of our JSON state files; null when absent. A file we cannot parse is refused (fail closed). */
+export function readStateJson(path: string): unknown | null {
+  let text: string;
+  try {
+    text = realFileOps.readFile(path).toString('utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw ioError(e, 'read', path);
+  }
+  try {
+    return parseJsonStrict(text, path);
+  } catch {
+    throw new LedgerError('OP_CORRUPT', `${path} is not the JSON this machine wrote`, { path }, 'restore it, or remove the folder and join again with `ledger init --remote`');
+  }
+}
+
+export function writeStateJson(dir: string, name: string, value: unknown): void {
+  replaceFileDurable(realFileOps, dir, name, Buffer.from(`${JSON.stringify(value)}\n`), 0o600);
+}
+
+/** join.json: which remote, which ref, and the trust file the remote's records are checked against. */
+export interface JoinInfo { v: 1; url: string; ref: string; trust: string }
+
+export const LEDGER_REF = 'refs/handoff/ledger';
+/** Where the fetched ref is kept in the private repository. */
+export const FETCHED_REF = 'refs/handoff-ledger/fetched';
+
+export function readJoin(p: RemotePaths): JoinInfo | null {
+  const v = readStateJson(p.join) as Partial<JoinInfo> | null;
+  if (v === null) return null;
+  if (v.v !== 1 || typeof v.url !== 'string' || typeof v.ref !== 'string' || typeof v.trust !== 'string' || !v.ref.startsWith('refs/')) {
+    throw new LedgerError('OP_CORRUPT', `${p.join} is malformed`, { path: p.join }, 'join again with `ledger init --remote`');
+  }
+  return v as JoinInfo;
+}

@@ -1,0 +1,344 @@
+// Joining a remote, `ledger sync`, and re-anchoring after a person's review (SPEC 11).
+//   joinLedger    `ledger init --remote REMOTE`: take the remote's ledger (verified from genesis
+//                 against the trust file), or publish this one's (or a new genesis) when the
+//                 remote has none; join.json is written last, so a join that fails is no join
+//   syncLedger    fetch, verify, update the local copy; then replay the outbox through the
+//                 store's transact, each entry decided again on the remote's tail
+//   acceptRemote  `ledger sync --accept-remote`: after a fork or rollback, clear the hold and
+//                 anchor on the remote as it is now, verified from genesis
+import { isAbsolute, resolve } from 'node:path';
+import { idFromLine } from '../canonical.js';
+import { LedgerError } from '../errors.js';
+import { mkdirDurable } from '../fs/durable.js';
+import { realFileOps, type FileOps } from '../fs/ops.js';
+import type { Trust } from '../keys/trust.js';
+import type { Draft, LedgerRecord } from '../record.js';
+import type { Signer } from '../sign.js';
+import { adoptPublished } from '../store/adopt.js';
+import { initLedger, transact, type StoreOptions } from '../store/append.js';
+import { readHeadWithBytes } from '../store/head.js';
+import { acquireLock } from '../store/lock.js';
+import { ledgerPaths, type LedgerPaths } from '../store/paths.js';
+import { readRecords, type RecordAt } from '../store/read.js';
+import { foldWorkLog } from '../handoff/workitems.js';
+import { leaseLive } from '../handoff/lease.js';
+import { readAnchor, writeAnchor } from './anchor.js';
+import { ensureRepo, fetchLedgerRef, unreachable, verifyRemote } from './fetch.js';
+import { gitComplaint, gitOk, runGit } from './git.js';
+import { clearHold, readHold } from './hold.js';
+import { RemoteLink, type LinkOptions } from './link.js';
+import { readOutbox, writeOutbox, type OutboxEntry } from './outbox.js';
+import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
+import { ensureRemoteDir, FETCHED_REF, LEDGER_REF, readJoin, remotePaths, stateDirOf, writeStateJson, type Env, type JoinInfo, type RemotePaths } from './state.js';
+import { buildCommit } from './tree.js';
+
+/**
+ * REMOTE as the user gave it: a URL or path is taken as it is (a relative path against the
+ * working directory); a bare name is a remote of the enclosing repository (`git remote get-url`).
+ * Policy: the URL is resolved once, at join, and kept in the state directory: a later change to
+ * the repository's config cannot point this machine's ledger at another remote.
+ */
+export function resolveRemoteUrl(remote: string, cwd: string): string {
+  if (remote.length === 0 || remote.startsWith('-')) throw new LedgerError('USAGE', `--remote expected a git remote name or URL, got "${remote}"`);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(remote) || /^[^/\s]+@[^/\s]+:/.test(remote)) return remote;
+  if (isAbsolute(remote) || remote.startsWith('.') || remote.includes('/')) return resolve(cwd, remote);
+  const r = runGit(['remote', 'get-url', remote], { cwd });
+  if (r.status !== 0) throw new LedgerError('USAGE', `--remote ${remote}: not a URL or path, and not a remote of the repository at ${cwd} (${gitComplaint(r)})`, { remote }, 'pass a URL or path, or add it with `git remote add`');
+  const url = r.stdout.toString('utf8').trim();
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/\s]+@[^/\s]+:/.test(url) || isAbsolute(url) ? url : resolve(cwd, url);
+}
+
+export interface RemoteContext {
+  stateDir: string;
+  rp: RemotePaths;
+  join: JoinInfo;
+}
+
+/** The remote this ledger is joined to on this machine, or null. */
+export function joinedRemote(ledgerDir: string, stateDir: string): RemoteContext | null {
+  const rp = remotePaths(stateDir, ledgerDir);
+  const join = readJoin(rp);
+  return join ? { stateDir, rp, join } : null;
+}
+
+export function openRemoteLink(ctx: RemoteContext, trust: () => Trust, opts: LinkOptions = {}): RemoteLink {
+  return new RemoteLink(ctx.rp, ctx.join, trust, opts);
+}
+
+export interface JoinOptions {
+  dir: string;
+  url: string;
+  ref?: string;
+  trustPath: string;
+  trust: Trust;
+  signer: Signer;
+  agent: string;
+  name?: string;
+  env: Env;
+  now?: () => Date;
+  waitMs?: number;
+}
+
+export interface JoinResult {
+  created: boolean;
+  /** Records the local copy took from the remote. */
+  adopted: number;
+  head: { seq: number; tail: string; genesis: string };
+  commit: string;
+  url: string;
+  ref: string;
+}
+
+/** The local ledger's whole published bytes, as lines. */
+function localLines(ops: FileOps, paths: LedgerPaths, size: number): Buffer[] {
+  const all = ops.readFile(paths.records).subarray(0, size);
+  const out: Buffer[] = [];
+  for (let at = 0; at < all.length;) {
+    const nl = all.indexOf(0x0a, at);
+    out.push(Buffer.from(all.subarray(at, nl + 1)));
+    at = nl + 1;
+  }
+  return out;
+}
+
+/** `ledger init --remote`: see the header. */
+export function joinLedger(o: JoinOptions): JoinResult {
+  const ref = o.ref ?? LEDGER_REF;
+  const now = o.now ?? (() => new Date());
+  const stateDir = stateDirOf(o.env);
+  const ops = realFileOps;
+  const paths = ledgerPaths(o.dir, stateDir);
+  const rp = remotePaths(stateDir, paths.dir);
+  if (readJoin(rp) && ops.exists(paths.head)) throw new LedgerError('INPUT_EXISTS', `the ledger at ${paths.dir} is already joined to a remote on this machine`, { dir: paths.dir }, 'run `ledger sync`');
+  ensureRemoteDir(rp);
+  ensureRepo(rp.repo);
+  const join: JoinInfo = { v: 1, url: o.url, ref, trust: o.trustPath };
+  const madeDir = !ops.exists(paths.dir);
+  mkdirDurable(ops, paths.dir, 0o755);
+  try {
+    return joinLoop(o, ops, paths, rp, join, ref, now);
+  } catch (e) {
+    // A refused join leaves no ledger directory it made (rmdir: only if nothing is in it).
+    if (madeDir) {
+      try {
+        ops.rmdir(paths.dir);
+      } catch {
+        /* something was written: it stays for the person to see */
+      }
+    }
+    throw e;
+  }
+}
+
+function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePaths, join: JoinInfo, ref: string, now: () => Date): JoinResult {
+  for (let attempt = 1; attempt <= 8; attempt++) {
+    const tip = fetchLedgerRef(rp.repo, o.url, ref);
+    const lock = acquireLock(ops, paths.lock, o.waitMs ?? 10_000);
+    let result: JoinResult | null = null;
+    try {
+      const local = readHeadWithBytes(ops, paths);
+      if (tip) {
+        // The remote has a ledger: verify it whole (from the local copy's tail, if there is one).
+        const from = local ? { seq: local.head.seq, id: local.head.tail, ts: lastTs(ops, paths, local.head.size), size: local.head.size } : null;
+        const hold = local ? [{ seq: local.head.seq, id: local.head.tail, what: 'the local ledger' }] : [];
+        const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime());
+        if (local && v.head.genesis !== local.head.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote holds another ledger than the local one', { kind: 'fork' });
+        if (v.lines.length || !local) adoptPublished(ops, paths, local?.head ?? null, Buffer.concat(v.lines), v.headBytes);
+        const lastLine = v.lines.length ? v.lines[v.lines.length - 1] : null;
+        writeAnchor(rp, { v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, ts: lastLine ? tsOf(lastLine) : from!.ts, commit: tip });
+        result = { created: false, adopted: v.lines.length, head: { seq: v.head.seq, tail: v.head.tail, genesis: v.head.genesis }, commit: tip, url: o.url, ref };
+      } else {
+        // No ledger there yet: publish this one, or a new genesis (made aside, adopted here only once published).
+        let lines: Buffer[];
+        let headBytes: Buffer;
+        if (local) {
+          lines = localLines(ops, paths, local.head.size);
+          headBytes = local.bytes;
+        } else {
+          const staging = `${rp.dir}/genesis-${process.pid}-${Date.now()}`;
+          initLedger({ dir: staging, now }, o.signer, o.agent, o.name);
+          const sp = ledgerPaths(staging);
+          headBytes = ops.readFile(sp.head);
+          lines = localLines(ops, sp, ops.size(sp.records));
+        }
+        const head = JSON.parse(headBytes.toString('utf8')) as { seq: number; tail: string; genesis: string; size: number; ts: string };
+        const commit = buildCommit(rp.repo, { parent: null, firstSeq: 0, lines, head: headBytes, ts: head.ts });
+        const out = pushWithLease(rp.repo, o.url, ref, commit, null);
+        if (out.kind === 'refused') throw refusedByHost(o.url, ref, out.detail);
+        if (out.kind === 'unreachable') throw unreachable(o.url, out.detail);
+        if (out.kind === 'unknown') throw pushUnknown(o.url, out.detail);
+        if (out.kind === 'published') {
+          gitOk(['update-ref', FETCHED_REF, commit], { gitDir: rp.repo });
+          if (!local) adoptPublished(ops, paths, null, Buffer.concat(lines), headBytes);
+          writeAnchor(rp, { v: 1, genesis: head.genesis, seq: head.seq, tail: head.tail, size: head.size, ts: tsOf(lines[lines.length - 1]), commit });
+          result = { created: !local, adopted: 0, head: { seq: head.seq, tail: head.tail, genesis: head.genesis }, commit, url: o.url, ref };
+        }
+        // 'moved': another machine created the ref meanwhile: join that one, next round.
+      }
+    } finally {
+      lock.release();
+    }
+    if (result) {
+      writeStateJson(rp.dir, 'join.json', join);
+      return result;
+    }
+  }
+  throw new LedgerError('OP_REMOTE_CONTENDED', `the remote ${o.url} kept changing while joining; nothing was joined`, {}, 'try again');
+}
+
+function tsOf(line: Buffer): string {
+  return (JSON.parse(line.toString('utf8')) as { ts: string }).ts;
+}
+
+function lastTs(ops: FileOps, paths: LedgerPaths, size: number): string {
+  const lines = localLines(ops, paths, size);
+  return tsOf(lines[lines.length - 1]);
+}
+
+export interface SyncReport {
+  /** Records the local copy took from the remote. */
+  adopted: number;
+  /** Outbox entries published now, with their records' seqs. */
+  published: { seqs: number[]; kinds: string[] }[];
+  /** Outbox entries a rule refuses now: dropped, never published. */
+  dropped: { kinds: string[]; slug: string | null; reason: string }[];
+  /** Entries still waiting (the remote could not be reached). */
+  waiting: number;
+  head: { seq: number; tail: string };
+  commit: string | null;
+}
+
+/**
+ * Policy: a queued entry is dropped when, since the HEAD it was decided on, another agent wrote
+ * a record of the same work item or operation (a start, checkpoint, finish, release or handoff
+ * of it: a conflicting successor), or when its `start` would now meet another agent's live
+ * lease. The rules the store's callers apply (ownership, retry identity) were decided on the
+ * local view when it was queued; this is the order-dependent part decided again.
+ */
+export function outboxConflict(entry: OutboxEntry, records: Iterable<RecordAt>, now: Date): string | null {
+  const ops = new Map<string, string>();
+  for (const d of entry.drafts) {
+    const op = (d as { logical_operation_id?: string }).logical_operation_id;
+    if (op) ops.set(op, d.agent);
+  }
+  if (ops.size === 0) return null;
+  const later: LedgerRecord[] = [];
+  const all: RecordAt[] = [];
+  for (const r of records) {
+    all.push(r);
+    if (r.seq > entry.decided_on.seq) later.push(r.record);
+  }
+  for (const r of later) {
+    const op = (r as { logical_operation_id?: string }).logical_operation_id;
+    if (op && ops.has(op) && r.agent !== ops.get(op) && r.kind !== 'note') {
+      return `${r.agent} wrote a ${r.kind} of ${op} at seq ${(r as { seq: number }).seq} after this was queued`;
+    }
+  }
+  const items = foldWorkLog(all).items;
+  for (const d of entry.drafts) {
+    if (d.kind !== 'start') continue;
+    const item = items.get((d as { logical_operation_id: string }).logical_operation_id);
+    if (item && item.status === 'open' && item.owner && item.owner !== d.agent && item.lease_until && leaseLive(item.lease_until, now)) {
+      return `${item.owner} owns ${(d as { logical_operation_id: string }).logical_operation_id} (lease live until ${item.lease_until})`;
+    }
+  }
+  return null;
+}
+
+/** `ledger sync`: see the header. `store.publisher` must be the link. */
+export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: RemoteLink }, signerOf: () => Signer | null): SyncReport {
+  const ops = store.ops ?? realFileOps;
+  const paths = ledgerPaths(store.dir);
+  const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
+  try {
+    link.refresh(ops, paths);
+  } finally {
+    lock.release();
+  }
+  const adopted = link.lastRefresh.adopted;
+  const entries = readOutbox(link.rp);
+  const report: SyncReport = { adopted, published: [], dropped: [], waiting: 0, head: { seq: -1, tail: '' }, commit: link.lastRefresh.commit };
+  if (link.lastRefresh.offline) {
+    report.waiting = entries.length;
+  } else if (entries.length) {
+    // The key is read only when something waits: a sync with nothing queued signs nothing.
+    const signer = signerOf();
+    if (!signer) throw new LedgerError('USAGE', `${entries.length} queued write${entries.length === 1 ? '' : 's'} wait to be published, and publishing needs a key`, {}, 'pass --key or set LEDGER_KEY');
+    const rest = [...entries];
+    while (rest.length) {
+      const entry = rest[0];
+      const kinds = entry.drafts.map((d) => d.kind);
+      let reason: string | null = null;
+      const res = transact({ ...store, now: () => new Date() }, signer, (view) => {
+        reason = outboxConflict(entry, readRecords(view.paths, view.head, 0, 0, ops), new Date());
+        return reason ? [] : entry.drafts;
+      });
+      if (reason) report.dropped.push({ kinds, slug: (entry.drafts[0] as { logical_operation_id?: string }).logical_operation_id ?? null, reason });
+      else report.published.push({ seqs: res.records.map((r) => r.seq), kinds });
+      rest.shift();
+      writeOutbox(link.rp, rest);
+    }
+  }
+  const h = readHeadWithBytes(ops, paths);
+  if (h) report.head = { seq: h.head.seq, tail: h.head.tail };
+  return report;
+}
+
+/**
+ * `ledger sync --accept-remote`: a person reviewed the evidence of a fork or rollback and takes
+ * the remote as it is. It is verified whole from genesis against the trust file; the local copy
+ * is brought to it only when the local copy is a prefix of it (else the local copy is kept and
+ * the person is told to move it aside and join again: the ledger is never cut back here).
+ */
+export function acceptRemote(ctx: RemoteContext, store: StoreOptions, trust: Trust, now: Date): { seq: number; commit: string; adopted: number } {
+  const ops = store.ops ?? realFileOps;
+  const paths = ledgerPaths(store.dir);
+  const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
+  try {
+    ensureRepo(ctx.rp.repo);
+    const tip = fetchLedgerRef(ctx.rp.repo, ctx.join.url, ctx.join.ref);
+    if (!tip) throw new LedgerError('OP_REMOTE', `the remote ${ctx.join.url} has no ${ctx.join.ref}; there is nothing to accept`, {}, 'restore the ref on the remote, or join another');
+    const v = verifyRemote(ctx.rp.repo, tip, null, [], trust, now.getTime());
+    const local = readHeadWithBytes(ops, paths);
+    let adopted = 0;
+    if (local) {
+      const prefix = local.head.genesis === v.head.genesis && local.head.seq <= v.head.seq && idOfLine(v.lines[local.head.seq]) === local.head.tail;
+      if (!prefix) {
+        throw new LedgerError('REMOTE_LINKAGE', `the local copy (seq ${local.head.seq}) is not part of the remote's ledger; it is kept as it is`, { kind: 'fork' },
+          `move ${paths.dir} aside (it stays evidence) and join again: \`ledger init --remote ${ctx.join.url}\``);
+      }
+      const fresh = v.lines.slice(local.head.seq + 1);
+      if (fresh.length) adoptPublished(ops, paths, local.head, Buffer.concat(fresh), v.headBytes);
+      adopted = fresh.length;
+    }
+    const last = v.lines[v.lines.length - 1];
+    writeAnchor(ctx.rp, { v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, ts: tsOf(last), commit: tip });
+    clearHold(ctx.rp);
+    return { seq: v.head.seq, commit: tip, adopted };
+  } finally {
+    lock.release();
+  }
+}
+
+const idOfLine = (line: Buffer): string => idFromLine(line.subarray(0, -1).toString('utf8'));
+
+/** What `status`, `resume` and `doctor` say about the remote, without touching the network. */
+export interface RemoteSummary {
+  url: string;
+  ref: string;
+  anchor: { seq: number; commit: string } | null;
+  /** Queued --offline writes not yet published. */
+  outbox: number;
+  hold: { kind: string; evidence: string } | null;
+  /** in-sync: the local copy is the anchor; ahead: writes wait in the outbox; held: a fork or rollback. */
+  state: 'in-sync' | 'ahead' | 'behind' | 'held';
+}
+
+export function summarizeRemote(ctx: RemoteContext, localSeq: number | null): RemoteSummary {
+  const anchor = readAnchor(ctx.rp);
+  const hold = readHold(ctx.rp);
+  const outbox = readOutbox(ctx.rp).length;
+  const state = hold ? 'held' : outbox ? 'ahead' : anchor && localSeq !== null && localSeq < anchor.seq ? 'behind' : 'in-sync';
+  return { url: ctx.join.url, ref: ctx.join.ref, anchor: anchor ? { seq: anchor.seq, commit: anchor.commit } : null, outbox, hold: hold ? { kind: hold.kind, evidence: hold.evidence } : null, state };
+}
+

@@ -1,0 +1,106 @@
+// The SPEC 11 tree of one publication, built and read with git's plumbing:
+//
+//   HEAD                         the HEAD line of SPEC 5, covering every record in the tree
+//   records/SSSSSS/NNNNNNNNNNNN  one blob per record: exactly its line; NNNNNNNNNNNN is the seq
+//                                in 12 digits, SSSSSS floor(seq / 1000) in 6
+//
+// A commit's records are its parent's plus new ones: building one starts from the parent's tree
+// and adds the new blobs and the new HEAD, with exactly one parent (none for genesis).
+import { LedgerError } from '../errors.js';
+import { gitOk, runGit } from './git.js';
+
+export const SHARD = 1000;
+
+export const shardName = (seq: number): string => String(Math.floor(seq / SHARD)).padStart(6, '0');
+export const recordName = (seq: number): string => String(seq).padStart(12, '0');
+/** The path of seq's blob in a publication's tree. */
+export const recordPath = (seq: number): string => `records/${shardName(seq)}/${recordName(seq)}`;
+
+interface TreeEntry { mode: string; type: string; oid: string; name: string }
+
+function lsTree(gitDir: string, treeish: string): TreeEntry[] {
+  const r = runGit(['ls-tree', '-z', treeish], { gitDir });
+  if (r.status !== 0) return [];
+  return r.stdout.toString('utf8').split('\0').filter(Boolean).map((line) => {
+    const tab = line.indexOf('\t');
+    const [mode, type, oid] = line.slice(0, tab).split(' ');
+    return { mode, type, oid, name: line.slice(tab + 1) };
+  });
+}
+
+export interface Publication {
+  /** The parent commit, null for the genesis publication. */
+  parent: string | null;
+  /** The seq of the first new line. */
+  firstSeq: number;
+  /** The new record lines, each with its newline. */
+  lines: readonly Buffer[];
+  /** The HEAD line covering them. */
+  head: Buffer;
+  /** The HEAD's ts: the commit's date, so the same publication builds the same commit. */
+  ts: string;
+}
+
+const OID_LINE = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/**
+ * Builds the publication's commit (objects written into gitDir; only our scratch ref moves) and
+ * returns its id. One `git fast-import` stream does what `hash-object -w`, `mktree` and
+ * `commit-tree` would do in a dozen processes: the parent's tree (`from`), each new record's
+ * blob and the new HEAD blob at their paths (`M`), one commit with exactly that one parent.
+ */
+export function buildCommit(gitDir: string, p: Publication): string {
+  const last = p.firstSeq + p.lines.length - 1;
+  // Policy: a fixed identity and the HEAD's time as the date: the commit says nothing the
+  // records do not (who signed is in the records), and no user.name need be configured.
+  const date = `${Math.floor(Date.parse(p.ts) / 1000)} +0000`;
+  const message = Buffer.from(`ledger seq ${last}\n`);
+  const parts: Buffer[] = [Buffer.from(`commit ${BUILT_REF}\nmark :1\ncommitter handoff-ledger <ledger@handoff-ledger.invalid> ${date}\ndata ${message.length}\n`), message];
+  // Without a parent, `from` is left out and the ref is reset first: the genesis commit has none.
+  if (p.parent) parts.push(Buffer.from(`from ${p.parent}\n`));
+  else parts.unshift(Buffer.from(`reset ${BUILT_REF}\n`));
+  parts.unshift(Buffer.from('feature get-mark\n'));
+  const file = (path: string, bytes: Buffer) => parts.push(Buffer.from(`M 100644 inline ${path}\ndata ${bytes.length}\n`), bytes, Buffer.from('\n'));
+  p.lines.forEach((line, i) => file(recordPath(p.firstSeq + i), line));
+  file('HEAD', p.head);
+  parts.push(Buffer.from('\nget-mark :1\ndone\n'));
+  const out = gitOk(['fast-import', '--quiet', '--done', '--force'], { gitDir, input: Buffer.concat(parts) }).toString('utf8').trim();
+  if (!OID_LINE.test(out)) throw new LedgerError('OP_REMOTE', `git fast-import did not name the commit it built (${out.slice(0, 80)})`);
+  return out;
+}
+
+/** Where the commit being built is kept in the private repository (never pushed by name). */
+export const BUILT_REF = 'refs/handoff-ledger/built';
+
+/** The objects of a fetched commit, read by path with one `cat-file --batch` per call. Attacker-controlled. */
+export function readBlobs(gitDir: string, commit: string, paths: readonly string[]): (Buffer | null)[] {
+  if (paths.length === 0) return [];
+  const r = runGit(['cat-file', '--batch'], { gitDir, input: paths.map((p) => `${commit}:${p}\n`).join('') });
+  if (r.status !== 0) throw new LedgerError('OP_REMOTE', `git cat-file failed reading ${commit}`, { commit });
+  const out: (Buffer | null)[] = [];
+  const buf = r.stdout;
+  let at = 0;
+  for (let i = 0; i < paths.length; i++) {
+    const nl = buf.indexOf(0x0a, at);
+    if (nl < 0) throw new LedgerError('OP_REMOTE', 'git cat-file ended early');
+    const header = buf.subarray(at, nl).toString('utf8');
+    at = nl + 1;
+    const m = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(header);
+    if (!m) {
+      out.push(null); // "<path> missing" or "ambiguous"
+      continue;
+    }
+    const size = Number(m[3]);
+    out.push(m[2] === 'blob' ? Buffer.from(buf.subarray(at, at + size)) : null);
+    at += size + 1; // the object, then a newline
+  }
+  return out;
+}
+
+/** The names at a commit's root, and how many parents it has (SPEC 11: exactly HEAD and records; one parent, none at genesis). */
+export function commitShape(gitDir: string, commit: string): { parents: string[]; root: string[] } {
+  const raw = gitOk(['cat-file', 'commit', commit], { gitDir }).toString('utf8');
+  const headerEnd = raw.indexOf('\n\n');
+  const parents = (headerEnd < 0 ? raw : raw.slice(0, headerEnd)).split('\n').filter((l) => l.startsWith('parent ')).map((l) => l.slice(7));
+  return { parents, root: lsTree(gitDir, `${commit}^{tree}`).map((e) => `${e.type}:${e.name}`) };
+}
