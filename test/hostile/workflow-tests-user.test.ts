@@ -5,8 +5,9 @@
 // records.jsonl, the blobs or the views. Needs root to be two users (CI runs as root).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, chownSync, cpSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import { BIN, runLedger, spawnLedgerSync } from '../helpers/cli.js';
 import { allBytes, projectState } from '../helpers/project-state.js';
 import { CP, ok, project, records, type Project } from '../handoff/helpers.js';
@@ -73,7 +74,12 @@ describe.skipIf(!isRoot)(`when an agent (nobody) checkpoints through a root wrap
     chownTree(p.dir);
     const before = projectState(p.dir);
     const marker = join(p.dir, 'ran');
-    const r = spawnSync(process.execPath, [BIN, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', `touch ${marker}`, '--json'], {
+    // The checkout may sit where nobody cannot read it (a clone in a 0700 temp folder, as CI
+    // makes): nobody runs a copy of the shipped CLI from a folder it can read.
+    const cliCopy = mkdtempSync(join(tmpdir(), 'ledger-cli-copy-'));
+    chmodSync(cliCopy, 0o755);
+    cpSync(dirname(BIN), cliCopy, { recursive: true });
+    const r = spawnSync(process.execPath, [join(cliCopy, basename(BIN)), 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--tests-cmd', `touch ${marker}`, '--json'], {
       cwd: p.dir, uid: NOBODY, gid: NOBODY, encoding: 'utf8',
       env: { PATH: process.env.PATH ?? '', SUDO_UID: '4242', SUDO_GID: '4242' },
     });
@@ -81,6 +87,7 @@ describe.skipIf(!isRoot)(`when an agent (nobody) checkpoints through a root wrap
     expect(JSON.parse(r.stdout).error).toMatchObject({ code: 'OP_PERMISSION', hint: expect.stringContaining('--tests TEXT') });
     expect(() => statSync(marker)).toThrow();
     expect(projectState(p.dir)).toEqual(before);
+    rmSync(cliCopy, { recursive: true, force: true });
   });
 });
 
