@@ -205,6 +205,7 @@ export interface SyncReport {
   /** Entries still waiting (the remote could not be reached). */
   waiting: number;
   head: { seq: number; tail: string };
+  /** The remote's commit as this machine last verified it (after its own publication, that one). */
   commit: string | null;
 }
 
@@ -281,6 +282,9 @@ export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: 
   }
   const h = readHeadWithBytes(ops, paths);
   if (h) report.head = { seq: h.head.seq, tail: h.head.tail };
+  // The commit is the remote state this machine verified last: after publishing, the one its
+  // own push made (the anchor), not the one fetched before.
+  if (report.published.length) report.commit = readAnchor(link.rp)?.commit ?? report.commit;
   return report;
 }
 
