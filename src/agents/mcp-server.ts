@@ -118,7 +118,7 @@ export async function callTool(tools: readonly Tool[], ctx: ToolContext, name: s
 
 /** Serves the tools on stdio until the client closes stdin; every call started is answered first. */
 export async function serveMcp(o: McpServeOptions): Promise<void> {
-  const tools = toolsFor(o.ctx.dir);
+  const tools = toolsFor(o.ctx);
   // JSON Schema draft-07, the one the SDK's own client validates structured results with.
   const listed = tools.map((t) => ({
     name: t.name,

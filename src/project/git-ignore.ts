@@ -78,6 +78,8 @@ export interface KeptOut {
   added: string[];
   /** Paths that git tracks already: ignoring them does not take them out of git. */
   tracked: string[];
+  /** Puts every .gitignore written back as it was (an `init --remote` whose join was refused). */
+  undo: () => void;
 }
 
 export const GITIGNORE_COMMENT = '# handoff-ledger: the secret signing key and this machine\'s ledger stay out of git (its README, "Using it with git")';
@@ -110,12 +112,14 @@ export function keepOutOfGit(keyPath: string, ledgerDir: string): KeptOut | null
   // Two work trees (the key in one, the ledger in another) each get their own lines.
   const byTop = new Map<string, typeof inside>();
   for (const t of inside) byTop.set(t.exposure.top, [...(byTop.get(t.exposure.top) ?? []), t]);
-  const result: KeptOut = { file: null, added: [], tracked: inside.filter((t) => t.exposure.tracked).map((t) => t.path) };
+  const undos: (() => void)[] = [];
+  const result: KeptOut = { file: null, added: [], tracked: inside.filter((t) => t.exposure.tracked).map((t) => t.path), undo: () => undos.splice(0).reverse().forEach((u) => u()) };
   for (const [top, list] of byTop) {
     const patterns = list.filter((t) => !t.exposure.ignored).map((t) => (t.isDir ? `${literalPattern(t.exposure.rel)}/` : keyPattern(t.exposure.rel)));
     if (patterns.length === 0) continue;
     const file = join(top, '.gitignore');
     const undo = appendLines(file, patterns);
+    undos.push(undo);
     result.file = file;
     result.added.push(...patterns);
     for (const t of list) {

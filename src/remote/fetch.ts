@@ -93,7 +93,7 @@ function parseRemoteHead(bytes: Buffer | null, commit: string): Head {
  * the ref must contain (the anchor; the local copy's tail): one it lacks is a fork (exit 11),
  * one past its HEAD a rollback (exit 14).
  */
-export function verifyRemote(repo: string, commit: string, from: ChainPoint | null, mustHold: readonly { seq: number; id: string; what: string }[], trust: Trust, nowMs: number): VerifiedRemote {
+export function verifyRemote(repo: string, commit: string, from: ChainPoint | null, mustHold: readonly { seq: number; id: string; what: string }[], trust: Trust, nowMs: number, sameLedger?: { genesis: string; what: string }): VerifiedRemote {
   // Policy: the root must be exactly HEAD and records/ and the commit at most one parent; below
   // records/ only the blobs at the paths of the seqs read are looked at (each must be there and
   // be the line): an extra entry in a shard is never read, so it can change nothing here.
@@ -107,6 +107,12 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   const pinHead = pinProblem(trust, head.sig.key, head.seq, null);
   if (pinHead) throw refusal('REMOTE_KEY_PIN', `the remote HEAD: ${pinHead}`, { commit });
 
+  // Another ledger altogether (its HEAD names another genesis) is a fork, whatever its seq: said
+  // so before the seq is compared, so a shorter foreign ledger is not called a rollback. Only
+  // the refusal's name depends on it: either way nothing is taken.
+  if (sameLedger && head.genesis !== sameLedger.genesis) {
+    throw new LedgerError('REMOTE_LINKAGE', `fork: the remote holds another ledger than ${sameLedger.what} (genesis ${head.genesis.slice(0, 19)}…, not ${sameLedger.genesis.slice(0, 19)}…)`, { kind: 'fork', commit });
+  }
   // The anchor and the local copy first: a ref below them is a rollback, one without them a fork.
   for (const p of mustHold) {
     if (head.seq < p.seq) {

@@ -58,7 +58,7 @@ export function refusedByHost(url: string, ref: string, detail: string): LedgerE
 }
 
 export function pushUnknown(url: string, detail: string): LedgerError {
-  return new LedgerError('OP_REMOTE_UNREACHABLE', `the push to ${url} did not finish (${detail}); it may or may not have been published`, { url }, 'run `ledger sync`: it fetches the remote and shows whether the record is there');
+  return new LedgerError('OP_REMOTE_UNREACHABLE', `the push to ${url} did not finish (${detail}); it may or may not have been published`, { url, maybe_published: true }, 'run `ledger sync`: it fetches the remote and shows whether the record is there');
 }
 
 export { gitComplaint };

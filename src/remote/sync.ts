@@ -141,7 +141,7 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
         // The remote has a ledger: verify it whole (from the local copy's tail, if there is one).
         const from = local ? { seq: local.head.seq, id: local.head.tail, ts: lastTs(ops, paths, local.head.size), size: local.head.size } : null;
         const hold = local ? [{ seq: local.head.seq, id: local.head.tail, what: 'the local ledger' }] : [];
-        const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime());
+        const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime(), local ? { genesis: local.head.genesis, what: 'the local ledger' } : undefined);
         if (local && v.head.genesis !== local.head.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote holds another ledger than the local one', { kind: 'fork' });
         if (v.lines.length || !local) adoptPublished(ops, paths, local?.head ?? null, Buffer.concat(v.lines), v.headBytes);
         const lastLine = v.lines.length ? v.lines[v.lines.length - 1] : null;
@@ -205,6 +205,7 @@ export interface SyncReport {
   /** Entries still waiting (the remote could not be reached). */
   waiting: number;
   head: { seq: number; tail: string };
+  /** The remote's commit as this machine last verified it (after its own publication, that one). */
   commit: string | null;
 }
 
@@ -281,6 +282,9 @@ export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: 
   }
   const h = readHeadWithBytes(ops, paths);
   if (h) report.head = { seq: h.head.seq, tail: h.head.tail };
+  // The commit is the remote state this machine verified last: after publishing, the one its
+  // own push made (the anchor), not the one fetched before.
+  if (report.published.length) report.commit = readAnchor(link.rp)?.commit ?? report.commit;
   return report;
 }
 

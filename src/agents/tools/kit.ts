@@ -30,6 +30,10 @@ export interface ToolContext {
   reader(): Ledger;
   /** The ledger with the server's key; throws the key's own error when the server has none. */
   writer(): Ledger;
+  /** Whether the server holds a usable key (writer() would not throw for the key). */
+  hasKey(): boolean;
+  /** Whether the ledger is joined to a git remote on this machine (SPEC 11), as found at start. */
+  readonly joined: boolean;
 }
 
 /** Every successful result: the summary, exactly one next action, and the tool's own fields. */

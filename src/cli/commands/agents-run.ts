@@ -8,6 +8,8 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger } from '../../ledger.js';
+import { joinedRemote } from '../../remote/sync.js';
+import { stateDirFrom } from '../../store/state-dir.js';
 import { AGENT_RE } from '../../record.js';
 import { readSecretKey } from '../../keys/key-file.js';
 import { buildStatus, type StatusReport } from '../../handoff/status.js';
@@ -46,11 +48,14 @@ export async function runMcp(io: CliIO, opts: Opts): Promise<number> {
     cwd: io.cwd,
     env: io.env,
     trustPath: trust,
-    reader: () => Ledger.open({ dir: loc.dir }),
+    // The environment names the per-user state directory, where a join to a remote is kept.
+    reader: () => Ledger.open({ dir: loc.dir, env: io.env, waitMs: wait }),
     writer: () => {
       if (!seed) throw keyError;
-      return Ledger.open({ dir: loc.dir, key: seed, waitMs: wait });
+      return Ledger.open({ dir: loc.dir, key: seed, waitMs: wait, env: io.env });
     },
+    hasKey: () => seed !== null,
+    joined: joinedRemote(loc.dir, stateDirFrom(io.env)) !== null,
   };
   const { serveMcp } = await import('../../agents/mcp-server.js');
   await serveMcp({ ctx, version: VERSION, log });

@@ -1,6 +1,9 @@
 // `ledger init --remote` (joining) and `ledger sync` (SPEC 11). Registered in remote.ts and
 // write.ts; the work is src/remote/sync.ts.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { fsyncDir, removeQuietly, replaceFileDurable } from '../../fs/durable.js';
+import { realFileOps } from '../../fs/ops.js';
 import { LedgerError } from '../../errors.js';
 import { readTrust } from '../../keys/trust-file.js';
 import { Ledger } from '../../ledger.js';
@@ -21,6 +24,55 @@ export interface JoinInput {
   created: boolean;
   pinned: boolean;
   gitignore: { file: string | null; added: string[]; tracked: string[] } | null;
+}
+
+/** What `init --remote` found before it wrote anything: the trust file's bytes, the key's folder. */
+export interface BeforeJoin { keyPath: string; keyDirExisted: boolean; trustPath: string; trust: { data: Buffer; mode: number } | null }
+
+export function beforeJoin(keyPath: string, trustPath: string): BeforeJoin {
+  const trust = existsSync(trustPath) ? { data: readFileSync(trustPath), mode: statSync(trustPath).mode & 0o777 } : null;
+  return { keyPath, keyDirExisted: existsSync(dirname(keyPath)), trustPath, trust };
+}
+
+/**
+ * Refusals of a join that published nothing of this machine's: the remote's answer checked
+ * (REMOTE_*: a fork, rollback, bad record or pin), the remote unreachable or refusing the ref,
+ * contention that never settled, a bad --remote, a ledger already joined. Not a push that may
+ * have landed (`maybe_published`), nor an I/O failure after one.
+ */
+function publishedNothing(e: unknown): boolean {
+  if (!(e instanceof LedgerError) || e.data.maybe_published === true) return false;
+  return e.code.startsWith('REMOTE_') || ['OP_REMOTE', 'OP_REMOTE_UNREACHABLE', 'OP_REMOTE_REFUSED', 'OP_REMOTE_CONTENDED', 'OP_LOCK_TIMEOUT', 'INPUT_EXISTS', 'USAGE'].includes(e.code);
+}
+
+/**
+ * Policy: a refused `init --remote` leaves nothing half-done: when the refusal says nothing of
+ * this machine's was published, the .gitignore lines, the key this init created (its folder too,
+ * when init made it) and the pin it added are put back as they were, so the same command can be
+ * run again once the cause is fixed. After a push that may have landed, or another failure, they
+ * stay (the key may sign a published genesis); the error says what to run next. A crash in
+ * between leaves them too: the next `init --remote` uses them as any existing key and pin.
+ */
+export function undoRefusedJoin(e: unknown, before: BeforeJoin, wrote: { created: boolean; kept: { undo: () => void } | null }): void {
+  if (!publishedNothing(e)) return;
+  wrote.kept?.undo();
+  if (before.trust) {
+    replaceFileDurable(realFileOps, dirname(before.trustPath), basename(before.trustPath), before.trust.data, before.trust.mode);
+  } else if (existsSync(before.trustPath)) {
+    removeQuietly(realFileOps, before.trustPath);
+    fsyncDir(realFileOps, dirname(before.trustPath));
+  }
+  if (wrote.created) {
+    removeQuietly(realFileOps, before.keyPath);
+    fsyncDir(realFileOps, dirname(before.keyPath));
+    if (!before.keyDirExisted) {
+      try {
+        realFileOps.rmdir(dirname(before.keyPath));
+      } catch {
+        /* not empty: something else is in it, and it stays */
+      }
+    }
+  }
 }
 
 export function runJoin(io: CliIO, opts: Opts, j: JoinInput): number {

@@ -32,7 +32,13 @@ import { recordIdsIn } from '../ids.js';
  */
 function initTarget(io: CliIO, opts: Opts): LedgerLocation {
   const loc = locateLedger({ cwd: io.cwd, dir: one(opts, 'dir'), envDir: envValue(io, 'LEDGER_DIR') });
-  if (loc.source === 'flag' || loc.source === 'env' || loc.source === 'none') {
+  // Policy: `init --remote` joins the ledger of this folder itself (`.ledger` here, the one every
+  // verb run here uses) to a remote: that makes no second ledger, so the search's refusal does
+  // not apply (src/remote/sync.ts joinLedger: publish it, or verify the remote's continuation of
+  // it; a ledger already joined on this machine is refused there, "run `ledger sync`"). A ledger
+  // found above this folder or beside the main worktree is still refused: join it from its root.
+  const joiningHere = one(opts, 'remote') !== undefined && loc.source !== 'none' && loc.root === resolve(io.cwd) && loc.dir === resolve(io.cwd, LEDGER_DIR_NAME);
+  if (loc.source === 'flag' || loc.source === 'env' || loc.source === 'none' || joiningHere) {
     if (loc.source === 'none' && loc.linkedWorktree) {
       const { top, main } = loc.linkedWorktree;
       throw new LedgerError('INPUT_REFUSED', `${top} is a linked git worktree of ${main}, and a clone's one ledger lives beside its main worktree`, { dir: loc.dir, main }, `run \`ledger init\` in ${main} (every worktree then finds it), or pass --dir to keep a separate ledger here`);
@@ -64,6 +70,9 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   // here, before the key file is made, not after.
   assertReplaceable(realFileOps, tp);
   if (existsSync(tp)) (await import('../../keys/trust-file.js')).readTrust(tp);
+  // A join can still be refused after this (the remote's answer): what init writes before it is
+  // noted, so a refused join puts it back (remote-run.ts undoRefusedJoin).
+  const before = remote !== undefined ? (await import('./remote-run.js')).beforeJoin(kp, tp) : null;
   // In a git work tree, git is made to ignore the key and the ledger before either exists, so no
   // `git add -A` ever sees them (issue 14.2); a git that cannot say refuses the init here.
   const kept = (await import('../../project/git-ignore.js')).keepOutOfGit(kp, dir);
@@ -79,8 +88,13 @@ export async function runInit(io: CliIO, opts: Opts): Promise<number> {
   // The trust file is the harness's: pin a key we just created; warn about one we did not.
   const pinned = pinKeyInTrustFile(tp, key.name, signer.publicKey, created);
   if (remote !== undefined) {
-    const { runJoin } = await import('./remote-run.js');
-    return runJoin(io, opts, { dir, remote, signer, agent, name, waitMs: wait, trustPath: tp, keyPath: kp, created, pinned, gitignore: kept });
+    const { runJoin, undoRefusedJoin } = await import('./remote-run.js');
+    try {
+      return runJoin(io, opts, { dir, remote, signer, agent, name, waitMs: wait, trustPath: tp, keyPath: kp, created, pinned, gitignore: kept });
+    } catch (e) {
+      undoRefusedJoin(e, before!, { created, kept });
+      throw e;
+    }
   }
   const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: wait, trust: tp, env: io.env });
   const g = result.records[0];
