@@ -1,5 +1,4 @@
 import { read, writeSync } from 'node:fs';
-import { isatty } from 'node:tty';
 import { LedgerError } from '../errors.js';
 import type { CliIO } from './commands/common.js';
 
@@ -79,7 +78,9 @@ export function processIO(): ProcessIO {
       return process.stderr.isTTY === true;
     },
     readStdin: async () => {
-      if (isatty(0)) return '';
+      // node:tty is loaded here, not imported: it costs 2-3 ms, and only the verbs that read
+      // stdin (append --batch, hook) ask.
+      if (process.getBuiltinModule('node:tty').isatty(0)) return '';
       const chunks = await readFd0();
       // Policy: stdin is refused, not repaired: an invalid UTF-8 byte would otherwise become
       // U+FFFD inside a signed record.
