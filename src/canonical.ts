@@ -1,6 +1,5 @@
 // The only place values become bytes (RFC 8785 JCS via `canonicalize`) and bytes become ids
 // (SHA-256). Pure: no I/O. SPEC 2 and SPEC 4.
-import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { LedgerError } from './errors.js';
 
@@ -77,8 +76,13 @@ function assertPlainJson(v: unknown, path: string, open: Set<object> = new Set()
 
 // The one-shot crypto.hash (Node >= 20.12) is about twice as fast as createHash for short input:
 // no Hash object per call, which matters for an id per record.
+// node:crypto is loaded at the first digest, not at import: the CLI imports this file at every
+// start (record.ts needs it), and loading node:crypto costs 2-3 ms that `--version`, `--help` and
+// a usage error never need.
+let oneShotHash: typeof import('node:crypto').hash | undefined;
 export function sha256Hex(bytes: Uint8Array | string): string {
-  return hash('sha256', bytes, 'hex');
+  oneShotHash ??= process.getBuiltinModule('node:crypto').hash;
+  return oneShotHash('sha256', bytes, 'hex');
 }
 
 /** `"sha256:" + 64 lowercase hex` of the bytes (SPEC 2). */

@@ -26,11 +26,11 @@ export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...READ_VERBS,
  * The command line. With `verb`, only that verb's command is built (an unknown word builds them
  * all, for the usual error); without, every verb, for the full help.
  */
-export function createCli(io: CliIO, verb?: string): CAC {
+export function createCli(io: CliIO, verb?: string, noVerbs = false): CAC {
   const cli = cac('ledger');
   cli.option('--dir <dir>', 'Ledger directory (default: $LEDGER_DIR, else the nearest .ledger here or above)', { type: [String] });
   cli.option('--json', 'Print one JSON object on stdout');
-  declareVerbs(cli, io, VERBS, verb);
+  if (!noVerbs) declareVerbs(cli, io, VERBS, verb);
   cli.example('ledger init --name my-project                    # a ledger in .ledger/, a key in keys/');
   cli.example('ledger append handoff --agent codex --op migrate_schema_17 --exec execution_002 --outcome success --evidence schema=db/schema.sql --invariant tests=ok');
   cli.example('ledger audit && ledger gate migrate_schema_17 --require-invariant tests && ./deploy.sh');
@@ -79,7 +79,11 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
     const named = argv[0] !== undefined && !argv[0].startsWith('-') ? argv[0] : undefined;
     // cac matches a command on the first positional, and no global option comes before it, so a
     // first word that names a verb is the only command that can match: it is the only one built.
-    const cli = createCli(io, named);
+    // `ledger --version` alone prints the version, which no verb changes: none is built (cac
+    // would parse the argv once for each of the 40 commands). Only this exact argv: any other
+    // word or flag may reach the full help, which lists them all.
+    const versionOnly = argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v');
+    const cli = createCli(io, named, versionOnly);
     printingThrough(io, () => cli.parse(['node', 'ledger', ...argv], { run: false }));
     restoreRawValues(cli, argv);
     json = cli.options.json === true;

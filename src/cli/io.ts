@@ -1,5 +1,4 @@
-import { read, writeSync } from 'node:fs';
-import { isatty } from 'node:tty';
+import { fstatSync, read, writeSync } from 'node:fs';
 import { LedgerError } from '../errors.js';
 import type { CliIO } from './commands/common.js';
 
@@ -63,6 +62,20 @@ async function readFd0(): Promise<Buffer[]> {
   }
 }
 
+/**
+ * False only when `fd` is surely no terminal: a terminal is a character device, and one fstat
+ * says whether the fd is one (a file, pipe or socket is not), where asking the stream would load
+ * node:tty and node:net. A character device that is no terminal (/dev/null) and an fd fstat
+ * cannot read are left to the stream's own answer.
+ */
+function mayBeTerminal(fd: number): boolean {
+  try {
+    return fstatSync(fd).isCharacterDevice();
+  } catch {
+    return true;
+  }
+}
+
 /** The real process's I/O for the CLI. */
 export function processIO(): ProcessIO {
   const out = fdWriter(1, () => process.stdout);
@@ -74,12 +87,15 @@ export function processIO(): ProcessIO {
     env: process.env,
     cwd: process.cwd(),
     // A getter: touching process.stderr creates its stream, and for a pipe that loads the whole
-    // net module (about 1.5 ms of every start). Only a long audit asks.
+    // net module (about 1.5 ms of every start). Every verb asks (its progress line), so a
+    // stderr that cannot be a terminal is told apart first, without the stream.
     get isTTY() {
-      return process.stderr.isTTY === true;
+      return mayBeTerminal(2) && process.stderr.isTTY === true;
     },
     readStdin: async () => {
-      if (isatty(0)) return '';
+      // node:tty is loaded here, not imported: it costs 2-3 ms, and only the verbs that read
+      // stdin (append --batch, hook) ask.
+      if (process.getBuiltinModule('node:tty').isatty(0)) return '';
       const chunks = await readFd0();
       // Policy: stdin is refused, not repaired: an invalid UTF-8 byte would otherwise become
       // U+FFFD inside a signed record.

@@ -6,7 +6,6 @@
 //   2. never prompts (GIT_TERMINAL_PROMPT=0, ssh BatchMode) and takes no optional locks;
 //   3. runs no hooks (core.hooksPath=/dev/null) and names the repository with --git-dir;
 //   4. is killed after a timeout, which the caller treats as "unreachable".
-import { spawnSync } from 'node:child_process';
 import { LedgerError } from '../errors.js';
 import { scrubbedGitEnv } from '../project/git.js';
 
@@ -53,6 +52,9 @@ export function gitEnv(extra: Record<string, string> = {}, from: NodeJS.ProcessE
 
 export function runGit(args: readonly string[], call: GitCall = {}): GitResult {
   const full = ['-c', 'core.hooksPath=/dev/null', ...(call.gitDir ? ['--git-dir', call.gitDir] : []), ...args];
+  // Loaded here, not imported: every writer loads this file with the Ledger (a joined ledger's
+  // publisher), most never run git, and node:child_process costs 2-3 ms of every start.
+  const { spawnSync } = process.getBuiltinModule('node:child_process');
   const r = spawnSync('git', full, {
     cwd: call.cwd,
     input: call.input,

@@ -63,6 +63,38 @@ describe('the shipped binary', () => {
   });
 });
 
+describe('what a start loads of Node\'s own modules (each costs milliseconds of every command)', () => {
+  /** The Node modules of interest a real `ledger ARGS` run had loaded when it exited. */
+  function loaded(args: string[], cwd: string, dir: string): string[] {
+    // Written to fd 2 directly: process.stderr on a pipe would load node:net itself.
+    const probe = join(dir, 'probe.cjs');
+    writeFileSync(probe, "process.on('exit', () => require('fs').writeSync(2, '\\nLOADED ' + JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|tty|net|child_process)$/.test(m)).map((m) => m.slice(13))) + '\\n'));\n");
+    const r = spawnSync(process.execPath, ['--require', probe, BIN, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: dir, LEDGER_STATE_DIR: join(dir, 'state') } });
+    expect(r.status, r.stderr).toBe(0);
+    const line = r.stderr.split('\n').find((l) => l.startsWith('LOADED '));
+    expect(line, r.stderr).toBeDefined();
+    return (JSON.parse(line!.slice(7)) as string[]).sort();
+  }
+
+  it('`ledger --version` loads none of node:crypto, node:tty, node:net, node:child_process', () => {
+    const s = scratch('ledger-loads-');
+    try {
+      expect(loaded(['--version'], s.dir, s.dir)).toEqual([]);
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it('`ledger head` loads node:crypto (it verifies HEAD) and not the terminal, net or child-process modules, which only stdin, a terminal or git need', async () => {
+    const p = await initProject();
+    try {
+      expect(loaded(['head'], p.dir, p.dir)).toEqual(['crypto']);
+    } finally {
+      p.cleanup();
+    }
+  });
+});
+
 describe('fdWriter (stdout and stderr without their streams)', () => {
   it('writes straight to the fd, then hands the rest, in order, to the stream once a write cannot complete', () => {
     const written: string[] = [];

@@ -66,6 +66,20 @@ describe('when a command line names a verb', () => {
     expect(r.stderr).toContain('unknown command "no-such-verb"');
   });
 
+  it('builds none for `ledger --version` (or -v) alone, and prints the version as before', async () => {
+    expect(createCli(io, undefined, true).commands).toEqual([]);
+    for (const flag of ['--version', '-v']) {
+      const r = await runLedger([flag], { cwd: ROOT });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^ledger\/\d+\.\d+\.\d+ \S+ node-v\d+/);
+      expect(r.stderr).toBe('');
+    }
+    // With any other word the usual rules apply: a misspelt flag is still refused.
+    const bad = await runLedger(['--version', '--bogus'], { cwd: ROOT });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--bogus');
+  });
+
   it('still finds the verb after a global option that comes first', async () => {
     const r = await runLedger(['--json', 'head', '--help'], { cwd: ROOT });
     expect(r.code).toBe(0);
