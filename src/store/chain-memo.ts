@@ -22,7 +22,7 @@ import type { Head } from '../record.js';
 import type { FileOps, FileStat } from '../fs/ops.js';
 import { checkChain, type ChainPoint } from './chain.js';
 import type { LedgerPaths } from './paths.js';
-import { ensureStateDir, ledgerKeyPath, ledgerStateName, readStateFile, stateDirFrom, writeStateFile } from './state-dir.js';
+import { ensureStateDir, forgetStateCaches, ledgerKeyPath, ledgerStateName, readStateFile, stateDirFrom, writeStateFile } from './state-dir.js';
 
 interface Memo extends ChainPoint {
   dir: string;
@@ -36,16 +36,8 @@ interface Memo extends ChainPoint {
 
 // This process's last memo per ledger: believed exactly as the file's would be (by identity).
 const inMemory = new Map<string, Memo>();
-const realDirs = new Map<string, string>();
 
-function realDirOf(dir: string): string {
-  let r = realDirs.get(dir);
-  if (r === undefined) {
-    r = ledgerKeyPath(dir);
-    realDirs.set(dir, r);
-  }
-  return r;
-}
+const realDirOf = ledgerKeyPath;
 
 function where(paths: LedgerPaths, genesis: string): { dir: string; name: string; real: string } {
   const real = realDirOf(paths.dir);
@@ -122,5 +114,5 @@ export function assertChain(ops: FileOps, fd: number, paths: LedgerPaths, head: 
 /** Forgets this process's memos (tests: a fresh process). */
 export function forgetChainMemo(): void {
   inMemory.clear();
-  realDirs.clear();
+  forgetStateCaches();
 }

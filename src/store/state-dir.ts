@@ -44,12 +44,19 @@ export function stateDirFrom(env: Env): string {
  * (a simulated one in the fault tests) is keyed by its absolute path.
  */
 export function ledgerKeyPath(dir: string): string {
+  // Speed (the append bench): asked on every append; a ledger directory's realpath is taken once
+  // per process, as the chain memo takes it.
+  let real = realDirs.get(dir);
+  if (real !== undefined) return real;
   try {
-    return realpathSync(dir);
+    real = realpathSync(dir);
   } catch {
     return resolve(dir);
   }
+  realDirs.set(dir, real);
+  return real;
 }
+const realDirs = new Map<string, string>();
 
 const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 32);
 
@@ -76,12 +83,24 @@ export function readStateFile(path: string): Buffer | null {
 /** Makes `stateDir/sub` (0700); a writer calls this before it publishes, so a refusal changes nothing. */
 export function ensureStateDir(stateDir: string, sub: string): string {
   const dir = join(stateDir, sub);
+  // Speed (the append bench): made once per process. Policy: one removed later only makes the
+  // best-effort write after a publication fail (the mark stays lower, the memo costs a check).
+  if (madeDirs.has(dir)) return dir;
   try {
     realFileOps.mkdir(dir, 0o700);
+    madeDirs.add(dir);
   } catch (e) {
     throw new LedgerError('OP_STATE', `cannot create the per-user state directory ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { path: dir }, 'set LEDGER_STATE_DIR to a directory you can write');
   }
   return dir;
+}
+
+const madeDirs = new Set<string>();
+
+/** Forgets this process's realpaths and made directories (tests: a fresh process). */
+export function forgetStateCaches(): void {
+  realDirs.clear();
+  madeDirs.clear();
 }
 
 /** Replaces a state file (see the Policy above). */
