@@ -10,7 +10,6 @@
 //   consumeFailed              the consumer's report that its action failed (causal/consume-failed.ts)
 // The CLI calls these same methods. Below them the store's transact decides and appends under
 // the writer lock; it is not exposed, since a caller's decide function could return any draft.
-import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
 import { canonicalJson, canonicalLine } from './canonical.js';
@@ -257,14 +256,10 @@ export class Ledger {
   private keySecret(): KeySecret | null {
     const k = this.keyOpt;
     if (typeof k === 'string') {
-      const { seed } = readSecretKey(k); // refuses a missing, insecure or malformed key first
-      let file: Uint8Array;
-      try {
-        file = readFileSync(k);
-      } catch (e) {
-        throw ioError(e, 'read key file', k);
-      }
-      return { seed, file, path: resolve(k) };
+      // One read, with its checks (a missing, insecure, malformed or non-regular key is refused):
+      // the bytes scanned for are the bytes that were checked.
+      const { seed, bytes } = readSecretKey(k);
+      return { seed, file: bytes, path: resolve(k) };
     }
     if (k instanceof Uint8Array) return { seed: k, file: null, path: null };
     if (k === undefined) this.signer(); // the usual refusal: writing needs a key

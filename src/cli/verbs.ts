@@ -6,7 +6,7 @@
 // unknown word. The verb's name is read from its usage string, so it is written once; its exit
 // codes are data beside it, so its --help can never leave one out (issue 14.9).
 import type { CAC } from 'cac';
-import { EXIT, type ExitName } from '../errors.js';
+import { EXIT, EXIT_MEANINGS, type ExitName } from '../errors.js';
 import type { CliIO } from './commands/common.js';
 
 export type Command = ReturnType<CAC['command']>;
@@ -33,10 +33,11 @@ export interface VerbDeclaration {
  * them itself: any flag or argument can be bad (2), any ledger read can find a lock, an I/O
  * error or a corrupt file (3), and a bug is a bug (1).
  */
+const meaningOf = (code: number): string => EXIT_MEANINGS.find((m) => m.code === code)!.meaning;
 const EVERY_VERB: Partial<Record<ExitName, string>> = {
-  internal: 'internal error: a bug, please report it',
+  internal: meaningOf(EXIT.internal),
   usage: 'bad input (a flag, argument or file); nothing was changed',
-  operational: 'operational: lock timeout, I/O error, permissions, an insecure key file, a corrupt ledger',
+  operational: meaningOf(EXIT.operational),
 };
 
 /**

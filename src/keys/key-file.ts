@@ -10,9 +10,9 @@ import { formatSecretKeyFile, parseSecretKeyFile } from './secret-key.js';
 /**
  * Reads a secret key file, refusing it when its mode lets group or other read or write it, and
  * when it is not a regular file (a FIFO or device is refused at once, never waited on: exit 3).
- * No error quotes the file's text (secret-key.ts).
+ * No error quotes the file's text (secret-key.ts). `bytes` is the file exactly as read.
  */
-export function readSecretKey(path: string): { name: string; seed: Uint8Array } {
+export function readSecretKey(path: string): { name: string; seed: Uint8Array; bytes: Buffer } {
   let fd: number;
   try {
     fd = openRegularFile(path, true);
@@ -28,7 +28,10 @@ export function readSecretKey(path: string): { name: string; seed: Uint8Array } 
     if (mode & 0o077) {
       throw new LedgerError('OP_INSECURE_KEY', `key file ${path} has mode ${mode.toString(8).padStart(4, '0')}; others can read it, so it is refused`, { path, mode }, `run \`chmod 600 ${path}\``);
     }
-    return parseSecretKeyFile(readFileSync(fd, 'utf8'), path);
+    // The bytes as read are returned too: whoever scans output for the key (handoff/secret-scan.ts)
+    // scans for the very file that was checked, not for a second read of the path.
+    const bytes = readFileSync(fd);
+    return { ...parseSecretKeyFile(bytes.toString('utf8'), path), bytes };
   } finally {
     closeSync(fd);
   }
