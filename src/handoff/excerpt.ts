@@ -56,10 +56,12 @@ type Worth = (typeof Worth)[keyof typeof Worth];
 
 // Policy: "looks like a failure": the words and marks of vitest, jest, mocha, node:test/TAP,
 // pytest, cargo and go test for a failed test, an error, an assertion and its diff.
-const FAILURE_RE = /\b\w*(?:fail|error|assert)\w*\b|\b(?:expected|received|panicked|traceback|not ok)\b|[✗✕×✘●❌]|^\s*[-+] \S|^\s*>\s*\d+\s*\|/i;
+// Written with \u escapes: one non-ASCII character in the CLI bundle makes V8 hold its whole
+// source as two-byte text (twice the bytes to read and hash at every start).
+const FAILURE_RE = /\b\w*(?:fail|error|assert)\w*\b|\b(?:expected|received|panicked|traceback|not ok)\b|[\u2717\u2715\u00D7\u2718\u25CF\u274C]|^\s*[-+] \S|^\s*>\s*\d+\s*\|/i;
 // Policy: a stack frame: `    at f (file:1:2)`, vitest's ` ❯ file:1:2`, Python's `  File "x", line 1`,
 // and any line inside node_modules.
-const FRAME_RE = /^\s+at\s\S|^\s*❯\s|^\s*File ".*", line \d+|node_modules[\\/]/;
+const FRAME_RE = /^\s+at\s\S|^\s*\u276F\s|^\s*File ".*", line \d+|node_modules[\\/]/;
 
 function worth(line: string): Worth {
   if (line.trim() === '') return Worth.blank;

@@ -23,6 +23,19 @@
 // - Policy: it is rewritten (durably, ../fs/durable.ts) when more than MEMO_EVERY records lie
 //   past it, by whichever command folds then, reader or writer; a ledger directory that refuses
 //   the write costs the next command the same fold again, never a failure.
+//
+// Two things make a command that folds more than once cheap (a checkpoint folds on its advisory
+// check, under the writer lock and for the views; issue 14's targets):
+// - The chain is checked first (store/read.ts assertPublishedChain, which readRecords makes
+//   anyway, through the verified-chain memo): every line through HEAD is then known to be a
+//   canonical record at its seq, linked to the one before. A located record is then only read,
+//   parsed and its seq compared; its id is its line's hash. (Without that check first, each
+//   located record would need its own canonical check and link to the next line.)
+// - This process's last fold is kept in memory (ProcessFold): the same locators, with the text
+//   and id of each record it read. A later fold in this process believes it exactly as far as
+//   the ledger still holds it: the line ending where it ends must be its record (seq and id),
+//   and the chain through the new HEAD is checked as above, so by the hash chain every record
+//   before it is the one it read. Then only the records after it are read from disk.
 import { constants, closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { isUtf8 } from 'node:buffer';
@@ -33,7 +46,8 @@ import { LedgerError } from '../errors.js';
 import { PROGRESS_EVERY, reportProgress } from '../progress.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
-import { parseRecordLine, readRecords, type RecordAt } from '../store/read.js';
+import { assertPublishedChain, parseRecordLine, readRecords, type RecordAt } from '../store/read.js';
+import { idFromLine } from '../canonical.js';
 import { OutcomeFold } from './unresolved.js';
 import { foldWorkLog, type WorkLog } from './workitems.js';
 
@@ -42,8 +56,14 @@ export const MEMO_FILE = 'work-fold.json';
 export const MEMO_EVERY = 256;
 /** A memo larger than this is not read (a planted file must not cost memory). */
 const MEMO_MAX_BYTES = 16 << 20;
-/** Records are usually well under 4 KiB: a located record and the one after it, in one read. */
+/** Records are usually well under 4 KiB: the byte before a located record and the record, in one read. */
 const LOCATED_READ = 8192;
+/**
+ * Policy: a fold whose tail (the records after its starting point) is longer than this keeps no
+ * in-process memo: keeping the text of every work record and held outcome of a long tail would
+ * cost memory, and such a fold has written the disk memo, which the next fold reads instead.
+ */
+const PROCESS_TAIL_MAX = 4096;
 
 const WORK_LOG_KINDS: ReadonlySet<string> = new Set(['genesis', 'start', 'checkpoint', 'finish', 'release', 'note']);
 const OUTCOME_KINDS: ReadonlySet<string> = new Set(['intent', 'handoff', 'finish']);
@@ -78,39 +98,96 @@ export function memoPath(paths: LedgerPaths): string {
   return join(paths.dir, 'index', MEMO_FILE);
 }
 
+/** A record a fold read, as this process keeps it: its text parses afresh for each fold. */
+interface Kept {
+  seq: number;
+  offset: number;
+  id: string;
+  text: string;
+}
+
+/** Where a fold starts: every work-log record and held outcome through `seq`, read and verified. */
+interface Loaded {
+  key: string;
+  seq: number;
+  end: number;
+  id: string;
+  work: Kept[];
+  outcomes: Kept[];
+}
+
+// This process's last fold (header): believed only as far as `fromProcess` finds it still holds.
+let processFold: Loaded | null = null;
+
+/** Forgets this process's last fold (tests: a fresh process). */
+export function forgetProcessFold(): void {
+  processFold = null;
+}
+
+const keyOf = (paths: LedgerPaths, head: Head) => `${paths.records}\0${head.genesis}`;
+
+/** A fresh record object for each fold: no caller shares one with another. */
+const atOf = (k: Kept): RecordAt => ({ seq: k.seq, offset: k.offset, id: k.id, record: JSON.parse(k.text) as LedgerRecord });
+
+/** Where a fold through `head` starts: this process's last fold, else the disk memo, else nothing. */
+function startOf(paths: LedgerPaths, head: Head, ops: FileOps): Loaded | null {
+  const fd = openToRead(ops, paths.records);
+  try {
+    // The chain first (header): what makes a located record's bytes enough to believe.
+    assertPublishedChain(ops, paths, head, fd);
+    return fromProcess(ops, fd, paths, head) ?? loadMemo(ops, fd, paths, head);
+  } finally {
+    ops.close(fd);
+  }
+}
+
+function fromProcess(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): Loaded | null {
+  const p = processFold;
+  if (!p || p.key !== keyOf(paths, head) || p.seq > head.seq || p.end > head.size) return null;
+  return endsAt(ops, fd, paths, head, p) ? p : null;
+}
+
 /**
  * The work log and the outcome fold of the published records through `head`, as a fold over
  * every record would give them, reading only the records the memo names and those after it.
  */
 export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}): Folds {
   const ops = opts.ops ?? realFileOps;
-  const start = loadMemo(paths, head, ops);
+  const start = startOf(paths, head, ops);
   const fromSeq = start ? start.seq + 1 : 0;
   const outcomes = new OutcomeFold();
-  for (const r of start?.outcomes ?? []) outcomes.add(r);
-  const build = opts.write !== false && head.seq - fromSeq + 1 > MEMO_EVERY;
-  const work: Locator[] = build && start ? start.work.map((r) => [r.seq, r.offset]) : [];
-  const offsets = new Map<number, number>(build && start ? start.outcomes.map((r) => [r.seq, r.offset]) : []);
+  for (const k of start?.outcomes ?? []) outcomes.add(atOf(k));
+  const tailLength = head.seq - fromSeq + 1;
+  const build = opts.write !== false && tailLength > MEMO_EVERY;
+  const keep = tailLength <= PROCESS_TAIL_MAX;
+  // Every work-log record through HEAD, and the offsets (and, for a short tail, the texts) of
+  // the outcome records, to say which the outcome fold still holds at the end.
+  const work: Kept[] = start ? [...start.work] : [];
+  const outcomeAt = new Map<number, Kept | number>(start ? start.outcomes.map((k) => [k.seq, k]) : []);
   function* tail(): Generator<RecordAt> {
     for (const r of readRecords(paths, head, start ? start.end : 0, fromSeq, ops)) {
       outcomes.add(r);
       if ((r.seq - fromSeq + 1) % PROGRESS_EVERY === 0) reportProgress('reading the work log', r.seq - fromSeq + 1, head.seq - fromSeq + 1);
-      if (build) {
-        if (WORK_LOG_KINDS.has(r.record.kind)) work.push([r.seq, r.offset]);
-        if (OUTCOME_KINDS.has(r.record.kind)) offsets.set(r.seq, r.offset);
-      }
+      const kind = r.record.kind;
+      const text = keep && (WORK_LOG_KINDS.has(kind) || OUTCOME_KINDS.has(kind)) ? JSON.stringify(r.record) : '';
+      if (WORK_LOG_KINDS.has(kind)) work.push({ seq: r.seq, offset: r.offset, id: r.id, text });
+      if (OUTCOME_KINDS.has(kind)) outcomeAt.set(r.seq, keep ? { seq: r.seq, offset: r.offset, id: r.id, text } : r.offset);
       yield r;
     }
   }
   function* all(): Generator<RecordAt> {
-    if (start) yield* start.work;
+    if (start) for (const k of start.work) yield atOf(k);
     yield* tail();
   }
   const log = foldWorkLog(all());
+  const heldSeqs = [...outcomes.pendingIntents(), ...outcomes.unresolvedOutcomes()].map((x) => x.seq).sort((a, b) => a - b);
+  const held = heldSeqs.map((seq) => outcomeAt.get(seq)!);
+  const offset = (k: Kept | number) => (typeof k === 'number' ? k : k.offset);
   if (build) {
-    const held = [...outcomes.pendingIntents(), ...outcomes.unresolvedOutcomes()].map((x): Locator => [x.seq, offsets.get(x.seq)!]).sort((a, b) => a[0] - b[0]);
-    writeMemo(ops, paths, { v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work, outcomes: held });
+    const locate = (k: Kept | number, seq: number): Locator => [seq, offset(k)];
+    writeMemo(ops, paths, { v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work: work.map((k) => [k.seq, k.offset]), outcomes: held.map((k, i) => locate(k, heldSeqs[i])) });
   }
+  processFold = keep ? { key: keyOf(paths, head), seq: head.seq, end: head.size, id: head.tail, work, outcomes: held as Kept[] } : null;
   return { log, outcomes };
 }
 
@@ -120,107 +197,83 @@ export function readWorkLogFast(paths: LedgerPaths, head: Head, maxSeq = Infinit
   // The memo's work records are complete through its seq, and every record after it is read:
   // a fold that stops at maxSeq sees what a fold of the whole ledger would see up to there.
   const ops = opts.ops ?? realFileOps;
-  const start = loadMemo(paths, head, ops);
+  const start = startOf(paths, head, ops);
   function* all(): Generator<RecordAt> {
-    if (start) yield* start.work;
+    if (start) for (const k of start.work) yield atOf(k);
     yield* readRecords(paths, head, start ? start.end : 0, start ? start.seq + 1 : 0, ops);
   }
   return foldWorkLog(all(), maxSeq);
 }
 
-interface Loaded {
-  seq: number;
-  end: number;
-  work: RecordAt[];
-  outcomes: RecordAt[];
-}
-
-/** The memo's records, each verified from its bytes; null when there is no memo to believe. */
-function loadMemo(paths: LedgerPaths, head: Head, ops: FileOps): Loaded | null {
+/**
+ * The disk memo's records, read from the open records.jsonl `fd` whose chain through `head` is
+ * checked already (startOf); null when there is no memo to believe.
+ */
+function loadMemo(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): Loaded | null {
   const memo = parseMemo(readSmallFile(memoPath(paths)));
   if (!memo || memo.genesis !== head.genesis || memo.seq > head.seq || memo.end > head.size) return null;
-  const fd = openToRead(ops, paths.records);
-  try {
-    if (!endsAt(ops, fd, paths, head, memo)) return null;
-    const work = readLocated(ops, fd, paths, head, memo.work, WORK_LOG_KINDS);
-    const outcomes = work && readLocated(ops, fd, paths, head, memo.outcomes, OUTCOME_KINDS);
-    // The genesis is a work-log record: a memo without it at seq 0 left something out.
-    if (!work || !outcomes || work[0]?.seq !== 0 || work[0].id !== head.genesis) return null;
-    return { seq: memo.seq, end: memo.end, work, outcomes };
-  } finally {
-    ops.close(fd);
-  }
+  if (!endsAt(ops, fd, paths, head, memo)) return null;
+  const work = readLocated(ops, fd, paths, head, memo.work, WORK_LOG_KINDS);
+  const outcomes = work && readLocated(ops, fd, paths, head, memo.outcomes, OUTCOME_KINDS);
+  // The genesis is a work-log record: a memo without it at seq 0 left something out.
+  if (!work || !outcomes || work[0]?.seq !== 0 || work[0].id !== head.genesis) return null;
+  return { key: keyOf(paths, head), seq: memo.seq, end: memo.end, id: memo.id, work, outcomes };
 }
 
 /**
- * The located records, each read from records.jsonl and verified from its bytes as the forward
- * scan verifies every record it folds (UTF-8, canonical JSON, the seq it is located at, its id
- * recomputed: store/read.ts parseRecordLine), and bound into the chain: the line after it names
- * its id as prev_tail_hash (for HEAD's seq: it is HEAD's tail, ending at HEAD's size). null when
- * any of them fails, or is of a kind the list does not hold.
+ * The located records, each read from records.jsonl: a whole line that starts where the memo
+ * says (byte 0, or the byte after a newline), a record of the seq it is located at and of a kind
+ * the list holds; its id is its line's hash. null when any of them is not. That is enough
+ * because the chain through HEAD is checked before (startOf): every line there is a canonical
+ * record at its seq, linked to the one before it, so a line at a seq is that record.
  * Policy: no signature is checked here, as none is by the forward scan the fold used before:
  * the chain binds each record to HEAD, the writer checks HEAD's key and the chain before it
  * builds on them, and signatures and pins are the auditor's (and the gate's, for the records it
  * relies on). Checking one costs about 0.15 ms, a fifth of `status` on a shared ledger.
  */
-function readLocated(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, list: Locator[], kinds: ReadonlySet<string>): RecordAt[] | null {
-  const out: RecordAt[] = [];
+function readLocated(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, list: Locator[], kinds: ReadonlySet<string>): Kept[] | null {
+  const out: Kept[] = [];
   for (const [seq, offset] of list) {
-    let at: RecordAt | null;
+    let k: Kept | null;
     try {
-      at = readOne(ops, fd, paths, head, seq, offset);
+      k = readOne(ops, fd, paths, head, seq, offset, kinds);
     } catch (e) {
-      // Not a whole line there, not a canonical record: the memo does not match this ledger.
+      // Not a whole line there: the memo does not match this ledger.
       if (e instanceof LedgerError && e.code === 'OP_CORRUPT') return null;
       throw e;
     }
-    if (at === null || !kinds.has(at.record.kind)) return null;
-    out.push(at);
+    if (k === null) return null;
+    out.push(k);
   }
   return out;
 }
 
-// This process's located records, by their exact bytes: a writer folds on its advisory check,
-// under the lock and again for the views, and identical bytes parse to an identical record with
-// the same id (as store/read.ts's tail memo), so only the first read pays for the canonical
-// check and the hash. A hit is parsed afresh: no caller shares a record object with another.
-const parsed = new Map<string, { bytes: Buffer; id: string }>();
+// One buffer for every located read: the byte before the record, then the record.
+const located = Buffer.allocUnsafe(LOCATED_READ + 1);
 
-function parseLocated(paths: LedgerPaths, offset: number, bytes: Buffer): { record: LedgerRecord; id: string } {
-  const key = `${paths.records}\0${offset}`;
-  const hit = parsed.get(key);
-  if (hit && hit.bytes.equals(bytes)) return { record: JSON.parse(bytes.toString('utf8')) as LedgerRecord, id: hit.id };
-  if (!isUtf8(bytes)) throw new LedgerError('OP_CORRUPT', 'a record the fold memo names is not UTF-8');
-  const out = parseRecordLine(bytes.toString('utf8'), 'a record the fold memo names');
-  if (parsed.size > 65_536) parsed.clear();
-  parsed.set(key, { bytes: Buffer.from(bytes), id: out.id });
-  return out;
-}
-
-function readOne(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, seq: number, offset: number): RecordAt | null {
+function readOne(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, seq: number, offset: number, kinds: ReadonlySet<string>): Kept | null {
   if (seq > head.seq || offset >= head.size) return null;
-  const lines = linesForward(ops, fd, paths.records, offset, head.size, LOCATED_READ);
-  const first = lines.next();
-  if (first.done) return null;
-  const bytes = first.value.bytes;
-  const { record, id } = parseLocated(paths, offset, bytes);
-  if (record.seq !== seq) return null;
-  const end = offset + bytes.length + 1;
-  if (seq === head.seq) return id === head.tail && end === head.size ? { seq, offset, id, record } : null;
-  const next = lines.next();
-  if (next.done) return null;
-  let linked: boolean;
+  const from = offset === 0 ? 0 : offset - 1;
+  const got = ops.read(fd, located.subarray(0, Math.min(located.length, head.size - from)), from);
+  if (offset > 0 && (got < 1 || located[0] !== 0x0a)) return null; // not where a line starts
+  const lineStart = offset - from;
+  const nl = located.subarray(0, got).indexOf(0x0a, lineStart);
+  // A record longer than the buffer (rare: records are small) is read whole by the line reader.
+  const bytes = nl >= 0 ? located.subarray(lineStart, nl) : linesForward(ops, fd, paths.records, offset, head.size).next().value?.bytes;
+  if (!bytes) return null;
+  const text = bytes.toString('utf8');
+  let value: { seq?: unknown; kind?: unknown } | null;
   try {
-    const v = JSON.parse(next.value.bytes.toString('utf8')) as { seq?: unknown; prev_tail_hash?: unknown } | null;
-    linked = v !== null && typeof v === 'object' && v.seq === seq + 1 && v.prev_tail_hash === id;
+    value = JSON.parse(text) as { seq?: unknown; kind?: unknown } | null;
   } catch {
-    linked = false;
+    return null;
   }
-  return linked ? { seq, offset, id, record } : null;
+  if (value === null || typeof value !== 'object' || value.seq !== seq || typeof value.kind !== 'string' || !kinds.has(value.kind)) return null;
+  return { seq, offset, id: idFromLine(text, value), text };
 }
 
 /** Whether the line ending at the memo's `end` is its record: that seq, that id. */
-function endsAt(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, memo: Memo): boolean {
+function endsAt(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, memo: { seq: number; end: number; id: string }): boolean {
   if (memo.seq === head.seq) return memo.end === head.size && memo.id === head.tail;
   try {
     const { bytes } = lineEndingAt(ops, fd, paths.records, memo.end);

@@ -9,7 +9,6 @@
 // Policy: a workdir's git facts are asked as the user the test command runs as (tests-user.ts):
 // the repository is the caller's, and its config and attributes (filters) are the caller's code,
 // as the test command is; they never run with the key's privileges.
-import { execFileSync } from 'node:child_process';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { TestsWorkdir } from '../record.js';
 import { scrubbedGitEnv } from '../project/git.js';
@@ -35,6 +34,8 @@ export function gitEnv(env: NodeJS.ProcessEnv = process.env, as?: GitAs): NodeJS
 /** Runs `git -C dir ...args`; its stdout, or null when it fails (not a repository, no git, a timeout). */
 export function git(dir: string, args: string[], as?: GitAs): string | null {
   try {
+    // Loaded on first use (as project/git.ts): most verbs that load this file never run git.
+    const { execFileSync } = process.getBuiltinModule('node:child_process');
     return execFileSync('git', ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=off', '-C', dir, ...args], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'ignore'],

@@ -53,6 +53,31 @@ function unique(xs: Buffer[]): Buffer[] {
   return xs.filter((x) => x.length > 0 && !seen.has(x.toString('hex')) && seen.add(x.toString('hex')));
 }
 
+/** The forms of one key a scan looks for, and how many bytes a chunk must carry into the next. */
+interface Needles {
+  raw: Buffer[];
+  text: Buffer[];
+  keep: number;
+}
+
+// Made once per key (a writer scans every string of a draft, each with its own scanner).
+const needlesOf = new WeakMap<KeySecret, Needles>();
+
+function needles(secret: KeySecret): Needles {
+  let n = needlesOf.get(secret);
+  if (!n) {
+    const file = secret.file ? Buffer.from(secret.file) : null;
+    const raw = unique([...windows(Buffer.from(secret.seed), RAW_WINDOW), ...(file ? [file] : [])]);
+    const text = unique([
+      ...textForms(secret.seed, B64_WINDOW, HEX_WINDOW),
+      ...(file ? [...textForms(file, Infinity, Infinity), stripWhitespace(file)] : []),
+    ]);
+    n = { raw, text, keep: Math.max(...raw.map((x) => x.length), ...text.map((x) => x.length)) - 1 };
+    needlesOf.set(secret, n);
+  }
+  return n;
+}
+
 /** A scanner fed the output in chunks; `found` once any form of the key was seen. */
 export class SecretScanner {
   private readonly raw: Buffer[];
@@ -63,14 +88,7 @@ export class SecretScanner {
   found = false;
 
   constructor(secret: KeySecret) {
-    const file = secret.file ? Buffer.from(secret.file) : null;
-    // The file holds whitespace, so its raw bytes are looked for unstripped too.
-    this.raw = unique([...windows(Buffer.from(secret.seed), RAW_WINDOW), ...(file ? [file] : [])]);
-    this.text = unique([
-      ...textForms(secret.seed, B64_WINDOW, HEX_WINDOW),
-      ...(file ? [...textForms(file, Infinity, Infinity), stripWhitespace(file)] : []),
-    ]);
-    this.keep = Math.max(...this.raw.map((x) => x.length), ...this.text.map((x) => x.length)) - 1;
+    ({ raw: this.raw, text: this.text, keep: this.keep } = needles(secret));
   }
 
   feed(chunk: Uint8Array): void {

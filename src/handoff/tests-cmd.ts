@@ -13,7 +13,6 @@
 //      into the blob store under its digest (0644) or `discard` removes it
 // Exit codes as a shell reports them: the command's own, 128 + N when signal N killed it, and
 // Policy: 124 when the ledger stopped it on timeout (as GNU `timeout` does).
-import { spawn } from 'node:child_process';
 import { closeSync, constants as fsConstants, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
 import { constants } from 'node:os';
 import { resolve } from 'node:path';
@@ -128,6 +127,8 @@ export async function runTestsCommand(command: string, opts: RunOptions): Promis
   const as = opts.user.switch ? { uid: opts.user.uid, gid: opts.user.gid } : {};
   try {
     exit = await new Promise((resolvePromise, reject) => {
+      // Loaded here, not imported: the verbs that load this file mostly run no test command.
+      const { spawn } = process.getBuiltinModule('node:child_process');
       const child = spawn('/bin/sh', ['-c', command], { cwd: opts.cwd, env, stdio: ['ignore', fd, fd], detached: true, ...as });
       const killGroup = (sig: NodeJS.Signals) => {
         try {

@@ -112,6 +112,23 @@ describe('when a ledger grows past the memo with every kind the folds read', () 
   });
 });
 
+describe('when this process folded a ledger, and another ledger of the same genesis took its place', () => {
+  it('the fold this process kept is not believed: the answer is the new ledger\'s full fold', () => {
+    const count = MEMO_EVERY + 60;
+    write(dir, specOf(count, (seq) => (seq * 2654435761) >>> 0));
+    const first = plain(fastFolds(dir).log); // kept in this process, and on disk
+    // Same genesis (the same first record), other records after it, and longer: the kept fold
+    // ends within the new file, at a line that is not its record.
+    write(dir, specOf(count + 40, (seq) => (seq * 40503 + 7) >>> 0));
+    rmSync(memoPath(ledgerPaths(dir)), { force: true });
+    const full = fullFolds(dir);
+    const fast = fastFolds(dir);
+    expect(plain(full.log)).not.toBe(first);
+    expect(plain(fast.log)).toBe(plain(full.log));
+    expect(fast.status).toEqual(full.status);
+  });
+});
+
 describe('when the memo in the ledger directory does not match the ledger', () => {
   const pick = (seq: number) => (seq * 2654435761) >>> 0;
   const count = MEMO_EVERY + 100;
