@@ -17,6 +17,24 @@ import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
 import { annotationData } from './annotations.js';
 
 export const TRAIL_LENGTH = 5;
+/**
+ * Policy: HANDOFF.yml is the *bounded* snapshot the next session reads (the handoff-log essay),
+ * so `active` lists at most this many open items: the ones whose last start or checkpoint is
+ * newest, in slug order, with `active_total` when there are more. HANDOFF.md keeps every
+ * entry, and `ledger status` lists every open item. (Bounded, the render also costs the same on
+ * a ledger with hundreds of open items as on one with twenty: issue 14's `start` and
+ * `checkpoint` <= 1.5x `node -e ''`.)
+ */
+export const ACTIVE_LIMIT = 20;
+
+/** The open items HANDOFF.yml lists (ACTIVE_LIMIT), and how many are open in all. */
+export function activeItems(log: WorkLog): { items: ReturnType<typeof openItems>; total: number } {
+  const open = openItems(log);
+  if (open.length <= ACTIVE_LIMIT) return { items: open, total: open.length };
+  const last = (i: (typeof open)[number]) => i.entries[i.entries.length - 1]?.seq ?? -1;
+  const newest = new Set([...open].sort((a, b) => last(b) - last(a)).slice(0, ACTIVE_LIMIT));
+  return { items: open.filter((i) => newest.has(i)), total: open.length };
+}
 
 /** One entry in one line: time, agent, kind, slug, then what it says and what comes next. */
 export function trailLine(e: Entry): string {
@@ -76,11 +94,13 @@ export function renderYaml(log: WorkLog): string {
   const n = log.entries.length;
   const latest = n ? log.entries[n - 1] : null;
   const trail = log.entries.slice(Math.max(0, n - 1 - TRAIL_LENGTH), Math.max(0, n - 1)).reverse();
+  const active = activeItems(log);
   const doc = {
     ledger: { genesis: log.genesis, through_seq: log.through?.seq ?? null, through_id: log.through?.id ?? null },
     latest: latest ? entryData(latest) : null,
     trail: trail.map(trailLine),
-    active: openItems(log).map((i) => ({
+    ...(active.total > active.items.length ? { active_total: active.total } : {}),
+    active: active.items.map((i) => ({
       slug: i.slug,
       owner: i.owner,
       execution_id: i.execution_id,
@@ -96,7 +116,8 @@ export function renderYaml(log: WorkLog): string {
     '# and a verb that rewrites this file keeps an edited copy beside it. latest: the newest entry in full,',
     '# its strings exactly as signed; trail: the five before it, newest first; active: open work items with',
     '# their owner and lease end (compare it with the time now), and when there are any, how the item was',
-    '# taken over, its release (owner null) and its last notes.',
+    `# taken over, its release (owner null) and its last notes; at most ${ACTIVE_LIMIT}, the most recently worked on`,
+    '# (active_total: how many are open; `ledger status` lists every one).',
   ];
   return header.join('\n') + '\n' + safeYaml(doc);
 }
@@ -114,10 +135,21 @@ function yamlEscape(cp: number): string {
 export function safeYaml(value: unknown): string {
   const { Document, visit, isScalar } = yamlLib(); // loaded on first use (yaml-lib.ts)
   const doc = new Document(value);
-  visit(doc, {
-    Scalar(_key, node) {
-      if (isScalar(node) && typeof node.value === 'string' && hasUnsafe(node.value)) node.type = 'QUOTE_DOUBLE';
-    },
-  });
+  // The common case, no such string anywhere, skips the walk over every node.
+  if (anyUnsafe(value)) {
+    visit(doc, {
+      Scalar(_key, node) {
+        if (isScalar(node) && typeof node.value === 'string' && hasUnsafe(node.value)) node.type = 'QUOTE_DOUBLE';
+      },
+    });
+  }
   return replaceUnsafe(doc.toString({ lineWidth: 0 }), true, yamlEscape);
+}
+
+/** Whether any string in `value` (keys included) holds an unsafe code point. */
+function anyUnsafe(value: unknown): boolean {
+  if (typeof value === 'string') return hasUnsafe(value);
+  if (Array.isArray(value)) return value.some(anyUnsafe);
+  if (value !== null && typeof value === 'object') return Object.entries(value).some(([k, v]) => hasUnsafe(k) || anyUnsafe(v));
+  return false;
 }

@@ -26,6 +26,26 @@ function expectViewsMatchLedger(dir = p.dir) {
   expect(yml(dir)).toBe(expected['HANDOFF.yml']);
 }
 
+describe('when more items are open than HANDOFF.yml lists (the snapshot is bounded)', () => {
+  it('lists the most recently worked on, in slug order, says how many are open, and HANDOFF.md keeps them all', async () => {
+    const { ACTIVE_LIMIT } = await import('../../src/handoff/render-yml.js');
+    const n = ACTIVE_LIMIT + 3;
+    for (let i = 0; i < n; i++) await ok(p, 'start', `item-${String(i).padStart(2, '0')}`, '--agent', 'claude', '--summary', `item ${i}`);
+    // item-00 checkpointed last: it is worked on most recently, so it stays listed.
+    await ok(p, 'checkpoint', 'item-00', '--agent', 'claude', ...CP);
+    expectViewsMatchLedger();
+    const y = parse(yml());
+    expect(y.active_total).toBe(n);
+    expect(y.active.map((a: { slug: string }) => a.slug)).toEqual(['item-00', ...Array.from({ length: ACTIVE_LIMIT - 1 }, (_, k) => `item-${String(n - ACTIVE_LIMIT + 1 + k).padStart(2, '0')}`)]);
+    for (let i = 0; i < n; i++) expect(md()).toContain(`\`item-${String(i).padStart(2, '0')}\``);
+  });
+
+  it('with no more than the limit open, there is no active_total', async () => {
+    await ok(p, 'start', 'one', '--agent', 'claude', '--summary', 'one');
+    expect(parse(yml())).not.toHaveProperty('active_total');
+  });
+});
+
 describe('after every verb', () => {
   it('the views match the ledger and say what the verb wrote', async () => {
     const start = await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
