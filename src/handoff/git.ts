@@ -31,22 +31,33 @@ export function gitEnv(env: NodeJS.ProcessEnv = process.env, as?: GitAs): NodeJS
   return out;
 }
 
+const gitArgs = (dir: string, args: string[]) => ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=off', '-C', dir, ...args];
+const gitOptions = (as?: GitAs) => ({
+  encoding: 'utf8' as const,
+  timeout: GIT_TIMEOUT_MS,
+  maxBuffer: 64 << 20,
+  env: gitEnv(process.env, as),
+  ...(as ? { uid: as.uid, gid: as.gid } : {}),
+});
+
 /** Runs `git -C dir ...args`; its stdout, or null when it fails (not a repository, no git, a timeout). */
 export function git(dir: string, args: string[], as?: GitAs): string | null {
   try {
     // Loaded on first use (as project/git.ts): most verbs that load this file never run git.
     const { execFileSync } = process.getBuiltinModule('node:child_process');
-    return execFileSync('git', ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=off', '-C', dir, ...args], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-      timeout: GIT_TIMEOUT_MS,
-      maxBuffer: 64 << 20,
-      env: gitEnv(process.env, as),
-      ...(as ? { uid: as.uid, gid: as.gid } : {}),
-    });
+    return execFileSync('git', gitArgs(dir, args), { ...gitOptions(as), stdio: ['ignore', 'pipe', 'ignore'] });
   } catch {
     return null;
   }
+}
+
+/** `git` without waiting: several runs of it go on side by side. */
+function gitLater(dir: string, args: string[]): Promise<string | null> {
+  const { execFile } = process.getBuiltinModule('node:child_process');
+  return new Promise((resolve) => {
+    const child = execFile('git', gitArgs(dir, args), gitOptions(), (err, stdout) => resolve(err ? null : stdout));
+    child.stdin?.end();
+  });
 }
 
 /** Paths in NUL-ended `git status --porcelain=v1 -z` output (a rename's old path skipped). */
@@ -76,17 +87,21 @@ function branchOf(header: string): string | null {
   return end.length ? h.slice(0, Math.min(...end)) : h;
 }
 
-// Speed (issue 14: `resume` <= 1.5x `node -e ''`): two git runs, not five. `status --branch`
-// fails outside a work tree (as `rev-parse --is-inside-work-tree` would say) and names the
-// branch (as `symbolic-ref` would, before the first commit too); a detached HEAD is named by the
-// newest commit's abbreviated oid, which `log` gives as `rev-parse --short` would.
-export function gitFacts(root: string): GitFacts | null {
-  const status = git(root, ['status', '--porcelain=v1', '-z', '--branch', '--untracked-files=all']);
+// Speed (issue 14: `resume` <= 1.5x `node -e ''`): two git runs, not five, side by side.
+// `status --branch` fails outside a work tree (as `rev-parse --is-inside-work-tree` would say)
+// and names the branch (as `symbolic-ref` would, before the first commit too); a detached HEAD
+// is named by the newest commit's abbreviated oid, which `log` gives as `rev-parse --short`
+// would. Outside a work tree the `log` run is wasted; inside one, it costs no wait of its own.
+export async function gitFacts(root: string): Promise<GitFacts | null> {
+  const [status, logged] = await Promise.all([
+    gitLater(root, ['status', '--porcelain=v1', '-z', '--branch', '--untracked-files=all']),
+    gitLater(root, ['log', '-3', '--format=%h%x09%s']),
+  ]);
   if (status === null || !status.startsWith('## ')) return null;
   const cut = status.indexOf('\0');
   const header = cut < 0 ? status : status.slice(0, cut);
   const entries = cut < 0 ? '' : status.slice(cut + 1);
-  const log = git(root, ['log', '-3', '--format=%h%x09%s']) ?? '';
+  const log = logged ?? '';
   const last_commits = log.split('\n').filter(Boolean).map((l) => {
     const tab = l.indexOf('\t');
     return { oid: l.slice(0, tab), subject: l.slice(tab + 1) };

@@ -131,7 +131,7 @@ export const resumeTool = tool({
     const root = dirname(ctx.dir);
     // An unknown slug is refused before git is asked anything.
     if (!log.items.has(slug)) buildResume(log, slug, { now, root, ledgerDir: ctx.dir, git: null });
-    const rctx = { now, root, ledgerDir: ctx.dir, git: gitFacts(root) };
+    const rctx = { now, root, ledgerDir: ctx.dir, git: await gitFacts(root) };
     const r = buildResume(log, slug, rctx);
     const lines = [...lead, ...formatResume(r, rctx)].slice(0, 80);
     const latest = r.latest ? `latest ${String(r.latest.kind)} seq ${String(r.latest.seq)}` : 'no checkpoint yet';

@@ -172,11 +172,11 @@ async function runResume(io: CliIO, slug: string, opts: Opts): Promise<number> {
 }
 
 /** Prints `resume` of one item (its text after `lead`, the reason it was chosen, if any). */
-export function emitResume(io: CliIO, opts: Opts, ledger: Ledger, log: WorkLog, slug: string, now: Date, lead: string[]): number {
+export async function emitResume(io: CliIO, opts: Opts, ledger: Ledger, log: WorkLog, slug: string, now: Date, lead: string[]): Promise<number> {
   const root = dirname(ledger.paths.dir);
   // An unknown slug is refused before git is asked anything.
   if (!log.items.has(slug)) buildResume(log, slug, { now, root, ledgerDir: ledger.paths.dir, git: null });
-  const ctx = { now, root, ledgerDir: ledger.paths.dir, git: gitFacts(root) };
+  const ctx = { now, root, ledgerDir: ledger.paths.dir, git: await gitFacts(root) };
   const report = buildResume(log, slug, ctx);
   const text = formatResume(report, ctx);
   // The lead line takes one line of the 80-line budget: the last one goes when it would not fit.
