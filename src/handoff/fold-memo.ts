@@ -30,7 +30,9 @@
 //   anyway, through the verified-chain memo): every line through HEAD is then known to be a
 //   canonical record at its seq, linked to the one before. A located record is then only read,
 //   parsed and its seq compared; its id is its line's hash. (Without that check first, each
-//   located record would need its own canonical check and link to the next line.)
+//   located record would need its own canonical check and link to the next line.) The records
+//   after the memo are read the same way, on the same open file: parsed, each id the next
+//   line's prev_tail_hash, which the check found equal to its hash.
 // - This process's last fold is kept in memory (ProcessFold): the same locators, with the text
 //   and id of each record it read. A later fold in this process believes it exactly as far as
 //   the ledger still holds it: the line ending where it ends must be its record (seq and id),
@@ -42,11 +44,11 @@ import { isUtf8 } from 'node:buffer';
 import { replaceFileDurable } from '../fs/durable.js';
 import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
-import { LedgerError } from '../errors.js';
+import { LedgerError, RUN_AUDIT } from '../errors.js';
 import { PROGRESS_EVERY, reportProgress } from '../progress.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
-import { assertPublishedChain, parseRecordLine, readRecords, type RecordAt } from '../store/read.js';
+import { assertPublishedChain, parseRecordLine, type RecordAt } from '../store/read.js';
 import { idFromLine } from '../canonical.js';
 import { OutcomeFold } from './unresolved.js';
 import { foldWorkLog, type WorkLog } from './workitems.js';
@@ -129,13 +131,16 @@ const keyOf = (paths: LedgerPaths, head: Head) => `${paths.records}\0${head.gene
 /** A fresh record object for each fold: no caller shares one with another. */
 const atOf = (k: Kept): RecordAt => ({ seq: k.seq, offset: k.offset, id: k.id, record: JSON.parse(k.text) as LedgerRecord });
 
-/** Where a fold through `head` starts: this process's last fold, else the disk memo, else nothing. */
-function startOf(paths: LedgerPaths, head: Head, ops: FileOps): Loaded | null {
+/**
+ * Runs `body` with records.jsonl open, its chain through `head` checked (header), and where the
+ * fold starts: this process's last fold, else the disk memo, else nothing (from the genesis).
+ */
+function withChecked<T>(paths: LedgerPaths, head: Head, ops: FileOps, body: (fd: number, start: Loaded | null) => T): T {
   const fd = openToRead(ops, paths.records);
   try {
     // The chain first (header): what makes a located record's bytes enough to believe.
     assertPublishedChain(ops, paths, head, fd);
-    return fromProcess(ops, fd, paths, head) ?? loadMemo(ops, fd, paths, head);
+    return body(fd, fromProcess(ops, fd, paths, head) ?? loadMemo(ops, fd, paths, head));
   } finally {
     ops.close(fd);
   }
@@ -148,47 +153,74 @@ function fromProcess(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): 
 }
 
 /**
+ * The records after `start` (from the genesis without one) through HEAD, from the open `fd`
+ * whose chain withChecked has checked: each line is parsed, and its id is the next line's
+ * prev_tail_hash (HEAD's tail for the last), which the chain check found equal to its hash. A
+ * line that does not parse, or is not at its seq, means the file changed under the check.
+ */
+function* verifiedTail(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, start: Loaded | null): Generator<RecordAt> {
+  let pending: { seq: number; offset: number; record: LedgerRecord } | null = null;
+  let seq = start ? start.seq + 1 : 0;
+  for (const { bytes, offset } of linesForward(ops, fd, paths.records, start ? start.end : 0, head.size)) {
+    let record: LedgerRecord;
+    try {
+      record = JSON.parse(bytes.toString('utf8')) as LedgerRecord;
+    } catch {
+      record = null as unknown as LedgerRecord;
+    }
+    if (record === null || typeof record !== 'object' || record.seq !== seq) throw changedUnder(paths, offset);
+    if (pending) yield { ...pending, id: record.prev_tail_hash as string };
+    pending = { seq, offset, record };
+    seq++;
+  }
+  if (pending) yield { ...pending, id: head.tail };
+}
+
+const changedUnder = (paths: LedgerPaths, offset: number) =>
+  new LedgerError('OP_CORRUPT', `${paths.records} changed while it was read: the line at byte ${offset} is not the record the chain check saw there`, { path: paths.records, offset }, RUN_AUDIT);
+
+/**
  * The work log and the outcome fold of the published records through `head`, as a fold over
  * every record would give them, reading only the records the memo names and those after it.
  */
 export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}): Folds {
   const ops = opts.ops ?? realFileOps;
-  const start = startOf(paths, head, ops);
-  const fromSeq = start ? start.seq + 1 : 0;
-  const outcomes = new OutcomeFold();
-  for (const k of start?.outcomes ?? []) outcomes.add(atOf(k));
-  const tailLength = head.seq - fromSeq + 1;
-  const build = opts.write !== false && tailLength > MEMO_EVERY;
-  const keep = tailLength <= PROCESS_TAIL_MAX;
-  // Every work-log record through HEAD, and the offsets (and, for a short tail, the texts) of
-  // the outcome records, to say which the outcome fold still holds at the end.
-  const work: Kept[] = start ? [...start.work] : [];
-  const outcomeAt = new Map<number, Kept | number>(start ? start.outcomes.map((k) => [k.seq, k]) : []);
-  function* tail(): Generator<RecordAt> {
-    for (const r of readRecords(paths, head, start ? start.end : 0, fromSeq, ops)) {
-      outcomes.add(r);
-      if ((r.seq - fromSeq + 1) % PROGRESS_EVERY === 0) reportProgress('reading the work log', r.seq - fromSeq + 1, head.seq - fromSeq + 1);
-      const kind = r.record.kind;
-      const text = keep && (WORK_LOG_KINDS.has(kind) || OUTCOME_KINDS.has(kind)) ? JSON.stringify(r.record) : '';
-      if (WORK_LOG_KINDS.has(kind)) work.push({ seq: r.seq, offset: r.offset, id: r.id, text });
-      if (OUTCOME_KINDS.has(kind)) outcomeAt.set(r.seq, keep ? { seq: r.seq, offset: r.offset, id: r.id, text } : r.offset);
-      yield r;
+  return withChecked(paths, head, ops, (fd, start) => {
+    const fromSeq = start ? start.seq + 1 : 0;
+    const outcomes = new OutcomeFold();
+    for (const k of start?.outcomes ?? []) outcomes.add(atOf(k));
+    const tailLength = head.seq - fromSeq + 1;
+    const build = opts.write !== false && tailLength > MEMO_EVERY;
+    const keep = tailLength <= PROCESS_TAIL_MAX;
+    // Every work-log record through HEAD, and the offsets (and, for a short tail, the texts) of
+    // the outcome records, to say which the outcome fold still holds at the end.
+    const work: Kept[] = start ? [...start.work] : [];
+    const outcomeAt = new Map<number, Kept | number>(start ? start.outcomes.map((k) => [k.seq, k]) : []);
+    function* tail(): Generator<RecordAt> {
+      for (const r of verifiedTail(ops, fd, paths, head, start)) {
+        outcomes.add(r);
+        if ((r.seq - fromSeq + 1) % PROGRESS_EVERY === 0) reportProgress('reading the work log', r.seq - fromSeq + 1, head.seq - fromSeq + 1);
+        const kind = r.record.kind;
+        const text = keep && (WORK_LOG_KINDS.has(kind) || OUTCOME_KINDS.has(kind)) ? JSON.stringify(r.record) : '';
+        if (WORK_LOG_KINDS.has(kind)) work.push({ seq: r.seq, offset: r.offset, id: r.id, text });
+        if (OUTCOME_KINDS.has(kind)) outcomeAt.set(r.seq, keep ? { seq: r.seq, offset: r.offset, id: r.id, text } : r.offset);
+        yield r;
+      }
     }
-  }
-  function* all(): Generator<RecordAt> {
-    if (start) for (const k of start.work) yield atOf(k);
-    yield* tail();
-  }
-  const log = foldWorkLog(all());
-  const heldSeqs = [...outcomes.pendingIntents(), ...outcomes.unresolvedOutcomes()].map((x) => x.seq).sort((a, b) => a - b);
-  const held = heldSeqs.map((seq) => outcomeAt.get(seq)!);
-  const offset = (k: Kept | number) => (typeof k === 'number' ? k : k.offset);
-  if (build) {
-    const locate = (k: Kept | number, seq: number): Locator => [seq, offset(k)];
-    writeMemo(ops, paths, { v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work: work.map((k) => [k.seq, k.offset]), outcomes: held.map((k, i) => locate(k, heldSeqs[i])) });
-  }
-  processFold = keep ? { key: keyOf(paths, head), seq: head.seq, end: head.size, id: head.tail, work, outcomes: held as Kept[] } : null;
-  return { log, outcomes };
+    function* all(): Generator<RecordAt> {
+      if (start) for (const k of start.work) yield atOf(k);
+      yield* tail();
+    }
+    const log = foldWorkLog(all());
+    const heldSeqs = [...outcomes.pendingIntents(), ...outcomes.unresolvedOutcomes()].map((x) => x.seq).sort((a, b) => a - b);
+    const held = heldSeqs.map((seq) => outcomeAt.get(seq)!);
+    if (build) {
+      const offset = (k: Kept | number) => (typeof k === 'number' ? k : k.offset);
+      writeMemo(ops, paths, { v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work: work.map((k) => [k.seq, k.offset]), outcomes: held.map((k, i): Locator => [heldSeqs[i], offset(k)]) });
+    }
+    processFold = keep ? { key: keyOf(paths, head), seq: head.seq, end: head.size, id: head.tail, work, outcomes: held as Kept[] } : null;
+    return { log, outcomes };
+  });
 }
 
 /** The work log through `head` (for `maxSeq`, as of that seq: `render --check` of an older view). */
@@ -197,12 +229,13 @@ export function readWorkLogFast(paths: LedgerPaths, head: Head, maxSeq = Infinit
   // The memo's work records are complete through its seq, and every record after it is read:
   // a fold that stops at maxSeq sees what a fold of the whole ledger would see up to there.
   const ops = opts.ops ?? realFileOps;
-  const start = startOf(paths, head, ops);
-  function* all(): Generator<RecordAt> {
-    if (start) for (const k of start.work) yield atOf(k);
-    yield* readRecords(paths, head, start ? start.end : 0, start ? start.seq + 1 : 0, ops);
-  }
-  return foldWorkLog(all(), maxSeq);
+  return withChecked(paths, head, ops, (fd, start) => {
+    function* all(): Generator<RecordAt> {
+      if (start) for (const k of start.work) yield atOf(k);
+      yield* verifiedTail(ops, fd, paths, head, start);
+    }
+    return foldWorkLog(all(), maxSeq);
+  });
 }
 
 /**
