@@ -5,13 +5,14 @@
 // (src/launch/bundle-loader.cts installLibraries); anywhere else, from node_modules.
 import { createRequire } from 'node:module';
 
-type Yaml = typeof import('yaml');
-let lib: Yaml | null = null;
+/** What the views use of yaml: all the CLI's own bundle of it holds (src/launch/build.mjs). */
+export type CliYaml = Pick<typeof import('yaml'), 'Document' | 'visit' | 'isScalar'>;
+let lib: CliYaml | null = null;
 
-export function yamlLib(): Yaml {
+export function yamlLib(): CliYaml {
   if (lib === null) {
     const hook = (globalThis as { __handoffLedgerLibrary?: (name: string) => unknown }).__handoffLedgerLibrary;
-    lib = ((hook && hook('yaml')) ?? createRequire(import.meta.url)('yaml')) as Yaml;
+    lib = ((hook && hook('yaml')) ?? createRequire(import.meta.url)('yaml')) as CliYaml;
   }
   return lib;
 }
