@@ -129,6 +129,28 @@ describe('when this process folded a ledger, and another ledger of the same gene
   });
 });
 
+describe('when records.jsonl changes between the chain check and the read of the records after the memo', () => {
+  it('the fold refuses (OP_CORRUPT), rather than fold bytes the check did not see', () => {
+    write(dir, specOf(MEMO_EVERY + 20, (seq) => (seq * 2654435761) >>> 0));
+    const paths = ledgerPaths(dir);
+    const head = readHead(realFileOps, paths)!;
+    // The second read of the last line's bytes (the tail read, after the chain check's) sees
+    // them changed: its first byte is no longer a JSON object's.
+    const lastStart = readFileSync(paths.records).lastIndexOf('\n', head.size - 2) + 1;
+    let reads = 0;
+    const ops = {
+      ...realFileOps,
+      read: (fd: number, buf: Uint8Array, position: number) => {
+        const n = realFileOps.read(fd, buf, position);
+        if (position <= lastStart && lastStart < position + n && ++reads === 2) buf[lastStart - position] = 0x78;
+        return n;
+      },
+    };
+    expect(() => readFolds(paths, head, { ops, write: false })).toThrow(/changed while it was read/);
+    expect(reads).toBe(2);
+  });
+});
+
 describe('when the memo in the ledger directory does not match the ledger', () => {
   const pick = (seq: number) => (seq * 2654435761) >>> 0;
   const count = MEMO_EVERY + 100;
