@@ -11,6 +11,7 @@ import { neutralise, neutraliseLine } from './sanitize.js';
 
 /** The longest run of backticks in `text` (0 when there is none). */
 function longestBacktickRun(text: string): number {
+  if (!text.includes('`')) return 0;
   let longest = 0;
   for (const m of text.matchAll(/`+/g)) longest = Math.max(longest, m[0].length);
   return longest;
@@ -40,7 +41,8 @@ export function fencedBlock(text: string): string[] {
 
 /** Whether `text` needs a block (it spans lines once neutralised). */
 export function isMultiLine(text: string): boolean {
-  return neutralise(text).replace(/\n+$/, '').includes('\n');
+  // neutralise keeps every line feed and writes none of its own: no need to run it here.
+  return text.replace(/\n+$/, '').includes('\n');
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
