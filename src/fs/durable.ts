@@ -65,6 +65,43 @@ export function replaceFileUnsynced(ops: FileOps, dir: string, name: string, dat
 }
 
 /**
+ * Step 2 alone, at the end of a regular file that exists, with no fsync and no rename: for the
+ * per-user state logs (store/state-log.ts), whose reader takes the newest entry whose digest
+ * matches, so a torn append (a crash, ENOSPC, a concurrent appender) costs only that entry.
+ * Returns false, having written nothing, when there is no such file, when it holds `limit` bytes
+ * or more, or when `ops` cannot fstat: the caller then replaces it whole (replaceFileUnsynced).
+ * A symbolic link or anything but a regular file is refused (OP_SYMLINK, OP_NOT_REGULAR), never
+ * followed or written through.
+ */
+export function appendFileUnsynced(ops: FileOps, path: string, data: Uint8Array, limit: number): boolean {
+  let fd: number;
+  try {
+    fd = ops.open(path, 'a');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return false;
+    // O_NOFOLLOW on a link: ELOOP (Linux), EMLINK (FreeBSD), EFTYPE (macOS).
+    if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE') throw notRegular(path, 'link');
+    throw e;
+  }
+  try {
+    const st = ops.fstat?.(fd) ?? null;
+    if (st === null) return false;
+    if (st.kind !== 'file') throw notRegular(path, st.kind);
+    if (st.size >= BigInt(limit)) return false;
+    // O_APPEND: each write(2) lands at the end as it is then; a short write is continued there.
+    for (let done = 0; done < data.length; ) {
+      const n = ops.write(fd, data.subarray(done), null);
+      if (n <= 0) throw Object.assign(new Error('write returned 0 bytes'), { code: 'EIO' });
+      done += n;
+    }
+    return true;
+  } finally {
+    closeQuietly(ops, fd);
+  }
+}
+
+/**
  * A replace target must be a regular file or absent (see replaceFileDurable's Policy); throws
  * OP_SYMLINK or OP_NOT_REGULAR. Exported so that a verb checks its targets before it writes
  * anything else (the views before a checkpoint, the trust file before init makes a key).

@@ -11,16 +11,17 @@
 // $XDG_STATE_HOME/handoff-ledger, else ~/.local/state/handoff-ledger, from the environment the
 // caller passes (the CLI passes its own; a library caller, OpenOptions.env or .stateDir).
 //
-// Policy: these files need not survive a power cut, so they are replaced by rename without the
-// fsyncs (fs/durable.ts replaceFileUnsynced): a mark lost with the last seconds before a power
-// cut leaves an older mark, which still guards everything below it; a lost memo costs one full
-// check. The directory is made 0700 and the files 0600: they say which ledgers a user writes.
+// Each is a state log (state-log.ts): entries appended in place, the newest whole one read.
+// Policy: these files need not survive a power cut, so they are written without the fsyncs
+// (fs/durable.ts appendFileUnsynced, replaceFileUnsynced): a mark lost with the last seconds
+// before a power cut leaves an older mark, which still guards everything below it; a lost memo
+// costs one full check. The directory is made 0700 and the files 0600: they say which ledgers a
+// user writes.
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
-import { replaceFileUnsynced } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
 
 export type Env = Record<string, string | undefined>;
@@ -101,9 +102,4 @@ const madeDirs = new Set<string>();
 export function forgetStateCaches(): void {
   realDirs.clear();
   madeDirs.clear();
-}
-
-/** Replaces a state file (see the Policy above). */
-export function writeStateFile(dir: string, name: string, data: string): void {
-  replaceFileUnsynced(realFileOps, dir, name, Buffer.from(data, 'utf8'), 0o600);
 }
