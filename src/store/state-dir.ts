@@ -19,7 +19,6 @@
 // user writes.
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { realFileOps } from '../fs/ops.js';
@@ -36,7 +35,7 @@ export function stateDirFrom(env: Env): string {
   if (xdg !== undefined) return resolve(xdg, 'handoff-ledger');
   // Policy: without HOME in the environment, the account's home directory (os.homedir reads
   // the password database), so a writer run with a scrubbed environment keeps the same marks.
-  return join(set(env, 'HOME') ?? homedir(), '.local', 'state', 'handoff-ledger');
+  return join(set(env, 'HOME') ?? process.getBuiltinModule('node:os').homedir(), '.local', 'state', 'handoff-ledger');
 }
 
 /**

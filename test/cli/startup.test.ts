@@ -68,7 +68,7 @@ describe('what a start loads of Node\'s own modules (each costs milliseconds of 
   function loaded(args: string[], cwd: string, dir: string): string[] {
     // Written to fd 2 directly: process.stderr on a pipe would load node:net itself.
     const probe = join(dir, 'probe.cjs');
-    writeFileSync(probe, "process.on('exit', () => require('fs').writeSync(2, '\\nLOADED ' + JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|tty|net|child_process)$/.test(m)).map((m) => m.slice(13))) + '\\n'));\n");
+    writeFileSync(probe, "process.on('exit', () => require('fs').writeSync(2, '\\nLOADED ' + JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|tty|net|child_process|os|worker_threads)$/.test(m)).map((m) => m.slice(13))) + '\\n'));\n");
     const r = spawnSync(process.execPath, ['--require', probe, BIN, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: dir, LEDGER_STATE_DIR: join(dir, 'state') } });
     expect(r.status, r.stderr).toBe(0);
     const line = r.stderr.split('\n').find((l) => l.startsWith('LOADED '));
@@ -76,7 +76,7 @@ describe('what a start loads of Node\'s own modules (each costs milliseconds of 
     return (JSON.parse(line!.slice(7)) as string[]).sort();
   }
 
-  it('`ledger --version` loads none of node:crypto, node:tty, node:net, node:child_process', () => {
+  it('`ledger --version` loads none of node:crypto, node:tty, node:net, node:child_process, node:os, node:worker_threads', () => {
     const s = scratch('ledger-loads-');
     try {
       expect(loaded(['--version'], s.dir, s.dir)).toEqual([]);
@@ -89,6 +89,26 @@ describe('what a start loads of Node\'s own modules (each costs milliseconds of 
     const p = await initProject();
     try {
       expect(loaded(['head'], p.dir, p.dir)).toEqual(['crypto']);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('`ledger append` loads node:crypto (it signs) and not node:os (the state directory, the lock\'s host name and the audit\'s thread count ask for it only when needed) or worker_threads (a large batch only)', async () => {
+    const p = await initProject();
+    try {
+      expect(loaded(['append', 'handoff', '--agent', 'ci', '--op', 'op', '--exec', 'e1', '--outcome', 'success'], p.dir, p.dir)).toEqual(['crypto']);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('`ledger audit --floor` with nothing new loads node:crypto (HEAD\'s signature) and not node:os or worker_threads (only enough new records to split over threads asks for them)', async () => {
+    const p = await initProject();
+    try {
+      const floor = join(p.dir, 'floor.json');
+      expect(loaded(['audit', '--floor', floor, '--advance'], p.dir, p.dir)).toEqual(['crypto']);
+      expect(loaded(['audit', '--floor', floor], p.dir, p.dir)).toEqual(['crypto']);
     } finally {
       p.cleanup();
     }
