@@ -101,10 +101,11 @@ export function rememberChain(paths: LedgerPaths, genesis: string, st: FileStat 
 /**
  * The chain check of records.jsonl (open as `fd`) through HEAD, believing the memo's prefix
  * where it matches the file exactly. Throws OP_CORRUPT (chain.ts). Returns the file's identity
- * as checked (null when `ops` cannot fstat: then every check is a full one).
+ * as checked (null when `ops` cannot fstat: then every check is a full one); `stat`: the caller's
+ * fstat of `fd`, taken just before.
  */
-export function assertChain(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): FileStat | null {
-  const st = ops.fstat ? ops.fstat(fd) : null;
+export function assertChain(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, stat?: FileStat | null): FileStat | null {
+  const st = stat !== undefined ? stat : ops.fstat ? ops.fstat(fd) : null;
   const from = st ? trustedPrefix(paths, head, st) : null;
   checkChain(ops, fd, paths, head, from);
   const through = { offset: head.size, seq: head.seq, id: head.tail };

@@ -13,7 +13,7 @@
 // anything is written.
 import { readdirSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
-import { canonicalJson, idFromLine, isCanonicalText } from '../canonical.js';
+import { idFromLine, isCanonicalText } from '../canonical.js';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import { linesForward, openToRead } from '../fs/lines.js';
 import type { FileOps } from '../fs/ops.js';
@@ -174,7 +174,7 @@ export function raiseMark(stateDir: string, paths: LedgerPaths, genesis: string,
   const real = ledgerKeyPath(paths.dir);
   const file: MarkFile = { v: 1, dir: real, genesis, key, seq: mark.seq, tail: mark.tail, offset: mark.offset };
   try {
-    appendStateLog(markDir(stateDir), markName(real, genesis, key), canonicalJson(file));
+    appendStateLog(markDir(stateDir), markName(real, genesis, key), JSON.stringify(file));
   } catch {
     /* see the Policy above */
   }

@@ -17,9 +17,9 @@
 // before a power cut leaves an older mark, which still guards everything below it; a lost memo
 // costs one full check. The directory is made 0700 and the files 0600: they say which ledgers a
 // user writes.
-import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { sha256Hex } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { realFileOps } from '../fs/ops.js';
 
@@ -58,7 +58,17 @@ export function ledgerKeyPath(dir: string): string {
 }
 const realDirs = new Map<string, string>();
 
-const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 32);
+// Speed (the append bench): each name is asked for several times an append; made once per process.
+const names = new Map<string, string>();
+const digest = (...parts: string[]) => {
+  const key = parts.join('\0');
+  let name = names.get(key);
+  if (name === undefined) {
+    name = sha256Hex(key).slice(0, 32);
+    names.set(key, name);
+  }
+  return name;
+};
 
 /** The part of a state file's name that says which ledger it is about. */
 export function ledgerStateName(realDir: string, genesis: string): string {
