@@ -21,6 +21,24 @@ describe('the shipped binary', () => {
     expect(readFileSync(cache).equals(before.bytes)).toBe(true);
   });
 
+  it('starts `append` and `audit` from caches of their own, made by the build, which V8 accepts (a run rewrites neither them nor the shared one)', async () => {
+    const p = await initProject();
+    try {
+      const caches = ['bundle.cache', 'bundle.append.cache', 'bundle.audit.cache'].map((f) => join(ROOT, 'dist/cli', f));
+      const before = caches.map((c) => readFileSync(c));
+      for (const args of [['append', 'handoff', '--agent', 'ci', '--op', 'op', '--exec', 'e1', '--outcome', 'success'], ['audit']]) {
+        const r = spawnSync(process.execPath, [BIN, ...args], { cwd: p.dir, encoding: 'utf8' });
+        expect(r.status, r.stderr).toBe(0);
+      }
+      caches.forEach((c, i) => expect(readFileSync(c).equals(before[i]), c).toBe(true));
+      // Each is a cache of its own verb: smaller than the shared one, which holds every verb's.
+      expect(before[1].length).toBeLessThan(before[0].length);
+      expect(before[2].length).toBeLessThan(before[0].length);
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it('runs with a damaged or missing cache, and writes a good one at exit', () => {
     // A copy of dist/cli, so the shipped cache is not touched; yaml resolves from the project.
     const s = scratch('ledger-cache-');
@@ -167,7 +185,7 @@ describe('the package', () => {
     // Two names (`ledger`, and `handoff-ledger` for `npx` from another project), one file.
     expect(pkg.bin).toEqual({ ledger: 'dist/cli/ledger.cjs', 'handoff-ledger': 'dist/cli/ledger.cjs' });
     // yaml.cjs and its cache: the library the verbs that render HANDOFF.yml load on first use.
-    expect(files.filter((f) => f.startsWith('dist/cli/'))).toEqual(['dist/cli/bundle.cache', 'dist/cli/bundle.cjs', 'dist/cli/ledger.cjs', 'dist/cli/worker.js', 'dist/cli/yaml.cache', 'dist/cli/yaml.cjs']);
+    expect(files.filter((f) => f.startsWith('dist/cli/'))).toEqual(['dist/cli/bundle.append.cache', 'dist/cli/bundle.audit.cache', 'dist/cli/bundle.cache', 'dist/cli/bundle.cjs', 'dist/cli/ledger.cjs', 'dist/cli/worker.js', 'dist/cli/yaml.cache', 'dist/cli/yaml.cjs']);
     expect(files.filter((f) => /^dist\/src\/(cli|demo|launch)\//.test(f))).toEqual([]);
     expect(files.some((f) => f.includes('/demo/') || f.includes('prime-cache'))).toBe(false);
   });
