@@ -5,8 +5,6 @@
 // with the same pure rules the layers use. Verdicts are identical to the one-thread audit; the
 // property test in test/audit/parallel.test.ts holds the two to that. audit/index.ts's runAudit
 // calls this for its step 2 unless `threads` is 1.
-import { createRequire } from 'node:module';
-import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { LedgerError } from '../src/errors.js';
 import { MAX_LINE_BYTES } from '../src/record.js';
@@ -92,9 +90,11 @@ function startWorker(WorkerClass: typeof Worker, url: URL, input: WorkerInput): 
  */
 export async function checkRecordsOnThreads(run: AuditRun): Promise<{ checked: number; lastOffset: number } | null> {
   const { ctx, sink, layers, range, fd, opts } = run;
-  const threads = opts.threads === undefined || opts.threads === 'auto' ? availableParallelism() : Math.max(1, Math.floor(opts.threads));
   const readable = Math.min(range.end, Math.max(ctx.fileSize, 0));
-  const cuts = fd !== null && threads > 1 && readable - range.start >= (opts.minBytes ?? DEFAULT_MIN_BYTES) ? cutRange(fd, range.start, readable, threads) : [];
+  if (fd === null || readable - range.start < (opts.minBytes ?? DEFAULT_MIN_BYTES)) return null;
+  // node:os only now (a floor audit with little new never loads it).
+  const threads = opts.threads === undefined || opts.threads === 'auto' ? process.getBuiltinModule('node:os').availableParallelism() : Math.max(1, Math.floor(opts.threads));
+  const cuts = threads > 1 ? cutRange(fd, range.start, readable, threads) : [];
   if (cuts.length < 3) return null;
   // The last range runs to HEAD's size, so a short file or a cut-off line shows up there.
   cuts[cuts.length - 1] = range.end;
@@ -104,9 +104,9 @@ export async function checkRecordsOnThreads(run: AuditRun): Promise<{ checked: n
     const progress = new SharedArrayBuffer(4 * (cuts.length - 1));
     const counters = new Int32Array(progress);
     const url = opts.workerUrl ?? new URL('./worker.js', import.meta.url);
-    // Loaded synchronously and only here: the CLI bundle runs under a launcher (src/launch/)
-    // where a plain require is the cheaper, always-available way to reach a builtin.
-    const { Worker: WorkerClass } = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
+    // Loaded synchronously and only here (process.getBuiltinModule: no require needed, which the
+    // CLI bundle, run under a launcher (src/launch/), would have to make).
+    const { Worker: WorkerClass } = process.getBuiltinModule('node:worker_threads');
     workers = cuts.slice(1, -1).map((start, i) =>
       startWorker(WorkerClass, url, { fd: fd!, start, end: cuts[i + 2], trust: ctx.trust, now: ctx.now, skewMs: ctx.skewMs, maxAgeMs: ctx.maxAgeMs, progress, index: i + 1 }),
     );

@@ -9,11 +9,7 @@
 // counter too, so the two finish together. Every signature has a done flag; whatever the worker
 // did not finish (it failed, stalled or never started) the main thread signs itself, so the
 // result never depends on the worker.
-import { createRequire } from 'node:module';
 import type { Worker as WorkerType } from 'node:worker_threads';
-
-// Loaded only when a batch is large enough: worker_threads costs every `ledger` start a few ms.
-const lazyRequire = createRequire(import.meta.url);
 
 // Below this many messages a worker's start-up (tens of ms) costs more than it saves.
 export const PARALLEL_THRESHOLD = 4096;
@@ -62,7 +58,8 @@ export function signProduced(count: number, produce: (i: number) => Uint8Array, 
   const flags = new Int32Array(new SharedArrayBuffer(count * 4));
   let worker: WorkerType | null = null;
   try {
-    const { Worker } = lazyRequire('node:worker_threads') as typeof import('node:worker_threads');
+    // Loaded only here, for a batch this large: worker_threads costs a start a few ms.
+    const { Worker } = process.getBuiltinModule('node:worker_threads');
     worker = new Worker(WORKER_SOURCE, {
       eval: true,
       // None of the host's flags: under `node --input-type=module -e` the CommonJS source above

@@ -3,7 +3,6 @@
 // a consumer's audit, will refuse something until it is fixed), each with the fix in one line.
 // The git checks ask the real git (src/project/git.ts), read-only.
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fromBase64url } from '../canonical.js';
 import { publicKeyProblem } from '../ed25519-reference.js';
@@ -142,7 +141,7 @@ function checkLock(o: DoctorOptions, checks: DoctorCheck[]): void {
     /* unwritten lock */
   }
   let alive = true;
-  if (info.host === hostname() && Number.isSafeInteger(info.pid)) {
+  if (info.host === process.getBuiltinModule('node:os').hostname() && Number.isSafeInteger(info.pid)) {
     try {
       process.kill(info.pid!, 0);
     } catch (e) {

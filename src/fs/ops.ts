@@ -10,9 +10,11 @@ import { LedgerError, ioError } from '../errors.js';
  * file only: O_CREAT | O_EXCL | O_NOFOLLOW, so a name that exists, a symbolic link (even one
  * that dangles) included, is refused with EEXIST instead of being followed. On the real disk
  * 'r' and 'r+' are O_NONBLOCK too: opening a FIFO planted by that name returns at once instead
- * of waiting for a writer (issue 13 finding 12), and the reader's fstat then refuses it.
+ * of waiting for a writer (issue 13 finding 12), and the reader's fstat then refuses it. 'a'
+ * appends to a file that exists (O_APPEND, never created, never through a link, never blocking):
+ * the per-user state logs of store/state-log.ts.
  */
-export type OpenFlags = 'r' | 'r+' | 'w' | 'wx';
+export type OpenFlags = 'r' | 'r+' | 'w' | 'wx' | 'a';
 
 /** What an fstat or lstat says a name is. */
 export type FileKind = 'file' | 'dir' | 'link' | 'other';
@@ -66,7 +68,8 @@ export interface FileOps {
 
 const { O_WRONLY, O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 const NEW_FILE = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
-const FLAGS: Record<OpenFlags, number | string> = { r: O_RDONLY | O_NONBLOCK, 'r+': O_RDWR | O_NONBLOCK, w: 'w', wx: NEW_FILE };
+const { O_APPEND } = fs.constants;
+const FLAGS: Record<OpenFlags, number | string> = { r: O_RDONLY | O_NONBLOCK, 'r+': O_RDWR | O_NONBLOCK, w: 'w', wx: NEW_FILE, a: O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK };
 const REGULAR = O_RDONLY | O_NONBLOCK | O_NOFOLLOW;
 
 function kindOf(st: fs.Stats | fs.BigIntStats): FileKind {

@@ -6,20 +6,21 @@
 //   3. the launcher     src/launch/launcher.cts -> dist/cli/ledger.cjs   (what `bin` names)
 //   4. the cache primer src/launch/prime-cache.cts -> dist/cli/prime-cache.cjs
 //   5. the audit worker dist/audit/worker.js -> dist/cli/worker.js
-//   6. the code cache   run the primer: dist/cli/bundle.cache
+//   6. the code cache   run the primer: dist/cli/bundle.cache, and bundle.<verb>.cache for the
+//                       verbs with their own (append, audit: bundle-loader.cts VERB_CACHES)
 //
 // A step that fails stops the build with `build: <step> failed: <why>` and exit code 1, so
 // neither `npm test` nor `npm ci` goes on with a dist/ that is half old, half new.
 //
 // Policy, what the package ships (package.json "files"): one CLI, the bundled one behind
-// dist/cli/ledger.cjs (with bundle.cjs, its code cache and its audit worker); the library,
+// dist/cli/ledger.cjs (with bundle.cjs, its code caches and its audit worker); the library,
 // dist/src without cli/, demo/ and launch/ (nothing in the library imports them); and the auditor,
 // dist/audit (with its own worker.js, for a library caller's threaded audit). Not shipped: the
 // unbundled CLI (dist/src/cli/bin.js, built because tests drive it), the demo (`npm run demo`
 // works from a clone) and the cache primer (the shipped cache is made here; on another Node the
 // launcher rewrites it at first run). `npm pack --dry-run` lists what ships.
 import { spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -88,7 +89,8 @@ await step('CLI bundle', () =>
 // bundle-loader.cts; each is bundled with it, so a start opens one file before the bundle. The
 // launcher's #! line is kept, and esbuild marks such an output executable.
 await step('launcher', () =>
-  build({ ...forNode, format: 'cjs', entryPoints: [at('src/launch/launcher.cts')], outfile: at('dist/cli/ledger.cjs') }),
+  // Minified as the bundle is (names kept): Node compiles the launcher itself without a cache.
+  build({ ...forNode, format: 'cjs', entryPoints: [at('src/launch/launcher.cts')], outfile: at('dist/cli/ledger.cjs'), minifyWhitespace: true, minifySyntax: true }),
 );
 await step('cache primer', () =>
   build({ ...forNode, format: 'cjs', entryPoints: [at('src/launch/prime-cache.cts')], outfile: at('dist/cli/prime-cache.cjs') }),
@@ -120,8 +122,7 @@ await step('audit worker', () =>
 await step('code cache', () => {
   // A cache left from an earlier build was made for other bundle bytes: V8 would reject it, and a
   // failed primer must not leave it looking current.
-  rmSync(at('dist/cli/bundle.cache'), { force: true });
-  rmSync(at('dist/cli/yaml.cache'), { force: true });
+  for (const f of readdirSync(at('dist/cli'))) if (/^(bundle|yaml)(\.[a-z]+)?\.cache$/.test(f)) rmSync(at(`dist/cli/${f}`), { force: true });
   // Its own process, so the cache holds what the verbs ran and nothing of this script.
   node(at('dist/cli/prime-cache.cjs'), []);
 });

@@ -3,63 +3,86 @@
 // in-process, on a throwaway ledger in a temporary directory. Without this, the first call of
 // every function `ledger append` or `ledger gate` uses is compiled at each start.
 //
+// Then each verb of VERB_CACHES (bundle-loader.cts) gets a cache of its own, bundle.<verb>.cache,
+// holding only what that verb's runs compiled: the ledger it runs on is made by a child process
+// (`--setup`, which writes no cache), and this process runs only the verb.
+//
 // Run: node dist/cli/prime-cache.cjs (the build does). Exits 1 if a verb fails (a bug: the build
 // then fails rather than ship a cache that silently misses the code a verb runs).
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LIBRARIES, installLibraries, loadBundle, loadedLibraries, writeCache } from './bundle-loader.cjs';
+import { LIBRARIES, VERB_CACHES, installLibraries, loadBundle, loadedLibraries, writeCache, type CliBundle } from './bundle-loader.cjs';
 
-async function prime(): Promise<void> {
-  const { cli, script } = loadBundle(__dirname, module, false);
-  installLibraries(__dirname, module, false);
-  let work: string;
+type Run = [argv: string[], exit: number];
+
+/** Every run, in order, on one ledger made by the first. */
+function runsIn(work: string): Run[] {
+  const floor = join(work, 'floor.json');
+  return [
+    [['init', '--name', 'prime'], 0],
+    [['append', 'handoff', '--op', 'op_a', '--exec', 'e1', '--outcome', 'success', '--evidence', 'schema=schema.sql', '--invariant', 'tests=ok:1 passed'], 0],
+    [['append', 'handoff', '--op', 'op_a', '--exec', 'e1', '--outcome', 'success', '--evidence', 'schema=schema.sql', '--invariant', 'tests=ok:1 passed'], 0],
+    [['append', 'intent', '--op', 'op_b', '--exec', 'e1', '--action', 'deploy'], 0],
+    [['append', '--batch'], 0],
+    [['head'], 0],
+    [['show', '1'], 0],
+    [['log', '--limit', '3'], 0],
+    [['gate', 'op_a', '--require-invariant', 'tests'], 0],
+    [['audit'], 0],
+    [['audit', '--floor', floor, '--advance'], 0],
+    [['audit', '--floor', floor], 0],
+    [['pending'], 0],
+    [['start', 'item', '--summary', 'prime the cache'], 0],
+    [['checkpoint', 'item', '--done', 'd', '--state', 's', '--next', 'n', '--verified', 'v'], 0],
+    [['resume', 'item'], 0],
+    [['status'], 0],
+    [['finish', 'item', '--done', 'd', '--state', 's', '--next', 'n', '--verified', 'v'], 0],
+    [['append', 'handoff', '--op', 'op_a', '--exec', 'e2', '--outcome', 'bogus'], 2],
+  ];
+}
+
+/** Runs `runs` in-process in `work` (made ready for them by the caller). */
+async function runAll(cli: CliBundle, work: string, runs: Run[]): Promise<void> {
+  const env: Record<string, string> = {
+    LEDGER_DIR: join(work, '.ledger'),
+    LEDGER_KEY: join(work, 'keys', 'harness.key'),
+    LEDGER_TRUST: join(work, 'keys', 'trust.json'),
+    LEDGER_AGENT: 'prime',
+  };
+  const batch = [1, 2].map((i) => JSON.stringify({ kind: 'handoff', logical_operation_id: 'batch_op', execution_id: `e${i}`, outcome: 'success', evidence: {}, invariants: {}, depends_on: [] })).join('\n') + '\n';
+  let said = '';
+  const io = { stdout: () => {}, stderr: (t: string) => void (said += t), env, cwd: work, isTTY: false, readStdin: async () => batch };
+  for (const [argv, want] of runs) {
+    said = '';
+    const code = await cli.runCli(argv, io);
+    if (code !== want) throw new Error(`\`ledger ${argv.join(' ')}\` exited ${code}, expected ${want}: ${said.trim()}`);
+  }
+}
+
+/** A fresh throwaway folder for one ledger, or null (see the Policy). */
+function workDir(): string | null {
   try {
-    work = mkdtempSync(join(tmpdir(), 'ledger-prime-'));
+    const work = mkdtempSync(join(tmpdir(), 'ledger-prime-'));
+    writeFileSync(join(work, 'schema.sql'), 'CREATE TABLE t (id INTEGER);\n');
+    return work;
   } catch (e) {
     // Policy: an install on a machine without a writable temporary directory still succeeds;
     // the launcher then writes a cache at the first run instead (slower starts until then).
     process.stderr.write(`prime-cache: no code cache made (${(e as Error).message}); the first \`ledger\` run writes one\n`);
-    return;
+    return null;
   }
+}
+
+/** bundle.cache (every run) and the libraries' caches, then each verb's own. */
+async function primeAll(): Promise<void> {
+  const { cli, script } = loadBundle(__dirname, module, false);
+  installLibraries(__dirname, module, false);
+  const work = workDir();
+  if (work === null) return;
   try {
-    const env: Record<string, string> = {
-      LEDGER_DIR: join(work, '.ledger'),
-      LEDGER_KEY: join(work, 'keys', 'harness.key'),
-      LEDGER_TRUST: join(work, 'keys', 'trust.json'),
-      LEDGER_AGENT: 'prime',
-    };
-    writeFileSync(join(work, 'schema.sql'), 'CREATE TABLE t (id INTEGER);\n');
-    const batch = [1, 2].map((i) => JSON.stringify({ kind: 'handoff', logical_operation_id: 'batch_op', execution_id: `e${i}`, outcome: 'success', evidence: {}, invariants: {}, depends_on: [] })).join('\n') + '\n';
-    let said = '';
-    const io = { stdout: () => {}, stderr: (t: string) => void (said += t), env, cwd: work, isTTY: false, readStdin: async () => batch };
-    const floor = join(work, 'floor.json');
-    const runs: [string[], number][] = [
-      [['init', '--name', 'prime'], 0],
-      [['append', 'handoff', '--op', 'op_a', '--exec', 'e1', '--outcome', 'success', '--evidence', 'schema=schema.sql', '--invariant', 'tests=ok:1 passed'], 0],
-      [['append', 'handoff', '--op', 'op_a', '--exec', 'e1', '--outcome', 'success', '--evidence', 'schema=schema.sql', '--invariant', 'tests=ok:1 passed'], 0],
-      [['append', 'intent', '--op', 'op_b', '--exec', 'e1', '--action', 'deploy'], 0],
-      [['append', '--batch'], 0],
-      [['head'], 0],
-      [['show', '1'], 0],
-      [['log', '--limit', '3'], 0],
-      [['gate', 'op_a', '--require-invariant', 'tests'], 0],
-      [['audit'], 0],
-      [['audit', '--floor', floor, '--advance'], 0],
-      [['audit', '--floor', floor], 0],
-      [['pending'], 0],
-      [['start', 'item', '--summary', 'prime the cache'], 0],
-      [['checkpoint', 'item', '--done', 'd', '--state', 's', '--next', 'n', '--verified', 'v'], 0],
-      [['resume', 'item'], 0],
-      [['status'], 0],
-      [['finish', 'item', '--done', 'd', '--state', 's', '--next', 'n', '--verified', 'v'], 0],
-      [['append', 'handoff', '--op', 'op_a', '--exec', 'e2', '--outcome', 'bogus'], 2],
-    ];
-    for (const [argv, want] of runs) {
-      said = '';
-      const code = await cli.runCli(argv, io);
-      if (code !== want) throw new Error(`\`ledger ${argv.join(' ')}\` exited ${code}, expected ${want}: ${said.trim()}`);
-    }
+    await runAll(cli, work, runsIn(work));
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -70,9 +93,40 @@ async function prime(): Promise<void> {
     if (!lib) throw new Error(`no verb loaded the ${name} library: its cache would be missing`);
     if (!writeCache(__dirname, lib.script, name)) throw new Error(`could not write ${join(__dirname, `${name}.cache`)}`);
   }
+  for (const verb of VERB_CACHES) {
+    const r = spawnSync(process.execPath, [__filename, '--verb', verb], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`the cache of \`ledger ${verb}\` was not made (exit ${r.status ?? r.signal})`);
+  }
 }
 
-prime().catch((e: unknown) => {
+/** bundle.<verb>.cache: a child runs every run before the verb's first; this process, the verb's. */
+async function primeVerb(verb: string): Promise<void> {
+  const work = workDir();
+  if (work === null) return;
+  try {
+    const runs = runsIn(work);
+    const first = runs.findIndex(([argv]) => argv[0] === verb);
+    if (first < 0) throw new Error(`no run of \`ledger ${verb}\` to prime its cache with`);
+    const setup = spawnSync(process.execPath, [__filename, '--setup', work, String(first)], { stdio: 'inherit' });
+    if (setup.status !== 0) throw new Error(`the ledger for \`ledger ${verb}\` was not made (exit ${setup.status ?? setup.signal})`);
+    const { cli, script } = loadBundle(__dirname, module, false);
+    installLibraries(__dirname, module, false);
+    await runAll(cli, work, runs.slice(first).filter(([argv]) => argv[0] === verb));
+    if (!writeCache(__dirname, script, `bundle.${verb}`)) throw new Error(`could not write ${join(__dirname, `bundle.${verb}.cache`)}`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** `--setup WORK N`: the first N runs in WORK, no cache written. */
+async function setup(work: string, count: number): Promise<void> {
+  const { cli } = loadBundle(__dirname, module, false);
+  installLibraries(__dirname, module, false);
+  await runAll(cli, work, runsIn(work).slice(0, count));
+}
+
+const [mode, arg, n] = process.argv.slice(2);
+(mode === '--verb' ? primeVerb(arg) : mode === '--setup' ? setup(arg, Number(n)) : primeAll()).catch((e: unknown) => {
   process.stderr.write(`prime-cache: ${(e as Error).message}\n`);
   process.exitCode = 1;
 });

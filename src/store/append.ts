@@ -29,7 +29,8 @@ import { assertTrustedHead, checkMark, prepareMarks, raiseMark, readAllMarks, re
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
-import { assertPublishedChain, assertTailIsLastLine, rememberTail } from './read.js';
+import { assertPublishedChain, assertTailIsLastLine, rememberTail, type RecordAt } from './read.js';
+import { openToRead } from '../fs/lines.js';
 import { quarantineUnpublished, QUARANTINE_NAME_RE, type RecoverReport } from './recover.js';
 import { stateDirFrom } from './state-dir.js';
 import type { Publisher } from './publisher.js';
@@ -87,15 +88,25 @@ function resolve(opts: StoreOptions) {
 }
 
 /**
- * Step 3 for a writer: HEAD must be one it may build on (trusted, not below its mark), and the
- * chain through it must link; then temp files a killed writer left under this lock go.
+ * Step 3 for a writer: HEAD must be one it may build on (trusted, not below its mark), the
+ * chain through it must link and end at its tail (returned); then temp files a killed writer
+ * left under this lock go.
  */
-function assertBuildable(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, ownKey: string): void {
+function assertBuildable(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, ownKey: string): RecordAt {
   assertTrustedHead(head, ownKey, guard.trust);
   const mark = readMark(guard.stateDir, paths, head.genesis, ownKey);
   if (mark) checkMark(ops, paths, head, mark);
-  assertPublishedChain(ops, paths, head);
+  // One open of records.jsonl for the chain check and the tail's line (the same file checked).
+  const fd = openToRead(ops, paths.records);
+  let tail: RecordAt;
+  try {
+    assertPublishedChain(ops, paths, head, fd);
+    tail = assertTailIsLastLine(ops, paths, head, '', fd);
+  } finally {
+    ops.close(fd);
+  }
   removeLeftovers(ops, paths);
+  return tail;
 }
 
 /**
@@ -105,8 +116,10 @@ function assertBuildable(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, h
  * (fs/durable.ts removeStaleTemps), never links or anything else.
  */
 function removeLeftovers(ops: FileOps, paths: LedgerPaths): void {
-  removeStaleTemps(ops, paths.dir, (target) => target === 'HEAD');
-  removeStaleTemps(ops, paths.quarantine, (target) => QUARANTINE_NAME_RE.test(target));
+  // Speed (the durable append): quarantine/ is listed only when the ledger directory holds one.
+  let quarantine = true;
+  removeStaleTemps(ops, paths.dir, (target) => target === 'HEAD', (names) => (quarantine = names.includes('quarantine')));
+  if (quarantine) removeStaleTemps(ops, paths.quarantine, (target) => QUARANTINE_NAME_RE.test(target));
 }
 
 /** After HEAD is durable: the mark and the memo name what this writer just published. */
@@ -268,8 +281,7 @@ function appendLocked(
     const current = readHeadWithBytes(ops, paths);
     if (!current) throw notALedger(paths, ops);
     const { head } = current;
-    assertBuildable(ops, paths, guard, head, signer.publicKey);
-    const tail = assertTailIsLastLine(ops, paths, head);
+    const tail = assertBuildable(ops, paths, guard, head, signer.publicKey);
     const drafts = decide({ paths, head, tail: { id: tail.id, record: tail.record } });
     if (drafts.length === 0) return { records: [], head, recovered: null };
     if (!allChecked(drafts, checkedDrafts)) assertDrafts(drafts);

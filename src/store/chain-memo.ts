@@ -22,7 +22,8 @@ import type { Head } from '../record.js';
 import type { FileOps, FileStat } from '../fs/ops.js';
 import { checkChain, type ChainPoint } from './chain.js';
 import type { LedgerPaths } from './paths.js';
-import { ensureStateDir, forgetStateCaches, ledgerKeyPath, ledgerStateName, readStateFile, stateDirFrom, writeStateFile } from './state-dir.js';
+import { ensureStateDir, forgetStateCaches, ledgerKeyPath, ledgerStateName, stateDirFrom } from './state-dir.js';
+import { appendStateLog, readStateLog } from './state-log.js';
 
 interface Memo extends ChainPoint {
   dir: string;
@@ -47,10 +48,10 @@ function where(paths: LedgerPaths, genesis: string): { dir: string; name: string
 const sameFile = (m: Memo, st: FileStat) =>
   m.dev === String(st.dev) && m.ino === String(st.ino) && m.size === String(st.size) && m.mtimeNs === String(st.mtimeNs) && m.ctimeNs === String(st.ctimeNs);
 
-function parseMemo(bytes: Buffer | null, real: string, genesis: string): Memo | null {
-  if (bytes === null) return null;
+function parseMemo(text: string | null, real: string, genesis: string): Memo | null {
+  if (text === null) return null;
   try {
-    const m = JSON.parse(bytes.toString('utf8')) as Memo;
+    const m = JSON.parse(text) as Memo;
     const ok = m && m.dir === real && m.genesis === genesis && Number.isSafeInteger(m.offset) && Number.isSafeInteger(m.seq) && typeof m.id === 'string' &&
       [m.dev, m.ino, m.size, m.mtimeNs, m.ctimeNs].every((x) => typeof x === 'string' && /^\d+$/.test(x));
     return ok ? m : null;
@@ -65,13 +66,13 @@ function trustedPrefix(paths: LedgerPaths, head: Head, st: FileStat): ChainPoint
   const key = `${w.real}\0${head.genesis}`;
   let m: Memo | null | undefined = inMemory.get(key);
   if (!m || !sameFile(m, st)) {
-    let bytes: Buffer | null = null;
+    let text: string | null = null;
     try {
-      bytes = readStateFile(`${w.dir}/${w.name}`);
+      text = readStateLog(`${w.dir}/${w.name}`)?.text ?? null;
     } catch {
-      bytes = null; // Policy: a memo that cannot be read is no memo (a full check), never a failure
+      text = null; // Policy: a memo that cannot be read is no memo (a full check), never a failure
     }
-    m = parseMemo(bytes, w.real, head.genesis);
+    m = parseMemo(text, w.real, head.genesis);
     if (!m || !sameFile(m, st)) return null;
     inMemory.set(key, m);
   }
@@ -89,7 +90,7 @@ export function rememberChain(paths: LedgerPaths, genesis: string, st: FileStat 
   };
   inMemory.set(`${w.real}\0${genesis}`, memo);
   try {
-    writeStateFile(ensureStateDir(paths.stateDir ?? stateDirFrom(process.env), 'chain'), w.name, JSON.stringify(memo) + '\n');
+    appendStateLog(ensureStateDir(paths.stateDir ?? stateDirFrom(process.env), 'chain'), w.name, JSON.stringify(memo));
   } catch (e) {
     // Policy: the memo is a cache; a state directory that refuses it costs the next reader a
     // full check, and never fails a read or a published append.
@@ -100,10 +101,11 @@ export function rememberChain(paths: LedgerPaths, genesis: string, st: FileStat 
 /**
  * The chain check of records.jsonl (open as `fd`) through HEAD, believing the memo's prefix
  * where it matches the file exactly. Throws OP_CORRUPT (chain.ts). Returns the file's identity
- * as checked (null when `ops` cannot fstat: then every check is a full one).
+ * as checked (null when `ops` cannot fstat: then every check is a full one); `stat`: the caller's
+ * fstat of `fd`, taken just before.
  */
-export function assertChain(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): FileStat | null {
-  const st = ops.fstat ? ops.fstat(fd) : null;
+export function assertChain(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, stat?: FileStat | null): FileStat | null {
+  const st = stat !== undefined ? stat : ops.fstat ? ops.fstat(fd) : null;
   const from = st ? trustedPrefix(paths, head, st) : null;
   checkChain(ops, fd, paths, head, from);
   const through = { offset: head.size, seq: head.seq, id: head.tail };

@@ -13,7 +13,7 @@
 // anything is written.
 import { readdirSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
-import { canonicalJson, idFromLine, isCanonicalText } from '../canonical.js';
+import { idFromLine, isCanonicalText } from '../canonical.js';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import { linesForward, openToRead } from '../fs/lines.js';
 import type { FileOps } from '../fs/ops.js';
@@ -21,7 +21,8 @@ import { readTrust } from '../keys/trust-file.js';
 import { pinProblem, type Trust } from '../keys/trust.js';
 import type { Head } from '../record.js';
 import type { LedgerPaths } from './paths.js';
-import { ensureStateDir, keyStateName, ledgerKeyPath, ledgerStateName, readStateFile, writeStateFile } from './state-dir.js';
+import { ensureStateDir, keyStateName, ledgerKeyPath, ledgerStateName } from './state-dir.js';
+import { appendStateLog, readStateLog } from './state-log.js';
 
 /** Where a writer finds the pins that HEAD's key is checked against: a trust file, the parsed keys, or none. */
 export type TrustRef = { path: string } | { trust: Trust } | null;
@@ -83,13 +84,17 @@ function badMark(path: string, why: string): LedgerError {
   return new LedgerError('OP_STATE', `the writer mark ${path} ${why}`, { path }, 'if `ledger audit` passes and the ledger is the one you wrote, remove that file (the mark starts again from the next append)');
 }
 
-/** Reads one mark file; null when there is none. Policy: one that does not parse is refused, never ignored. */
+/**
+ * Reads one mark file (a state log, state-log.ts: its newest whole entry); null when there is
+ * none. Policy: one with no entry that parses is refused, never ignored.
+ */
 function readMarkFile(path: string, real: string, genesis: string, key: string | null): Mark | null {
-  const bytes = readStateFile(path);
-  if (bytes === null) return null;
+  const log = readStateLog(path);
+  if (log === null) return null;
   let m: MarkFile;
   try {
-    m = JSON.parse(bytes.toString('utf8')) as MarkFile;
+    if (log.text === null) throw new Error('no whole entry');
+    m = JSON.parse(log.text) as MarkFile;
   } catch {
     throw badMark(path, 'is not JSON');
   }
@@ -169,7 +174,7 @@ export function raiseMark(stateDir: string, paths: LedgerPaths, genesis: string,
   const real = ledgerKeyPath(paths.dir);
   const file: MarkFile = { v: 1, dir: real, genesis, key, seq: mark.seq, tail: mark.tail, offset: mark.offset };
   try {
-    writeStateFile(markDir(stateDir), markName(real, genesis, key), canonicalJson(file) + '\n');
+    appendStateLog(markDir(stateDir), markName(real, genesis, key), JSON.stringify(file));
   } catch {
     /* see the Policy above */
   }

@@ -12,7 +12,6 @@
 // serialised by a second, short-lived guard (`lock.takeover`), and the stale lock is re-read
 // under the guard, so two waiters can never both remove a lock and both believe they hold it.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { randomBytes } from 'node:crypto';
 import { LedgerError, ioError } from '../errors.js';
 import { writeAll } from '../fs/durable.js';
@@ -32,7 +31,7 @@ const HOST: string = (() => {
   } catch {
     /* not Linux */
   }
-  return (createRequire(import.meta.url)('node:os') as typeof import('node:os')).hostname();
+  return process.getBuiltinModule('node:os').hostname();
 })();
 // This boot of the kernel (Linux). A power cut can bring back a lock whose removal never reached
 // the disk; after the reboot its pid may name an unrelated live process, which would hold every

@@ -53,14 +53,17 @@ export function rememberTail(line: Buffer, at: { seq: number; offset: number; id
   lastTail = { line, seq: at.seq, offset: at.offset, id: at.id };
 }
 
-/** The last record line, the one ending at `head.size`, read backwards (fs/lines.ts). */
-export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): RecordAt {
-  const fd = openToRead(ops, paths.records);
+/**
+ * The last record line, the one ending at `head.size`, read backwards (fs/lines.ts). `fd`:
+ * records.jsonl open already (else it is opened here).
+ */
+export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head, fd?: number): RecordAt {
+  const own = fd === undefined ? openToRead(ops, paths.records) : fd;
   let line: StoredLine;
   try {
-    line = lineEndingAt(ops, fd, paths.records, head.size);
+    line = lineEndingAt(ops, own, paths.records, head.size);
   } finally {
-    ops.close(fd);
+    if (fd === undefined) ops.close(own);
   }
   const { bytes, offset } = line;
   if (lastTail && lastTail.offset === offset && lastTail.line.equals(bytes)) {
@@ -77,10 +80,11 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head): Reco
  * The one check that HEAD's tail is the last line (SPEC 5): the line ending at HEAD's size is a
  * canonical record whose seq and id are HEAD's `seq` and `tail`. Every reader and writer makes it
  * before it shows or builds on anything, and gets that record back. `refusing` prefixes the
- * message for a verb that says what it refuses (recover). Throws OP_CORRUPT.
+ * message for a verb that says what it refuses (recover); `fd` as for readTailLine. Throws
+ * OP_CORRUPT.
  */
-export function assertTailIsLastLine(ops: FileOps, paths: LedgerPaths, head: Head, refusing = ''): RecordAt {
-  const tail = readTailLine(ops, paths, head);
+export function assertTailIsLastLine(ops: FileOps, paths: LedgerPaths, head: Head, refusing = '', fd?: number): RecordAt {
+  const tail = readTailLine(ops, paths, head, fd);
   if (tail.id !== head.tail || tail.seq !== head.seq) {
     throw new LedgerError('OP_CORRUPT', `${refusing}HEAD says the tail is seq ${head.seq} ${head.tail}, but the last published line is seq ${String(tail.seq)} ${tail.id}`, {}, RUN_AUDIT);
   }
@@ -97,9 +101,11 @@ export function assertTailIsLastLine(ops: FileOps, paths: LedgerPaths, head: Hea
 export function assertPublishedChain(ops: FileOps, paths: LedgerPaths, head: Head, fd?: number): FileStat | null {
   const own = fd === undefined ? openToRead(ops, paths.records) : fd;
   try {
-    const size = ops.size(paths.records);
+    // One fstat of the open file gives both its size and its identity for the memo.
+    const st = ops.fstat ? ops.fstat(own) : null;
+    const size = st ? Number(st.size) : ops.size(paths.records);
     if (size < head.size) throw new LedgerError('OP_CORRUPT', `${paths.records} has ${size} bytes but HEAD publishes ${head.size}`, {}, RUN_AUDIT);
-    return assertChain(ops, own, paths, head);
+    return assertChain(ops, own, paths, head, st);
   } finally {
     if (fd === undefined) ops.close(own);
   }

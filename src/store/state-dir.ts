@@ -11,16 +11,16 @@
 // $XDG_STATE_HOME/handoff-ledger, else ~/.local/state/handoff-ledger, from the environment the
 // caller passes (the CLI passes its own; a library caller, OpenOptions.env or .stateDir).
 //
-// Policy: these files need not survive a power cut, so they are replaced by rename without the
-// fsyncs (fs/durable.ts replaceFileUnsynced): a mark lost with the last seconds before a power
-// cut leaves an older mark, which still guards everything below it; a lost memo costs one full
-// check. The directory is made 0700 and the files 0600: they say which ledgers a user writes.
-import { createHash } from 'node:crypto';
+// Each is a state log (state-log.ts): entries appended in place, the newest whole one read.
+// Policy: these files need not survive a power cut, so they are written without the fsyncs
+// (fs/durable.ts appendFileUnsynced, replaceFileUnsynced): a mark lost with the last seconds
+// before a power cut leaves an older mark, which still guards everything below it; a lost memo
+// costs one full check. The directory is made 0700 and the files 0600: they say which ledgers a
+// user writes.
 import { realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { sha256Hex } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
-import { replaceFileUnsynced } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
 
 export type Env = Record<string, string | undefined>;
@@ -35,7 +35,7 @@ export function stateDirFrom(env: Env): string {
   if (xdg !== undefined) return resolve(xdg, 'handoff-ledger');
   // Policy: without HOME in the environment, the account's home directory (os.homedir reads
   // the password database), so a writer run with a scrubbed environment keeps the same marks.
-  return join(set(env, 'HOME') ?? homedir(), '.local', 'state', 'handoff-ledger');
+  return join(set(env, 'HOME') ?? process.getBuiltinModule('node:os').homedir(), '.local', 'state', 'handoff-ledger');
 }
 
 /**
@@ -58,7 +58,17 @@ export function ledgerKeyPath(dir: string): string {
 }
 const realDirs = new Map<string, string>();
 
-const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\0')).digest('hex').slice(0, 32);
+// Speed (the append bench): each name is asked for several times an append; made once per process.
+const names = new Map<string, string>();
+const digest = (...parts: string[]) => {
+  const key = parts.join('\0');
+  let name = names.get(key);
+  if (name === undefined) {
+    name = sha256Hex(key).slice(0, 32);
+    names.set(key, name);
+  }
+  return name;
+};
 
 /** The part of a state file's name that says which ledger it is about. */
 export function ledgerStateName(realDir: string, genesis: string): string {
@@ -101,9 +111,4 @@ const madeDirs = new Set<string>();
 export function forgetStateCaches(): void {
   realDirs.clear();
   madeDirs.clear();
-}
-
-/** Replaces a state file (see the Policy above). */
-export function writeStateFile(dir: string, name: string, data: string): void {
-  replaceFileUnsynced(realFileOps, dir, name, Buffer.from(data, 'utf8'), 0o600);
 }

@@ -21,6 +21,24 @@ describe('the shipped binary', () => {
     expect(readFileSync(cache).equals(before.bytes)).toBe(true);
   });
 
+  it('starts `append` and `audit` from caches of their own, made by the build, which V8 accepts (a run rewrites neither them nor the shared one)', async () => {
+    const p = await initProject();
+    try {
+      const caches = ['bundle.cache', 'bundle.append.cache', 'bundle.audit.cache'].map((f) => join(ROOT, 'dist/cli', f));
+      const before = caches.map((c) => readFileSync(c));
+      for (const args of [['append', 'handoff', '--agent', 'ci', '--op', 'op', '--exec', 'e1', '--outcome', 'success'], ['audit']]) {
+        const r = spawnSync(process.execPath, [BIN, ...args], { cwd: p.dir, encoding: 'utf8' });
+        expect(r.status, r.stderr).toBe(0);
+      }
+      caches.forEach((c, i) => expect(readFileSync(c).equals(before[i]), c).toBe(true));
+      // Each is a cache of its own verb: smaller than the shared one, which holds every verb's.
+      expect(before[1].length).toBeLessThan(before[0].length);
+      expect(before[2].length).toBeLessThan(before[0].length);
+    } finally {
+      p.cleanup();
+    }
+  });
+
   it('runs with a damaged or missing cache, and writes a good one at exit', () => {
     // A copy of dist/cli, so the shipped cache is not touched; yaml resolves from the project.
     const s = scratch('ledger-cache-');
@@ -68,7 +86,7 @@ describe('what a start loads of Node\'s own modules (each costs milliseconds of 
   function loaded(args: string[], cwd: string, dir: string): string[] {
     // Written to fd 2 directly: process.stderr on a pipe would load node:net itself.
     const probe = join(dir, 'probe.cjs');
-    writeFileSync(probe, "process.on('exit', () => require('fs').writeSync(2, '\\nLOADED ' + JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|tty|net|child_process)$/.test(m)).map((m) => m.slice(13))) + '\\n'));\n");
+    writeFileSync(probe, "process.on('exit', () => require('fs').writeSync(2, '\\nLOADED ' + JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|tty|net|child_process|os|worker_threads)$/.test(m)).map((m) => m.slice(13))) + '\\n'));\n");
     const r = spawnSync(process.execPath, ['--require', probe, BIN, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: dir, LEDGER_STATE_DIR: join(dir, 'state') } });
     expect(r.status, r.stderr).toBe(0);
     const line = r.stderr.split('\n').find((l) => l.startsWith('LOADED '));
@@ -76,7 +94,7 @@ describe('what a start loads of Node\'s own modules (each costs milliseconds of 
     return (JSON.parse(line!.slice(7)) as string[]).sort();
   }
 
-  it('`ledger --version` loads none of node:crypto, node:tty, node:net, node:child_process', () => {
+  it('`ledger --version` loads none of node:crypto, node:tty, node:net, node:child_process, node:os, node:worker_threads', () => {
     const s = scratch('ledger-loads-');
     try {
       expect(loaded(['--version'], s.dir, s.dir)).toEqual([]);
@@ -89,6 +107,26 @@ describe('what a start loads of Node\'s own modules (each costs milliseconds of 
     const p = await initProject();
     try {
       expect(loaded(['head'], p.dir, p.dir)).toEqual(['crypto']);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('`ledger append` loads node:crypto (it signs) and not node:os (the state directory, the lock\'s host name and the audit\'s thread count ask for it only when needed) or worker_threads (a large batch only)', async () => {
+    const p = await initProject();
+    try {
+      expect(loaded(['append', 'handoff', '--agent', 'ci', '--op', 'op', '--exec', 'e1', '--outcome', 'success'], p.dir, p.dir)).toEqual(['crypto']);
+    } finally {
+      p.cleanup();
+    }
+  });
+
+  it('`ledger audit --floor` with nothing new loads node:crypto (HEAD\'s signature) and not node:os or worker_threads (only enough new records to split over threads asks for them)', async () => {
+    const p = await initProject();
+    try {
+      const floor = join(p.dir, 'floor.json');
+      expect(loaded(['audit', '--floor', floor, '--advance'], p.dir, p.dir)).toEqual(['crypto']);
+      expect(loaded(['audit', '--floor', floor], p.dir, p.dir)).toEqual(['crypto']);
     } finally {
       p.cleanup();
     }
@@ -147,7 +185,7 @@ describe('the package', () => {
     // Two names (`ledger`, and `handoff-ledger` for `npx` from another project), one file.
     expect(pkg.bin).toEqual({ ledger: 'dist/cli/ledger.cjs', 'handoff-ledger': 'dist/cli/ledger.cjs' });
     // yaml.cjs and its cache: the library the verbs that render HANDOFF.yml load on first use.
-    expect(files.filter((f) => f.startsWith('dist/cli/'))).toEqual(['dist/cli/bundle.cache', 'dist/cli/bundle.cjs', 'dist/cli/ledger.cjs', 'dist/cli/worker.js', 'dist/cli/yaml.cache', 'dist/cli/yaml.cjs']);
+    expect(files.filter((f) => f.startsWith('dist/cli/'))).toEqual(['dist/cli/bundle.append.cache', 'dist/cli/bundle.audit.cache', 'dist/cli/bundle.cache', 'dist/cli/bundle.cjs', 'dist/cli/ledger.cjs', 'dist/cli/worker.js', 'dist/cli/yaml.cache', 'dist/cli/yaml.cjs']);
     expect(files.filter((f) => /^dist\/src\/(cli|demo|launch)\//.test(f))).toEqual([]);
     expect(files.some((f) => f.includes('/demo/') || f.includes('prime-cache'))).toBe(false);
   });

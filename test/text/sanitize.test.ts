@@ -3,7 +3,7 @@
 // replaced, and JSON text keeps its exact values.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { escapeCodePoint, hasUnsafe, neutralise, neutraliseDiagnostic, neutraliseLine } from '../../src/text/sanitize.js';
+import { PLAIN_MARKS, escapeCodePoint, hasUnsafe, isUnsafeCodePoint, neutralise, neutraliseDiagnostic, neutraliseLine } from '../../src/text/sanitize.js';
 
 const RUNS = process.env.SOAK === '1' ? 20_000 : 400;
 
@@ -106,5 +106,30 @@ describe('when a diagnostic on stderr quotes a value with a line feed', () => {
     expect(neutraliseDiagnostic('\r\x1b[2Kstart: reading 20000 records')).toBe('\r\x1b[2Kstart: reading 20000 records');
     expect(neutraliseDiagnostic('\r\x1b[2J')).toBe('\r\\u001B[2J');
     expect(neutraliseDiagnostic('ledger: \r\x1b[Kproceed\n')).toBe('ledger: \\u000D\\u001B[Kproceed\n');
+  });
+});
+
+describe('when text is plain (the fast path that skips the Unicode classes)', () => {
+  it('holds only marks that are safe by the Unicode classes themselves', () => {
+    for (const ch of PLAIN_MARKS) expect(isUnsafeCodePoint(ch.codePointAt(0)!), ch).toBe(false);
+  });
+
+  it('is returned as it is, and a line feed in a line is still escaped', () => {
+    const t = 'seq 4 sha256:0123456789ab\u2026 \u00b7 ok \u2014 done\tand more';
+    expect(neutralise(t)).toBe(t);
+    expect(neutraliseLine(t)).toBe(t);
+    expect(hasUnsafe(t)).toBe(false);
+    expect(neutraliseLine('a\nb')).toBe('a\\u000Ab');
+    expect(neutralise('a\nb')).toBe('a\nb');
+  });
+
+  it('property: a plain prefix never hides an unsafe code point after it', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom('a', ' ', '\u2026', '\t') }), fc.constantFrom(...NEVER), (plain, cp) => {
+        const out = neutraliseLine(plain + String.fromCodePoint(cp));
+        expect(out.endsWith(escapeCodePoint(cp))).toBe(true);
+      }),
+      { numRuns: RUNS },
+    );
   });
 });

@@ -17,7 +17,6 @@
 //   and core.excludesFile live outside the tree the commit names, where anyone who can write
 //   .git could hide a file (Policy);
 // - a populated submodule is checked the same way, recursively (its own config included).
-import { createRequire } from 'node:module';
 import { existsSync, realpathSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { digestOf } from '../../canonical.js';
@@ -47,7 +46,7 @@ const CAREFUL = ['core.fsmonitor=false', 'core.untrackedCache=false', 'core.igno
 interface Run { status: number | null; stdout: string; stderr: string }
 
 function spawnGit(args: string[], cwd: string, extra: readonly string[] = []): Run {
-  childProcess ??= createRequire(import.meta.url)('node:child_process') as typeof import('node:child_process');
+  childProcess ??= process.getBuiltinModule('node:child_process');
   const config = [...CAREFUL, ...extra].flatMap((c) => ['-c', c]);
   const r = childProcess.spawnSync('git', ['--no-pager', ...config, ...args], {
     cwd,
