@@ -53,6 +53,33 @@ export function replaceFileDurable(ops: FileOps, dir: string, name: string, data
 }
 
 /**
+ * Replaces several files of one directory durably, each as replaceFileDurable does, with one
+ * fsync of the directory after the last rename (step 5 once): for the two views, which a verb
+ * rewrites together. Every target is checked (assertReplaceable) and every temp file written and
+ * fsynced before the first rename, so a refused or failed write replaces none of them. A crash
+ * between two renames leaves the first new and the second old, as two calls would.
+ */
+export function replaceFilesDurable(ops: FileOps, dir: string, files: readonly { name: string; data: Uint8Array; mode?: number }[]): void {
+  for (const f of files) assertReplaceable(ops, join(dir, f.name));
+  const temps: string[] = [];
+  try {
+    for (const f of files) temps.push(writeTemp(ops, dir, f.name, f.data, f.mode ?? 0o644, true));
+  } catch (e) {
+    for (const t of temps) removeQuietly(ops, t);
+    throw e;
+  }
+  for (let i = 0; i < files.length; i++) {
+    try {
+      ops.rename(temps[i], `${dir}/${files[i].name}`);
+    } catch (e) {
+      for (const t of temps.slice(i)) removeQuietly(ops, t);
+      throw e;
+    }
+  }
+  fsyncDir(ops, dir);
+}
+
+/**
  * Steps 1, 2 and 4 without the fsyncs: for a file that need not survive a power cut (the
  * per-user state of store/state-dir.ts: a lost one falls back to an older one or to none, which
  * only costs a full check). A reader still sees the old file or the new one, never a mix.

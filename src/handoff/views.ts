@@ -27,7 +27,7 @@ import { join, dirname } from 'node:path';
 import { sha256Hex } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import type { Head } from '../record.js';
-import { assertReplaceable, createFileDurable, replaceFileDurable } from '../fs/durable.js';
+import { assertReplaceable, createFileDurable, replaceFilesDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
 import { notALedger } from '../store/append.js';
 import { readHead } from '../store/head.js';
@@ -241,11 +241,12 @@ export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, 
       const file = join(viewsDir, name);
       const was = before[i];
       if (was !== null && !isSealed(name, was.toString('utf8'))) kept.push({ file, kept: keepEdit(viewsDir, name, was, now) });
-      try {
-        replaceFileDurable(realFileOps, viewsDir, name, Buffer.from(views[name], 'utf8'));
-      } catch (e) {
-        throw ioError(e, 'write', file);
-      }
+    }
+    try {
+      // Both at once: one fsync of the folder for the two (fs/durable.ts).
+      replaceFilesDurable(realFileOps, viewsDir, VIEW_FILES.map((name) => ({ name, data: Buffer.from(views[name], 'utf8') })));
+    } catch (e) {
+      throw ioError(e, 'write', VIEW_FILES.map((name) => join(viewsDir, name)).join(' and '));
     }
     return { dir: viewsDir, through: log.through, files: VIEW_FILES.map((n) => join(viewsDir, n)), kept };
   } finally {

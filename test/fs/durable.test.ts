@@ -11,7 +11,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSyn
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LedgerError } from '../../src/errors.js';
-import { adoptFileDurable, createFileDurable, mkdirDurable, replaceFileDurable } from '../../src/fs/durable.js';
+import { adoptFileDurable, createFileDurable, mkdirDurable, replaceFileDurable, replaceFilesDurable } from '../../src/fs/durable.js';
 import { realFileOps, type FileOps } from '../../src/fs/ops.js';
 import { scratch } from '../helpers/cli.js';
 import { runs } from '../helpers/runs.js';
@@ -96,6 +96,59 @@ describe('the recipe runs its numbered steps in order', () => {
       `open ${DIR}/<tmp> r`, 'fsync fd', 'close fd', `rename ${DIR}/<tmp>`, `open ${DIR} r`, 'fsync fd', 'close fd',
     ]);
     expect(seen(disk)).toEqual(NEW);
+  });
+});
+
+describe('when replaceFilesDurable rewrites two files of one folder (the views)', () => {
+  const TWO = ['a.md', 'b.yml'];
+  const NEWS = [Buffer.from('new a, longer than the old one\n'), Buffer.from('new b, longer than the old one\n')];
+  const OLDS = [Buffer.from('old a\n'), Buffer.from('old b\n')];
+  const disk2 = () => {
+    const disk = new SimDisk(DIR);
+    TWO.forEach((name, i) => replaceFileDurable(disk.ops, DIR, name, OLDS[i]));
+    return disk;
+  };
+  const both = (ops: FileOps) => replaceFilesDurable(ops, DIR, TWO.map((name, i) => ({ name, data: NEWS[i] })));
+  const got = (disk: SimDisk) => TWO.map((name) => disk.ops.readFile(`${DIR}/${name}`).toString());
+
+  it('writes and fsyncs both temp files, renames both, then fsyncs the folder once', () => {
+    const disk = disk2();
+    const trace = traceOf(both, disk).map((c) => c.replace(/\.(a\.md|b\.yml)\.[0-9a-f]{12}\.tmp/, '<tmp $1>'));
+    expect(trace).toEqual([
+      `open ${DIR}/<tmp a.md> wx`, 'write fd', 'fsync fd', 'close fd', `open ${DIR}/<tmp b.yml> wx`, 'write fd', 'fsync fd', 'close fd',
+      `rename ${DIR}/<tmp a.md>`, `rename ${DIR}/<tmp b.yml>`, `open ${DIR} r`, 'fsync fd', 'close fd',
+    ]);
+    expect(got(disk)).toEqual(NEWS.map(String));
+  });
+
+  it('after a crash or a power cut at any step, each file holds its old bytes or its new ones', () => {
+    const f0 = new FaultyOps(disk2());
+    f0.arm({ t: 'none' });
+    both(f0.ops);
+    for (let k = 0; k < f0.step; k++) {
+      for (const power of [false, true]) {
+        const disk = disk2();
+        const f = new FaultyOps(disk);
+        f.arm({ t: 'crash', at: k, tear: null, power, keepSeed: k });
+        expect(() => both(f.ops)).toThrow(Crash);
+        disk.restart({ power, keepSeed: k });
+        got(disk).forEach((text, i) => expect([String(OLDS[i]), String(NEWS[i])], `step ${k}, power ${power}`).toContain(text));
+        expect(disk.list(DIR).sort(), `step ${k}`).toEqual(expect.arrayContaining(TWO));
+      }
+    }
+  });
+
+  it('a second target that is a symbolic link (real disk) refuses the write before either file changes', () => {
+    const s = scratch('durable-two-');
+    try {
+      writeFileSync(join(s.dir, 'a.md'), 'old a\n');
+      symlinkSync(join(s.dir, 'elsewhere'), join(s.dir, 'b.yml'));
+      expect(() => replaceFilesDurable(realFileOps, s.dir, TWO.map((name, i) => ({ name, data: NEWS[i] })))).toThrow(LedgerError);
+      expect(readFileSync(join(s.dir, 'a.md'), 'utf8')).toBe('old a\n');
+      expect(readdirSync(s.dir).sort()).toEqual(['a.md', 'b.yml']);
+    } finally {
+      s.cleanup();
+    }
   });
 });
 
