@@ -109,8 +109,10 @@ export class RemoteLink implements Publisher {
     if (anchor) points.push({ seq: anchor.seq, id: anchor.tail, what: 'the anchor', from: { seq: anchor.seq, id: anchor.tail, ts: anchor.ts, size: anchor.size } });
     if (local) points.push({ seq: local.seq, id: local.tail, what: 'the local copy', from: { seq: local.seq, id: local.tail, ts: tailTs(ops, paths, local), size: local.size } });
     const from = points.length ? points.reduce((a, b) => (b.seq < a.seq ? b : a)).from : null;
-    const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime());
-    if (anchor && v.head.genesis !== anchor.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote ref holds another ledger (another genesis)', { kind: 'fork' });
+    // The genesis first (as the join does): a remote replaced by another ledger is a fork even
+    // when it is shorter than the anchor, not a rollback (verifyRemote compares it before any seq).
+    const ours = anchor ? { genesis: anchor.genesis, what: 'the anchor' } : local ? { genesis: local.genesis, what: 'the local copy' } : undefined;
+    const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime(), ours);
     const have = local ? local.seq : -1;
     const fresh = v.lines.slice(have + 1 - v.firstSeq);
     if (fresh.length || !local) adoptPublished(ops, paths, local, Buffer.concat(fresh), v.headBytes);
