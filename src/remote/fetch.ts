@@ -31,7 +31,14 @@ export function ensureRepo(repo: string): void {
  * Fetches the ref into FETCHED_REF; returns the fetched commit, or null when the remote has no
  * such ref. An unreachable remote throws OP_REMOTE_UNREACHABLE (exit 3).
  */
-export function fetchLedgerRef(repo: string, url: string, ref: string, known: string | null = null): string | null {
+export function fetchLedgerRef(repo: string, url: string, ref: string, known: string | null = null, moved = false): string | null {
+  if (moved) {
+    // The remote just refused our lease (the ref moved): it almost surely has commits we lack,
+    // so one fetch (one connection: the ref's value and its objects) instead of ls-remote and
+    // then a fetch. A failed fetch (the ref gone, or no answer) is told apart by the ls-remote below.
+    const f = runGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
+    if (f.status === 0) return gitOk(['rev-parse', '--verify', `${FETCHED_REF}^{commit}`], { gitDir: repo }).toString('utf8').trim();
+  }
   // One round trip says whether the ref is there and where; a fetch only when we lack it.
   const ls = runGit(['ls-remote', '--refs', url, ref], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
   if (ls.status !== 0) throw unreachable(url, gitComplaint(ls));

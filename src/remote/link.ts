@@ -3,7 +3,9 @@
 //   refresh  fetch the ref into the private repository; verify what is new from the anchor
 //            (fetch.ts); a fork or rollback sets the hold (hold.ts) and refuses; then the
 //            local copy takes the new records byte for byte (store/adopt.ts) and the anchor
-//            moves to the verified commit
+//            moves to the verified commit. A write whose copy is the anchor's state skips the
+//            round trip and lets the push's lease check the remote (see refresh); after a
+//            refused push the next refresh fetches at once (one connection, not ls-remote + fetch)
 //   publish  build the commit on the remote tail (tree.ts) and push it with the lease on the
 //            commit it was built on (publish.ts); on success the anchor moves first, then the
 //            store writes the local copy. A writer killed between the two is repaired by the
@@ -43,7 +45,7 @@ function sleepMs(ms: number): void {
 }
 
 export class RemoteLink implements Publisher {
-  readonly attempts: number;
+  private readonly maxAttempts: number;
   private readonly pauseMs: number;
   private readonly clock: () => Date;
   /** The remote commit the local copy matched at the last refresh (null: the ref is absent). */
@@ -52,28 +54,70 @@ export class RemoteLink implements Publisher {
   private offlineNow = false;
   /** What the last refresh found: for status and sync's report. */
   lastRefresh: { adopted: number; commit: string | null; offline: boolean } = { adopted: 0, commit: null, offline: false };
+  /**
+   * `base` was taken from the anchor without asking the remote (see refresh): the push's lease
+   * is what checks it. Only a write does this; `sync` always asks.
+   */
+  private unconfirmed = false;
+  /** The last push was refused because the ref moved: the next refresh fetches, never assumes. */
+  private moved = false;
+  /** The last push was an unconfirmed one the ref refused: not contention, so no pause. */
+  private missedGuess = false;
+  /** 1 while the write in progress began with an unconfirmed push that missed: it costs no attempt. */
+  private bonus = 0;
 
   constructor(readonly rp: RemotePaths, readonly join: JoinInfo, private readonly trust: () => Trust, private readonly opts: LinkOptions = {}) {
-    this.attempts = opts.attempts ?? 16;
+    this.maxAttempts = opts.attempts ?? 16;
     this.pauseMs = opts.pauseMs ?? 50;
     this.clock = opts.now ?? (() => new Date());
   }
 
-  pause(attempt: number): void {
-    // Policy: exponential with full jitter, capped at 1 s, so racing machines spread out and a
-    // loser retries soon enough not to starve; 16 attempts bound a write to about 12 s.
-    sleepMs(randomInt(1, Math.min(1000, this.pauseMs * 2 ** Math.min(attempt, 5)) + 2));
+  get attempts(): number {
+    return this.maxAttempts + this.bonus;
   }
 
-  refresh(ops: FileOps, paths: LedgerPaths): void {
+  pause(attempt: number): void {
+    // A guess from the anchor that missed lost no race: the real refresh follows at once.
+    if (this.missedGuess) return;
+    // Policy: exponential with full jitter, capped at 1 s, so racing machines spread out and a
+    // loser retries soon enough not to starve; 16 attempts bound a write to about 12 s.
+    const lost = attempt - this.bonus; // the races lost: a missed guess was none
+    sleepMs(randomInt(1, Math.min(1000, this.pauseMs * 2 ** Math.min(lost, 5)) + 2));
+  }
+
+  /**
+   * Step 1 of every attempt. `ask` (sync) always asks the remote. A write whose local copy is
+   * exactly the anchor's state, with no refused push since, skips the round trip: it builds on
+   * the anchor's commit, and the push's lease (the CAS, publish.ts) is the check that the remote
+   * is still there. A ref that moved, was rolled back, forked or deleted refuses that lease, and
+   * the next attempt fetches and verifies as always (and sets the hold on a fork or rollback).
+   * Policy: this is the same knowledge the ls-remote gave (the remote's ref is the commit this
+   * machine verified, and nothing is new), got from the push instead of one round trip before it.
+   */
+  refresh(ops: FileOps, paths: LedgerPaths, ask = false): void {
     const hold = readHold(this.rp);
     if (hold) throw holdRefusal(hold);
     ensureRepo(this.rp.repo);
     this.offlineNow = false;
-    let tip: string | null;
     const anchor = readAnchor(this.rp);
+    const moved = this.moved;
+    this.moved = false;
+    this.missedGuess = false;
+    // Not after a refused push: the first attempt of a write (every later one follows a 'moved').
+    if (!moved) this.bonus = 0;
+    this.unconfirmed = false;
+    if (!ask && !moved && anchor) {
+      const local = readHeadWithBytes(ops, paths);
+      if (local && local.head.genesis === anchor.genesis && local.head.seq === anchor.seq && local.head.tail === anchor.tail && local.head.size === anchor.size) {
+        this.unconfirmed = true;
+        this.base = anchor.commit;
+        this.lastRefresh = { adopted: 0, commit: anchor.commit, offline: false };
+        return;
+      }
+    }
+    let tip: string | null;
     try {
-      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null);
+      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null, moved);
     } catch (e) {
       if (this.opts.offline && e instanceof LedgerError && e.code === 'OP_REMOTE_UNREACHABLE') {
         this.offlineNow = true;
@@ -141,6 +185,14 @@ export class RemoteLink implements Publisher {
     const lastLine = lines[lines.length - 1];
     const commit = buildCommit(this.rp.repo, { parent: this.base, firstSeq: base.seq + 1, lines, head: head.bytes, ts: head.head.ts });
     const outcome = pushWithLease(this.rp.repo, this.join.url, this.join.ref, commit, this.base);
+    const guessed = this.unconfirmed;
+    this.unconfirmed = false;
+    if (guessed && outcome.kind === 'unreachable' && this.opts.offline) {
+      // The same as a refresh that found no remote: decided on the local copy, queued.
+      this.offlineNow = true;
+      this.lastRefresh = { adopted: 0, commit: null, offline: true };
+      return this.publish(base, data, head, drafts);
+    }
     switch (outcome.kind) {
       case 'published':
         // Policy: the anchor moves before the local copy does: a writer killed between the two
@@ -151,6 +203,9 @@ export class RemoteLink implements Publisher {
         this.base = commit;
         return 'published';
       case 'moved':
+        this.moved = true;
+        this.missedGuess = guessed;
+        if (guessed) this.bonus = 1;
         return 'moved';
       case 'refused':
         throw refusedByHost(this.join.url, this.join.ref, outcome.detail);
