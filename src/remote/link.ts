@@ -32,7 +32,7 @@ export interface LinkOptions {
   /** --offline: when the remote cannot be reached, queue instead of refusing. */
   offline?: boolean;
   now?: () => Date;
-  /** Attempts under contention (default 16) and the base of the jittered pause (default 50 ms). */
+  /** Attempts under contention (default 24) and the base of the jittered pause (default 50 ms). */
   attempts?: number;
   pauseMs?: number;
   /** Told when a write is queued instead of published. */
@@ -67,7 +67,7 @@ export class RemoteLink implements Publisher {
   private bonus = 0;
 
   constructor(readonly rp: RemotePaths, readonly join: JoinInfo, private readonly trust: () => Trust, private readonly opts: LinkOptions = {}) {
-    this.maxAttempts = opts.attempts ?? 16;
+    this.maxAttempts = opts.attempts ?? 24;
     this.pauseMs = opts.pauseMs ?? 50;
     this.clock = opts.now ?? (() => new Date());
   }
@@ -79,10 +79,12 @@ export class RemoteLink implements Publisher {
   pause(attempt: number): void {
     // A guess from the anchor that missed lost no race: the real refresh follows at once.
     if (this.missedGuess) return;
-    // Policy: exponential with full jitter, capped at 1 s, so racing machines spread out and a
-    // loser retries soon enough not to starve; 16 attempts bound a write to about 12 s.
+    // Policy: exponential with full jitter from 50 ms, capped at 400 ms (two to three times
+    // one attempt, fetch + verify + build + push, against a near remote), so racing machines
+    // spread out but a loser is never idle for a second while the last winner writes again;
+    // 24 attempts bound a write to about 8 s.
     const lost = attempt - this.bonus; // the races lost: a missed guess was none
-    sleepMs(randomInt(1, Math.min(1000, this.pauseMs * 2 ** Math.min(lost, 5)) + 2));
+    sleepMs(randomInt(1, Math.min(400, this.pauseMs * 2 ** Math.min(lost, 5)) + 2));
   }
 
   /**
