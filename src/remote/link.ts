@@ -65,6 +65,10 @@ export class RemoteLink implements Publisher {
   private missedGuess = false;
   /** 1 while the write in progress began with an unconfirmed push that missed: it costs no attempt. */
   private bonus = 0;
+  /** The write in progress lost a race (or a guess); remembered in the anchor (contended_at). */
+  private lostRace = false;
+  /** The anchor's contended_at at the last refresh, carried forward by the anchors written after it. */
+  private contendedAt: string | undefined;
 
   constructor(readonly rp: RemotePaths, readonly join: JoinInfo, private readonly trust: () => Trust, private readonly opts: LinkOptions = {}) {
     this.maxAttempts = opts.attempts ?? 24;
@@ -106,9 +110,18 @@ export class RemoteLink implements Publisher {
     this.moved = false;
     this.missedGuess = false;
     // Not after a refused push: the first attempt of a write (every later one follows a 'moved').
-    if (!moved) this.bonus = 0;
+    if (!moved) {
+      this.bonus = 0;
+      this.lostRace = false;
+    }
     this.unconfirmed = false;
-    if (!ask && !moved && anchor) {
+    this.contendedAt = anchor?.contended_at;
+    // Policy: a machine whose write lost a race in the last CONTENDED_MS asks the remote first:
+    // under contention the guess would let the last winner write again and again without a
+    // fetch while the losers fetch, verify and lose again (the slowest of eight racing clones
+    // waited 25x the median with it, 12x without).
+    const contended = anchor?.contended_at !== undefined && this.clock().getTime() - Date.parse(anchor.contended_at) < CONTENDED_MS;
+    if (!ask && !moved && anchor && !contended) {
       const local = readHeadWithBytes(ops, paths);
       if (local && local.head.genesis === anchor.genesis && local.head.seq === anchor.seq && local.head.tail === anchor.tail && local.head.size === anchor.size) {
         this.unconfirmed = true;
@@ -139,6 +152,12 @@ export class RemoteLink implements Publisher {
     this.base = tip;
   }
 
+  /** The anchor's contended_at: now if the write in progress lost a race, else as it was. */
+  private contention(): { contended_at?: string } {
+    const at = this.lostRace ? this.clock().toISOString() : this.contendedAt;
+    return at === undefined ? {} : { contended_at: at };
+  }
+
   /** Verifies the fetched tip and brings the local copy and the anchor to it; returns how many records the local copy took. */
   private catchUp(ops: FileOps, paths: LedgerPaths, tip: string | null, local: Head | null, anchor: Anchor | null): number {
     if (tip === null) {
@@ -166,6 +185,7 @@ export class RemoteLink implements Publisher {
     writeAnchor(this.rp, {
       v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, commit: tip,
       ts: last ? (JSON.parse(last.toString('utf8')) as { ts: string }).ts : from!.ts,
+      ...this.contention(),
     });
     return fresh.length;
   }
@@ -201,11 +221,12 @@ export class RemoteLink implements Publisher {
         // has an anchor ahead of its copy, and the next refresh takes the records from the remote.
         // (No update of FETCHED_REF: the build ref, tree.ts BUILT_REF, names this commit and
         // keeps its objects; the next fetch knows it as the anchor's.)
-        writeAnchor(this.rp, { v: 1, genesis: head.head.genesis, seq: head.head.seq, tail: head.head.tail, size: head.head.size, ts: (JSON.parse(lastLine.toString('utf8')) as { ts: string }).ts, commit });
+        writeAnchor(this.rp, { v: 1, genesis: head.head.genesis, seq: head.head.seq, tail: head.head.tail, size: head.head.size, ts: (JSON.parse(lastLine.toString('utf8')) as { ts: string }).ts, commit, ...this.contention() });
         this.base = commit;
         return 'published';
       case 'moved':
         this.moved = true;
+        this.lostRace = true;
         this.missedGuess = guessed;
         if (guessed) this.bonus = 1;
         return 'moved';
@@ -218,6 +239,9 @@ export class RemoteLink implements Publisher {
     }
   }
 }
+
+/** How long after a lost race a machine's writes ask the remote before they push. */
+export const CONTENDED_MS = 5_000;
 
 function tailTs(ops: FileOps, paths: LedgerPaths, head: Head): string {
   return readTailLine(ops, paths, head).record.ts;
