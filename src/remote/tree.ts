@@ -79,7 +79,7 @@ export function readBlobs(gitDir: string, commit: string, paths: readonly string
 }
 
 /** `cat-file --batch` of `names` (each a name git resolves): each a blob's bytes, or null (missing, not a blob). */
-function catBatch(gitDir: string, names: readonly string[], commit: string): (Buffer | null)[] {
+function catBatch(gitDir: string, names: readonly string[], commit: string, views = false): (Buffer | null)[] {
   const r = runGit(['cat-file', '--batch'], { gitDir, input: names.map((n) => `${n}\n`).join('') });
   if (r.status !== 0) throw new LedgerError('OP_REMOTE', `git cat-file failed reading ${commit}`, { commit });
   const out: (Buffer | null)[] = [];
@@ -96,7 +96,9 @@ function catBatch(gitDir: string, names: readonly string[], commit: string): (Bu
       continue;
     }
     const size = Number(m[3]);
-    out.push(m[2] === 'blob' ? Buffer.from(buf.subarray(at, at + size)) : null);
+    // A view keeps git's whole answer alive; a copy lets it go (a few blobs out of a large tree).
+    const blob = buf.subarray(at, at + size);
+    out.push(m[2] === 'blob' ? (views ? blob : Buffer.from(blob)) : null);
     at += size + 1; // the object, then a newline
   }
   return out;
@@ -127,7 +129,8 @@ export function readRecordBlobs(gitDir: string, commit: string, seqs: readonly n
     if (type === 'blob' && OID_LINE.test(oid)) blobs.set(line.slice(tab + 1), oid);
   }
   const oids = seqs.map((seq) => blobs.get(recordPath(seq)) ?? null);
-  const read = catBatch(gitDir, oids.filter((o): o is string => o !== null), commit);
+  // Views: every blob is kept (they are the lines the local copy takes), so git's answer is anyway.
+  const read = catBatch(gitDir, oids.filter((o): o is string => o !== null), commit, true);
   let k = 0;
   return oids.map((o) => (o === null ? null : read[k++]));
 }
