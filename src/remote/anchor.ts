@@ -17,6 +17,8 @@ export interface Anchor {
   ts: string;
   /** The commit of the ref that was verified. */
   commit: string;
+  /** When a write of this machine last lost a race for the ref (link.ts: it then asks first). */
+  contended_at?: string;
 }
 
 const OID_RE = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
@@ -26,7 +28,8 @@ export function readAnchor(p: RemotePaths): Anchor | null {
   if (a === null) return null;
   const ok = a.v === 1 && typeof a.genesis === 'string' && DIGEST_RE.test(a.genesis) && Number.isSafeInteger(a.seq) && a.seq! >= 0
     && typeof a.tail === 'string' && DIGEST_RE.test(a.tail) && Number.isSafeInteger(a.size) && typeof a.ts === 'string'
-    && typeof a.commit === 'string' && OID_RE.test(a.commit);
+    && typeof a.commit === 'string' && OID_RE.test(a.commit)
+    && (a.contended_at === undefined || (typeof a.contended_at === 'string' && Number.isFinite(Date.parse(a.contended_at))));
   // Fail closed: an anchor we cannot read is not silently replaced by whatever the remote says.
   if (!ok) throw new LedgerError('OP_CORRUPT', `the anchor ${p.anchor} is malformed`, { path: p.anchor }, 'restore it from a backup, or review the remote and re-anchor with `ledger sync --accept-remote`');
   return a as Anchor;

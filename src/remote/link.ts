@@ -3,7 +3,9 @@
 //   refresh  fetch the ref into the private repository; verify what is new from the anchor
 //            (fetch.ts); a fork or rollback sets the hold (hold.ts) and refuses; then the
 //            local copy takes the new records byte for byte (store/adopt.ts) and the anchor
-//            moves to the verified commit
+//            moves to the verified commit. A write whose copy is the anchor's state skips the
+//            round trip and lets the push's lease check the remote (see refresh); after a
+//            refused push the next refresh fetches at once (one connection, not ls-remote + fetch)
 //   publish  build the commit on the remote tail (tree.ts) and push it with the lease on the
 //            commit it was built on (publish.ts); on success the anchor moves first, then the
 //            store writes the local copy. A writer killed between the two is repaired by the
@@ -30,7 +32,7 @@ export interface LinkOptions {
   /** --offline: when the remote cannot be reached, queue instead of refusing. */
   offline?: boolean;
   now?: () => Date;
-  /** Attempts under contention (default 16) and the base of the jittered pause (default 50 ms). */
+  /** Attempts under contention (default 24) and the base of the jittered pause (default 50 ms). */
   attempts?: number;
   pauseMs?: number;
   /** Told when a write is queued instead of published. */
@@ -43,7 +45,7 @@ function sleepMs(ms: number): void {
 }
 
 export class RemoteLink implements Publisher {
-  readonly attempts: number;
+  private readonly maxAttempts: number;
   private readonly pauseMs: number;
   private readonly clock: () => Date;
   /** The remote commit the local copy matched at the last refresh (null: the ref is absent). */
@@ -52,28 +54,85 @@ export class RemoteLink implements Publisher {
   private offlineNow = false;
   /** What the last refresh found: for status and sync's report. */
   lastRefresh: { adopted: number; commit: string | null; offline: boolean } = { adopted: 0, commit: null, offline: false };
+  /**
+   * `base` was taken from the anchor without asking the remote (see refresh): the push's lease
+   * is what checks it. Only a write does this; `sync` always asks.
+   */
+  private unconfirmed = false;
+  /** The last push was refused because the ref moved: the next refresh fetches, never assumes. */
+  private moved = false;
+  /** The last push was an unconfirmed one the ref refused: not contention, so no pause. */
+  private missedGuess = false;
+  /** 1 while the write in progress began with an unconfirmed push that missed: it costs no attempt. */
+  private bonus = 0;
+  /** The write in progress lost a race (or a guess); remembered in the anchor (contended_at). */
+  private lostRace = false;
+  /** The anchor's contended_at at the last refresh, carried forward by the anchors written after it. */
+  private contendedAt: string | undefined;
 
   constructor(readonly rp: RemotePaths, readonly join: JoinInfo, private readonly trust: () => Trust, private readonly opts: LinkOptions = {}) {
-    this.attempts = opts.attempts ?? 16;
+    this.maxAttempts = opts.attempts ?? 24;
     this.pauseMs = opts.pauseMs ?? 50;
     this.clock = opts.now ?? (() => new Date());
   }
 
-  pause(attempt: number): void {
-    // Policy: exponential with full jitter, capped at 1 s, so racing machines spread out and a
-    // loser retries soon enough not to starve; 16 attempts bound a write to about 12 s.
-    sleepMs(randomInt(1, Math.min(1000, this.pauseMs * 2 ** Math.min(attempt, 5)) + 2));
+  get attempts(): number {
+    return this.maxAttempts + this.bonus;
   }
 
-  refresh(ops: FileOps, paths: LedgerPaths): void {
+  pause(attempt: number): void {
+    // A guess from the anchor that missed lost no race: the real refresh follows at once.
+    if (this.missedGuess) return;
+    // Policy: exponential with full jitter from 50 ms, capped at 400 ms (two to three times
+    // one attempt, fetch + verify + build + push, against a near remote), so racing machines
+    // spread out but a loser is never idle for a second while the last winner writes again;
+    // 24 attempts bound a write to about 8 s.
+    const lost = attempt - this.bonus; // the races lost: a missed guess was none
+    sleepMs(randomInt(1, Math.min(400, this.pauseMs * 2 ** Math.min(lost, 5)) + 2));
+  }
+
+  /**
+   * Step 1 of every attempt. `ask` (sync) always asks the remote. A write whose local copy is
+   * exactly the anchor's state, with no refused push since, skips the round trip: it builds on
+   * the anchor's commit, and the push's lease (the CAS, publish.ts) is the check that the remote
+   * is still there. A ref that moved, was rolled back, forked or deleted refuses that lease, and
+   * the next attempt fetches and verifies as always (and sets the hold on a fork or rollback).
+   * Policy: this is the same knowledge the ls-remote gave (the remote's ref is the commit this
+   * machine verified, and nothing is new), got from the push instead of one round trip before it.
+   */
+  refresh(ops: FileOps, paths: LedgerPaths, ask = false): void {
     const hold = readHold(this.rp);
     if (hold) throw holdRefusal(hold);
     ensureRepo(this.rp.repo);
     this.offlineNow = false;
-    let tip: string | null;
     const anchor = readAnchor(this.rp);
+    const moved = this.moved;
+    this.moved = false;
+    this.missedGuess = false;
+    // Not after a refused push: the first attempt of a write (every later one follows a 'moved').
+    if (!moved) {
+      this.bonus = 0;
+      this.lostRace = false;
+    }
+    this.unconfirmed = false;
+    this.contendedAt = anchor?.contended_at;
+    // Policy: a machine whose write lost a race in the last CONTENDED_MS asks the remote first:
+    // under contention the guess would let the last winner write again and again without a
+    // fetch while the losers fetch, verify and lose again (the slowest of eight racing clones
+    // waited 25x the median with it, 12x without).
+    const contended = anchor?.contended_at !== undefined && this.clock().getTime() - Date.parse(anchor.contended_at) < CONTENDED_MS;
+    if (!ask && !moved && anchor && !contended) {
+      const local = readHeadWithBytes(ops, paths);
+      if (local && local.head.genesis === anchor.genesis && local.head.seq === anchor.seq && local.head.tail === anchor.tail && local.head.size === anchor.size) {
+        this.unconfirmed = true;
+        this.base = anchor.commit;
+        this.lastRefresh = { adopted: 0, commit: anchor.commit, offline: false };
+        return;
+      }
+    }
+    let tip: string | null;
     try {
-      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null);
+      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null, moved);
     } catch (e) {
       if (this.opts.offline && e instanceof LedgerError && e.code === 'OP_REMOTE_UNREACHABLE') {
         this.offlineNow = true;
@@ -93,6 +152,12 @@ export class RemoteLink implements Publisher {
     this.base = tip;
   }
 
+  /** The anchor's contended_at: now if the write in progress lost a race, else as it was. */
+  private contention(): { contended_at?: string } {
+    const at = this.lostRace ? this.clock().toISOString() : this.contendedAt;
+    return at === undefined ? {} : { contended_at: at };
+  }
+
   /** Verifies the fetched tip and brings the local copy and the anchor to it; returns how many records the local copy took. */
   private catchUp(ops: FileOps, paths: LedgerPaths, tip: string | null, local: Head | null, anchor: Anchor | null): number {
     if (tip === null) {
@@ -109,8 +174,10 @@ export class RemoteLink implements Publisher {
     if (anchor) points.push({ seq: anchor.seq, id: anchor.tail, what: 'the anchor', from: { seq: anchor.seq, id: anchor.tail, ts: anchor.ts, size: anchor.size } });
     if (local) points.push({ seq: local.seq, id: local.tail, what: 'the local copy', from: { seq: local.seq, id: local.tail, ts: tailTs(ops, paths, local), size: local.size } });
     const from = points.length ? points.reduce((a, b) => (b.seq < a.seq ? b : a)).from : null;
-    const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime());
-    if (anchor && v.head.genesis !== anchor.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote ref holds another ledger (another genesis)', { kind: 'fork' });
+    // The genesis first (as the join does): a remote replaced by another ledger is a fork even
+    // when it is shorter than the anchor, not a rollback (verifyRemote compares it before any seq).
+    const ours = anchor ? { genesis: anchor.genesis, what: 'the anchor' } : local ? { genesis: local.genesis, what: 'the local copy' } : undefined;
+    const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime(), ours);
     const have = local ? local.seq : -1;
     const fresh = v.lines.slice(have + 1 - v.firstSeq);
     if (fresh.length || !local) adoptPublished(ops, paths, local, Buffer.concat(fresh), v.headBytes);
@@ -118,6 +185,7 @@ export class RemoteLink implements Publisher {
     writeAnchor(this.rp, {
       v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, commit: tip,
       ts: last ? (JSON.parse(last.toString('utf8')) as { ts: string }).ts : from!.ts,
+      ...this.contention(),
     });
     return fresh.length;
   }
@@ -139,16 +207,28 @@ export class RemoteLink implements Publisher {
     const lastLine = lines[lines.length - 1];
     const commit = buildCommit(this.rp.repo, { parent: this.base, firstSeq: base.seq + 1, lines, head: head.bytes, ts: head.head.ts });
     const outcome = pushWithLease(this.rp.repo, this.join.url, this.join.ref, commit, this.base);
+    const guessed = this.unconfirmed;
+    this.unconfirmed = false;
+    if (guessed && outcome.kind === 'unreachable' && this.opts.offline) {
+      // The same as a refresh that found no remote: decided on the local copy, queued.
+      this.offlineNow = true;
+      this.lastRefresh = { adopted: 0, commit: null, offline: true };
+      return this.publish(base, data, head, drafts);
+    }
     switch (outcome.kind) {
       case 'published':
         // Policy: the anchor moves before the local copy does: a writer killed between the two
         // has an anchor ahead of its copy, and the next refresh takes the records from the remote.
         // (No update of FETCHED_REF: the build ref, tree.ts BUILT_REF, names this commit and
         // keeps its objects; the next fetch knows it as the anchor's.)
-        writeAnchor(this.rp, { v: 1, genesis: head.head.genesis, seq: head.head.seq, tail: head.head.tail, size: head.head.size, ts: (JSON.parse(lastLine.toString('utf8')) as { ts: string }).ts, commit });
+        writeAnchor(this.rp, { v: 1, genesis: head.head.genesis, seq: head.head.seq, tail: head.head.tail, size: head.head.size, ts: (JSON.parse(lastLine.toString('utf8')) as { ts: string }).ts, commit, ...this.contention() });
         this.base = commit;
         return 'published';
       case 'moved':
+        this.moved = true;
+        this.lostRace = true;
+        this.missedGuess = guessed;
+        if (guessed) this.bonus = 1;
         return 'moved';
       case 'refused':
         throw refusedByHost(this.join.url, this.join.ref, outcome.detail);
@@ -159,6 +239,9 @@ export class RemoteLink implements Publisher {
     }
   }
 }
+
+/** How long after a lost race a machine's writes ask the remote before they push. */
+export const CONTENDED_MS = 5_000;
 
 function tailTs(ops: FileOps, paths: LedgerPaths, head: Head): string {
   return readTailLine(ops, paths, head).record.ts;

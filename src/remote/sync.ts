@@ -252,7 +252,7 @@ export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: 
   const paths = ledgerPaths(store.dir);
   const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
   try {
-    link.refresh(ops, paths);
+    link.refresh(ops, paths, true);
   } finally {
     lock.release();
   }

@@ -75,12 +75,17 @@ export const BUILT_REF = 'refs/handoff-ledger/built';
 /** The objects of a fetched commit, read by path with one `cat-file --batch` per call. Attacker-controlled. */
 export function readBlobs(gitDir: string, commit: string, paths: readonly string[]): (Buffer | null)[] {
   if (paths.length === 0) return [];
-  const r = runGit(['cat-file', '--batch'], { gitDir, input: paths.map((p) => `${commit}:${p}\n`).join('') });
+  return catBatch(gitDir, paths.map((p) => `${commit}:${p}`), commit);
+}
+
+/** `cat-file --batch` of `names` (each a name git resolves): each a blob's bytes, or null (missing, not a blob). */
+function catBatch(gitDir: string, names: readonly string[], commit: string, views = false): (Buffer | null)[] {
+  const r = runGit(['cat-file', '--batch'], { gitDir, input: names.map((n) => `${n}\n`).join('') });
   if (r.status !== 0) throw new LedgerError('OP_REMOTE', `git cat-file failed reading ${commit}`, { commit });
   const out: (Buffer | null)[] = [];
   const buf = r.stdout;
   let at = 0;
-  for (let i = 0; i < paths.length; i++) {
+  for (let i = 0; i < names.length; i++) {
     const nl = buf.indexOf(0x0a, at);
     if (nl < 0) throw new LedgerError('OP_REMOTE', 'git cat-file ended early');
     const header = buf.subarray(at, nl).toString('utf8');
@@ -91,10 +96,43 @@ export function readBlobs(gitDir: string, commit: string, paths: readonly string
       continue;
     }
     const size = Number(m[3]);
-    out.push(m[2] === 'blob' ? Buffer.from(buf.subarray(at, at + size)) : null);
+    // A view keeps git's whole answer alive; a copy lets it go (a few blobs out of a large tree).
+    const blob = buf.subarray(at, at + size);
+    out.push(m[2] === 'blob' ? (views ? blob : Buffer.from(blob)) : null);
     at += size + 1; // the object, then a newline
   }
   return out;
+}
+
+/**
+ * Below this many records, each is read by its path; from it on, the shards' entries are listed
+ * first and the blobs read by id. A path lookup walks commit, root, records/ and the shard's
+ * 1000 entries again for every record: 100,000 of them cost more than the signatures do.
+ */
+export const LIST_FROM = 256;
+
+/**
+ * The blobs of records `seqs` (ascending) in a fetched commit, in order; null where the path is
+ * missing or not a blob. Policy: a large range lists only the shards it reads (`ls-tree -r` of
+ * those), takes each expected path's entry from the listing and reads exactly those objects;
+ * an extra entry in a shard is listed but never read, as before.
+ */
+export function readRecordBlobs(gitDir: string, commit: string, seqs: readonly number[]): (Buffer | null)[] {
+  if (seqs.length < LIST_FROM) return readBlobs(gitDir, commit, seqs.map(recordPath));
+  const shards = [...new Set(seqs.map((seq) => `records/${shardName(seq)}`))];
+  const listing = gitOk(['--literal-pathspecs', 'ls-tree', '-r', '-z', commit, '--', ...shards], { gitDir });
+  const blobs = new Map<string, string>();
+  for (const line of listing.toString('utf8').split('\0')) {
+    const tab = line.indexOf('\t');
+    if (tab < 0) continue;
+    const [, type, oid] = line.slice(0, tab).split(' ');
+    if (type === 'blob' && OID_LINE.test(oid)) blobs.set(line.slice(tab + 1), oid);
+  }
+  const oids = seqs.map((seq) => blobs.get(recordPath(seq)) ?? null);
+  // Views: every blob is kept (they are the lines the local copy takes), so git's answer is anyway.
+  const read = catBatch(gitDir, oids.filter((o): o is string => o !== null), commit, true);
+  let k = 0;
+  return oids.map((o) => (o === null ? null : read[k++]));
 }
 
 /** The names at a commit's root, and how many parents it has (SPEC 11: exactly HEAD and records; one parent, none at genesis). */

@@ -85,3 +85,29 @@ describe('when the remote is force-pushed to a different history signed by a pin
     expect(existsSync(join(remoteState(ben), 'hold.json'))).toBe(true);
   });
 });
+
+describe('when the remote is replaced by another, shorter ledger (another genesis) while writers run', () => {
+  it('a writer and sync exit 11 (fork), not 14 (rollback): the genesis is compared before the seq', async () => {
+    w = world(['ann', 'cat']);
+    const [ann, cat] = w.machines;
+    expect((await ann.run(['init', '--remote', w.url])).code).toBe(0);
+    for (const op of ['a', 'b', 'c']) expect((await ann.run(['append', 'handoff', '--op', op, '--exec', 'e', '--outcome', 'success'])).code).toBe(0);
+    const kept = snapshot(ann.ledger);
+
+    // cat's pinned key makes a ledger of its own (genesis only: seq 0, below ann's anchor at 3)
+    // on another remote, and that ref replaces ann's.
+    const other = join(w.root, 'other.git');
+    git(['init', '--quiet', '--bare', other]);
+    expect((await cat.run(['init', '--remote', other])).code).toBe(0);
+    git(['--git-dir', w.bare, 'fetch', '--quiet', other, `+${REF}:${REF}`]);
+
+    const wr = await ann.run(['append', 'handoff', '--op', 'd', '--exec', 'e', '--outcome', 'success', '--json']);
+    expect(wr.code, wr.stdout + wr.stderr).toBe(11);
+    expect(JSON.parse(wr.stdout).error).toMatchObject({ code: 'REMOTE_LINKAGE' });
+    expect(wr.stdout).toContain('another ledger');
+    expect(evidenceDirs(ann).some((d) => d.endsWith('fork'))).toBe(true);
+    const s = await ann.run(['sync', '--json']);
+    expect(s.code).toBe(11);
+    expect(snapshot(ann.ledger)).toEqual(kept);
+  });
+});
