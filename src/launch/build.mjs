@@ -7,7 +7,7 @@
 //   4. the cache primer src/launch/prime-cache.cts -> dist/cli/prime-cache.cjs
 //   5. the audit worker dist/audit/worker.js -> dist/cli/worker.js
 //   6. the code cache   run the primer: dist/cli/bundle.cache, and bundle.<verb>.cache for the
-//                       verbs with their own (append, audit: bundle-loader.cts VERB_CACHES)
+//                       verbs with their own (append, audit, gate, the handoff verbs: bundle-loader.cts VERB_CACHES)
 //
 // A step that fails stops the build with `build: <step> failed: <why>` and exit code 1, so
 // neither `npm test` nor `npm ci` goes on with a dist/ that is half old, half new.

@@ -28,13 +28,14 @@ export interface LoadedBundle {
 }
 
 /**
- * Speed, for stated targets (`ledger append` and `ledger audit --floor` <= 1.3x `node -e ''`):
- * these verbs start from a code cache of their own, `bundle.<verb>.cache`, made by the primer
+ * Speed, for stated targets (`ledger append` and `ledger audit --floor` <= 1.3x `node -e ''`;
+ * issue 14's `gate --floor` <= 1.3x and `start`, `checkpoint`, `resume`, `status`, `log` <=
+ * 1.5x): these verbs start from a code cache of their own, `bundle.<verb>.cache`, made by the primer
  * from that verb's runs alone. V8 deserialises the whole cache at every start, and the shared
  * one holds every common verb's code (about 660 KB against 330-400 KB: ~1 ms of each start).
  * Every other verb, and a run whose first argument is not the verb, uses `bundle.cache`.
  */
-export const VERB_CACHES = ['append', 'audit'] as const;
+export const VERB_CACHES = ['append', 'audit', 'gate', 'start', 'checkpoint', 'status', 'resume', 'log'] as const;
 
 /** The cache a start with `argv` (process.argv) loads: `bundle.<verb>` or `bundle`. */
 export function cacheNameFor(argv: readonly string[]): string {

@@ -12,13 +12,12 @@
 //   remote/<ledger>/outbox.json  drafts queued by --offline (outbox.ts)
 //
 // `<ledger>` digests the realpath of the ledger directory: one machine's copy of one ledger.
-import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { mkdirDurable, replaceFileDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
-import { parseJsonStrict } from '../canonical.js';
+import { parseJsonStrict, sha256Hex } from '../canonical.js';
+import { ledgerKeyPath } from '../store/state-dir.js';
 
 export type { Env } from '../store/state-dir.js';
 /** The per-user state directory for `env` (the store's rule, store/state-dir.ts). */
@@ -34,16 +33,9 @@ export interface RemotePaths {
   outbox: string;
 }
 
-function realDir(dir: string): string {
-  try {
-    return realpathSync(dir);
-  } catch {
-    return resolve(dir);
-  }
-}
-
 export function remotePaths(stateDir: string, ledgerDir: string): RemotePaths {
-  const key = createHash('sha256').update(`remote\0${realDir(ledgerDir)}`).digest('hex').slice(0, 32);
+  // The ledger directory's realpath as the writer's state names it (taken once per process).
+  const key = sha256Hex(`remote\0${ledgerKeyPath(ledgerDir)}`).slice(0, 32);
   const dir = join(stateDir, 'remote', key);
   return {
     dir,

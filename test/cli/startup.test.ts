@@ -8,6 +8,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fdWriter } from '../../src/cli/io.js';
 import { BIN, ROOT, initProject, runLedger, scratch } from '../helpers/cli.js';
+import { createRequire } from 'node:module';
 
 describe('the shipped binary', () => {
   it('ships a code cache made by the build, which V8 accepts (a run does not rewrite it)', () => {
@@ -185,7 +186,10 @@ describe('the package', () => {
     // Two names (`ledger`, and `handoff-ledger` for `npx` from another project), one file.
     expect(pkg.bin).toEqual({ ledger: 'dist/cli/ledger.cjs', 'handoff-ledger': 'dist/cli/ledger.cjs' });
     // yaml.cjs and its cache: the library the verbs that render HANDOFF.yml load on first use.
-    expect(files.filter((f) => f.startsWith('dist/cli/'))).toEqual(['dist/cli/bundle.append.cache', 'dist/cli/bundle.audit.cache', 'dist/cli/bundle.cache', 'dist/cli/bundle.cjs', 'dist/cli/ledger.cjs', 'dist/cli/worker.js', 'dist/cli/yaml.cache', 'dist/cli/yaml.cjs']);
+    // The shared cache, and one of its own for each verb of VERB_CACHES (bundle-loader.cts, as built).
+    const { VERB_CACHES } = createRequire(import.meta.url)(join(ROOT, 'dist/src/launch/bundle-loader.cjs')) as { VERB_CACHES: readonly string[] };
+    const verbCaches = [...VERB_CACHES].sort().map((v) => `dist/cli/bundle.${v}.cache`);
+    expect(files.filter((f) => f.startsWith('dist/cli/')).sort()).toEqual([...verbCaches, 'dist/cli/bundle.cache', 'dist/cli/bundle.cjs', 'dist/cli/ledger.cjs', 'dist/cli/worker.js', 'dist/cli/yaml.cache', 'dist/cli/yaml.cjs'].sort());
     expect(files.filter((f) => /^dist\/src\/(cli|demo|launch)\//.test(f))).toEqual([]);
     expect(files.some((f) => f.includes('/demo/') || f.includes('prime-cache'))).toBe(false);
   });
