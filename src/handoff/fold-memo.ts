@@ -33,11 +33,12 @@
 //   located record would need its own canonical check and link to the next line.) The records
 //   after the memo are read the same way, on the same open file: parsed, each id the next
 //   line's prev_tail_hash, which the check found equal to its hash.
-// - This process's last fold is kept in memory (ProcessFold): the same locators, with the text
-//   and id of each record it read. A later fold in this process believes it exactly as far as
-//   the ledger still holds it: the line ending where it ends must be its record (seq and id),
-//   and the chain through the new HEAD is checked as above, so by the hash chain every record
-//   before it is the one it read. Then only the records after it are read from disk.
+// - The fold a command ends with is kept (fold-kept.ts): in this process, and in this user's
+//   state directory for the user's next command, with the text and id of each record it holds.
+//   A later fold believes a kept fold exactly as far as the ledger still holds it: the line
+//   ending where it ends must be its record (seq and id), and the chain through the new HEAD is
+//   checked as above, so by the hash chain every record before it is the one it read. Then
+//   only the records after it are read from disk; the disk memo is read only without one.
 import { constants, closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { isUtf8 } from 'node:buffer';
@@ -52,6 +53,8 @@ import { assertPublishedChain, parseRecordLine, type RecordAt } from '../store/r
 import { idFromLine } from '../canonical.js';
 import { OutcomeFold } from './unresolved.js';
 import { foldWorkLog, type WorkLog } from './workitems.js';
+import { USER_EVERY, atOf, keepForUser, keepInProcess, keptForUser, keptInProcess, type Kept, type Loaded } from './fold-kept.js';
+import { ledgerKeyPath, stateDirFrom } from '../store/state-dir.js';
 
 export const MEMO_FILE = 'work-fold.json';
 /** Policy: past this many records after the memo, the command that folds writes a new one. */
@@ -100,57 +103,45 @@ export function memoPath(paths: LedgerPaths): string {
   return join(paths.dir, 'index', MEMO_FILE);
 }
 
-/** A record a fold read, as this process keeps it: its text parses afresh for each fold. */
-interface Kept {
-  seq: number;
-  offset: number;
-  id: string;
-  text: string;
-}
-
-/** Where a fold starts: every work-log record and held outcome through `seq`, read and verified. */
-interface Loaded {
-  key: string;
-  seq: number;
-  end: number;
-  id: string;
-  work: Kept[];
-  outcomes: Kept[];
-}
-
-// This process's last fold (header): believed only as far as `fromProcess` finds it still holds.
-let processFold: Loaded | null = null;
-
-/** Forgets this process's last fold (tests: a fresh process). */
-export function forgetProcessFold(): void {
-  processFold = null;
-}
+type Source = 'process' | 'user' | 'memo' | null;
 
 const keyOf = (paths: LedgerPaths, head: Head) => `${paths.records}\0${head.genesis}`;
-
-/** A fresh record object for each fold: no caller shares one with another. */
-const atOf = (k: Kept): RecordAt => ({ seq: k.seq, offset: k.offset, id: k.id, record: JSON.parse(k.text) as LedgerRecord });
+const stateDirOf = (paths: LedgerPaths) => paths.stateDir ?? stateDirFrom(process.env);
 
 /**
  * Runs `body` with records.jsonl open, its chain through `head` checked (header), and where the
- * fold starts: this process's last fold, else the disk memo, else nothing (from the genesis).
+ * fold starts: this process's kept fold, else this user's (fold-kept.ts), else the disk memo,
+ * else nothing (from the genesis).
  */
-function withChecked<T>(paths: LedgerPaths, head: Head, ops: FileOps, body: (fd: number, start: Loaded | null) => T): T {
+function withChecked<T>(paths: LedgerPaths, head: Head, ops: FileOps, body: (fd: number, start: Loaded | null, source: Source) => T): T {
   const fd = openToRead(ops, paths.records);
   try {
     // The chain first (header): what makes a located record's bytes enough to believe.
     assertPublishedChain(ops, paths, head, fd);
-    return body(fd, fromProcess(ops, fd, paths, head) ?? loadMemo(ops, fd, paths, head));
+    const p = believed(ops, fd, paths, head, keptInProcess(keyOf(paths, head)));
+    if (p) return body(fd, p, 'process');
+    const u = believed(ops, fd, paths, head, keptForUser(stateDirOf(paths), ledgerKeyPath(paths.dir), head.genesis));
+    if (u) {
+      userSeq.set(keyOf(paths, head), u.seq);
+      return body(fd, u, 'user');
+    }
+    const m = loadMemo(ops, fd, paths, head);
+    return body(fd, m, m ? 'memo' : null);
   } finally {
     ops.close(fd);
   }
 }
 
-function fromProcess(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): Loaded | null {
-  const p = processFold;
-  if (!p || p.key !== keyOf(paths, head) || p.seq > head.seq || p.end > head.size) return null;
-  return endsAt(ops, fd, paths, head, p) ? p : null;
+/** A kept fold, if the ledger still holds it (header): it ends where it ended, at its record. */
+function believed(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, k: Loaded | null): Loaded | null {
+  if (!k || k.seq > head.seq || k.end > head.size) return null;
+  // The genesis is a work-log record: a kept fold without it at seq 0 left something out.
+  if (k.work[0]?.seq !== 0 || k.work[0].id !== head.genesis) return null;
+  return endsAt(ops, fd, paths, head, k) ? k : null;
 }
+
+// The seq of the user's copy as this process last read or wrote it, per ledger.
+const userSeq = new Map<string, number>();
 
 /**
  * The records after `start` (from the genesis without one) through HEAD, from the open `fd`
@@ -185,7 +176,7 @@ const changedUnder = (paths: LedgerPaths, offset: number) =>
  */
 export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}): Folds {
   const ops = opts.ops ?? realFileOps;
-  return withChecked(paths, head, ops, (fd, start) => {
+  return withChecked(paths, head, ops, (fd, start, source) => {
     const fromSeq = start ? start.seq + 1 : 0;
     const outcomes = new OutcomeFold();
     for (const k of start?.outcomes ?? []) outcomes.add(atOf(k));
@@ -218,7 +209,15 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
       const offset = (k: Kept | number) => (typeof k === 'number' ? k : k.offset);
       writeMemo(ops, paths, { v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work: work.map((k) => [k.seq, k.offset]), outcomes: held.map((k, i): Locator => [heldSeqs[i], offset(k)]) });
     }
-    processFold = keep ? { key: keyOf(paths, head), seq: head.seq, end: head.size, id: head.tail, work, outcomes: held as Kept[] } : null;
+    const fold: Loaded | null = keep ? { seq: head.seq, end: head.size, id: head.tail, work, outcomes: held as Kept[] } : null;
+    const key = keyOf(paths, head);
+    keepInProcess(key, fold);
+    // The user's copy: written when none was found, or once it lies USER_EVERY records behind.
+    const behind = source === 'user' ? head.seq - start!.seq : head.seq - (userSeq.get(key) ?? -Infinity);
+    if (fold && opts.write !== false && behind > USER_EVERY) {
+      keepForUser(stateDirOf(paths), ledgerKeyPath(paths.dir), head.genesis, fold);
+      userSeq.set(key, head.seq);
+    }
     return { log, outcomes };
   });
 }
@@ -250,7 +249,7 @@ function loadMemo(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): Loa
   const outcomes = work && readLocated(ops, fd, paths, head, memo.outcomes, OUTCOME_KINDS);
   // The genesis is a work-log record: a memo without it at seq 0 left something out.
   if (!work || !outcomes || work[0]?.seq !== 0 || work[0].id !== head.genesis) return null;
-  return { key: keyOf(paths, head), seq: memo.seq, end: memo.end, id: memo.id, work, outcomes };
+  return { seq: memo.seq, end: memo.end, id: memo.id, work, outcomes };
 }
 
 /**

@@ -7,9 +7,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MEMO_EVERY, memoPath, readFolds, readWorkLogFast } from '../../src/handoff/fold-memo.js';
+import { forgetProcessFold } from '../../src/handoff/fold-kept.js';
+import { forgetStateCaches } from '../../src/store/state-dir.js';
 import { statusOf } from '../../src/handoff/status.js';
 import { OutcomeFold, tap } from '../../src/handoff/unresolved.js';
 import { foldWorkLog, type WorkLog } from '../../src/handoff/workitems.js';
@@ -64,7 +66,16 @@ function fullFolds(dir: string) {
   return { log, outcomes, status: statusOf(log, outcomes, 'claude', NOW) };
 }
 
-function fastFolds(dir: string) {
+/** Forgets the folds kept in this process and in the user's state directory (fold-kept.ts). */
+function forgetKept() {
+  forgetProcessFold();
+  forgetStateCaches(); // the state folder made once per process is removed here
+  rmSync(join(process.env.LEDGER_STATE_DIR!, 'fold'), { recursive: true, force: true });
+}
+
+/** The memo-based folds, as a fresh process of a user with no kept fold gets them (unless `kept`). */
+function fastFolds(dir: string, kept = false) {
+  if (!kept) forgetKept();
   const paths = ledgerPaths(dir);
   const { log, outcomes } = readFolds(paths, readHead(realFileOps, paths)!);
   return { log, outcomes, status: statusOf(log, outcomes, 'claude', NOW) };
@@ -116,17 +127,71 @@ describe('when this process folded a ledger, and another ledger of the same gene
   it('the fold this process kept is not believed: the answer is the new ledger\'s full fold', () => {
     const count = MEMO_EVERY + 60;
     write(dir, specOf(count, (seq) => (seq * 2654435761) >>> 0));
-    const first = plain(fastFolds(dir).log); // kept in this process, and on disk
+    const first = plain(fastFolds(dir).log);
+    fastFolds(dir, true); // from the disk memo: now kept in this process and in the state directory
     // Same genesis (the same first record), other records after it, and longer: the kept fold
     // ends within the new file, at a line that is not its record.
     write(dir, specOf(count + 40, (seq) => (seq * 40503 + 7) >>> 0));
     rmSync(memoPath(ledgerPaths(dir)), { force: true });
     const full = fullFolds(dir);
-    const fast = fastFolds(dir);
     expect(plain(full.log)).not.toBe(first);
-    expect(plain(fast.log)).toBe(plain(full.log));
-    expect(fast.status).toEqual(full.status);
+    for (const fresh of [false, true]) {
+      // In this process, then as this user's next process (only the state directory's copy).
+      if (fresh) forgetProcessFold();
+      const fast = fastFolds(dir, true);
+      expect(plain(fast.log)).toBe(plain(full.log));
+      expect(fast.status).toEqual(full.status);
+    }
   });
+});
+
+describe("when this user's next command finds the fold the last one kept in the state directory", () => {
+  const count = MEMO_EVERY + 60;
+  const pick = (seq: number) => (seq * 2654435761) >>> 0;
+  const keptFile = () => readdirSync(join(process.env.LEDGER_STATE_DIR!, 'fold')).map((f) => join(process.env.LEDGER_STATE_DIR!, 'fold', f));
+
+  it('it folds from it, without the disk memo, to the full fold, and as the ledger grows', () => {
+    write(dir, specOf(count, pick));
+    fastFolds(dir); // the full fold: writes the disk memo
+    fastFolds(dir, true); // from the disk memo: keeps its fold for the user
+    expect(keptFile()).toHaveLength(1);
+    for (const more of [0, 7, MEMO_EVERY + 3]) {
+      write(dir, specOf(count + more, pick));
+      rmSync(memoPath(ledgerPaths(dir)), { force: true }); // only the user's copy is left
+      forgetProcessFold();
+      const fast = fastFolds(dir, true);
+      const full = fullFolds(dir);
+      expect(plain(fast.log)).toBe(plain(full.log));
+      expect(fast.status).toEqual(full.status);
+      // No full fold ran: that would have written the disk memo (more than MEMO_EVERY records).
+      expect(existsSync(memoPath(ledgerPaths(dir)))).toBe(more > MEMO_EVERY);
+    }
+  });
+
+  for (const [name, spoil] of [
+    ['it is torn', (f: string) => writeFileSync(f, readFileSync(f, 'utf8').slice(0, 200))],
+    ['a record text in it is not its seq', (f: string) => {
+      const v = JSON.parse(readFileSync(f, 'utf8')) as { work: { seq: number; text: string }[] };
+      const i = v.work.findIndex((k) => (JSON.parse(k.text) as { kind: string }).kind === 'checkpoint');
+      const r = JSON.parse(v.work[i].text) as { seq: number };
+      v.work[i].text = JSON.stringify({ ...r, seq: r.seq + 1 });
+      writeFileSync(f, JSON.stringify(v));
+    }],
+    ['it leaves out the genesis', (f: string) => {
+      const v = JSON.parse(readFileSync(f, 'utf8')) as { work: unknown[] };
+      writeFileSync(f, JSON.stringify({ ...v, work: v.work.slice(1) }));
+    }],
+  ] as const) {
+    it(`${name}: it is not believed, and the answer is the full fold's`, () => {
+      write(dir, specOf(count, pick));
+      fastFolds(dir);
+      fastFolds(dir, true);
+      const [f] = keptFile();
+      spoil(f);
+      forgetProcessFold();
+      expect(plain(fastFolds(dir, true).log)).toBe(plain(fullFolds(dir).log));
+    });
+  }
 });
 
 describe('when records.jsonl changes between the chain check and the read of the records after the memo', () => {

@@ -1,0 +1,116 @@
+// Speed, paying for issue 14's targets (`start`, `checkpoint`, `status`, `resume` <= 1.5x
+// `node -e ''` on a 200,000-record ledger): the fold a command ends with, kept for the next one:
+// in this process (a writer folds on its advisory check, under the lock and for the views), and
+// in the per-user state directory for this user's next command, so that it reads neither the
+// disk memo nor the records it locates, only the records after the kept fold.
+//
+// What is kept: as of record `seq` (its line ending at byte `end`, its id `id`), every record the
+// work-log fold uses and every record the outcome fold still holds, each with its offset, id and
+// text. fold-memo.ts decides whether a kept fold is believed (the chain through HEAD checked, and
+// the line ending at `end` still record `seq` with id `id`: by the hash chain, every record
+// before it is then the one that was read); this file only keeps and finds it.
+//
+// Policy: the user's copy lives in the state directory (store/state-dir.ts: the user's own, never
+// `.ledger/`, which anyone may have written), is written without fsync (a lost or torn copy is
+// no copy: the disk memo is read instead), and only for a work log of at most KEEP_MAX records;
+// it is rewritten when it is more than USER_EVERY records behind, so most commands only read it.
+import { join } from 'node:path';
+import { replaceFileUnsynced } from '../fs/durable.js';
+import { realFileOps } from '../fs/ops.js';
+import { LedgerError } from '../errors.js';
+import type { LedgerRecord } from '../record.js';
+import type { RecordAt } from '../store/read.js';
+import { ensureStateDir, ledgerStateName, readStateFile } from '../store/state-dir.js';
+
+/** A record a fold read: its text parses afresh for each fold, so no caller shares an object. */
+export interface Kept {
+  seq: number;
+  offset: number;
+  id: string;
+  text: string;
+}
+
+/** A fold's starting point: every work-log record and held outcome through `seq`. */
+export interface Loaded {
+  seq: number;
+  end: number;
+  id: string;
+  work: Kept[];
+  outcomes: Kept[];
+}
+
+/** Policy: a work log longer than this is not copied to the state directory (the disk memo serves it). */
+export const KEEP_MAX = 4096;
+/** Policy: the user's copy is rewritten once it is more than this many records behind HEAD. */
+export const USER_EVERY = 64;
+
+export const atOf = (k: Kept): RecordAt => ({ seq: k.seq, offset: k.offset, id: k.id, record: JSON.parse(k.text) as LedgerRecord });
+
+// This process's.
+let inProcess: { key: string; fold: Loaded } | null = null;
+
+export function keptInProcess(key: string): Loaded | null {
+  return inProcess?.key === key ? inProcess.fold : null;
+}
+
+export function keepInProcess(key: string, fold: Loaded | null): void {
+  inProcess = fold ? { key, fold } : null;
+}
+
+/** Forgets this process's kept fold (tests: a fresh process). */
+export function forgetProcessFold(): void {
+  inProcess = null;
+}
+
+// This user's.
+const userFile = (stateDir: string, realDir: string, genesis: string) => ({ dir: join(stateDir, 'fold'), name: `${ledgerStateName(realDir, genesis)}.json` });
+
+const isKept = (x: unknown): x is Kept => {
+  const k = x as Kept;
+  return k !== null && typeof k === 'object' && Number.isSafeInteger(k.seq) && Number.isSafeInteger(k.offset) && typeof k.id === 'string' && typeof k.text === 'string';
+};
+const inOrder = (list: Kept[]) => list.every((k, i) => i === 0 || k.seq > list[i - 1].seq);
+
+/** The user's copy for this ledger directory and genesis, or null (none, torn, another ledger's). */
+export function keptForUser(stateDir: string, realDir: string, genesis: string): Loaded | null {
+  const f = userFile(stateDir, realDir, genesis);
+  let bytes: Buffer | null;
+  try {
+    bytes = readStateFile(join(f.dir, f.name));
+  } catch {
+    return null; // Policy (header): a copy that cannot be read is no copy
+  }
+  if (bytes === null) return null;
+  let v: { v?: unknown; dir?: unknown; genesis?: unknown } & Partial<Loaded>;
+  try {
+    v = JSON.parse(bytes.toString('utf8')) as typeof v;
+  } catch {
+    return null;
+  }
+  if (v === null || typeof v !== 'object' || v.v !== 1 || v.dir !== realDir || v.genesis !== genesis) return null;
+  if (!Number.isSafeInteger(v.seq) || !Number.isSafeInteger(v.end) || typeof v.id !== 'string') return null;
+  if (!Array.isArray(v.work) || !Array.isArray(v.outcomes) || !v.work.every(isKept) || !v.outcomes.every(isKept) || !inOrder(v.work) || !inOrder(v.outcomes)) return null;
+  const seq = v.seq!;
+  if (v.work.some((k) => k.seq > seq) || v.outcomes.some((k) => k.seq > seq)) return null;
+  for (const k of [...v.work, ...v.outcomes]) {
+    try {
+      const r = JSON.parse(k.text) as { seq?: unknown } | null;
+      if (r === null || typeof r !== 'object' || r.seq !== k.seq) return null;
+    } catch {
+      return null;
+    }
+  }
+  return { seq, end: v.end!, id: v.id!, work: v.work, outcomes: v.outcomes };
+}
+
+/** Writes the user's copy; best effort (a state directory that refuses it costs the next command a memo read). */
+export function keepForUser(stateDir: string, realDir: string, genesis: string, fold: Loaded): void {
+  if (fold.work.length > KEEP_MAX) return;
+  const f = userFile(stateDir, realDir, genesis);
+  try {
+    ensureStateDir(stateDir, 'fold');
+    replaceFileUnsynced(realFileOps, f.dir, f.name, Buffer.from(JSON.stringify({ v: 1, dir: realDir, genesis, ...fold }) + '\n'), 0o600);
+  } catch (e) {
+    if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
+  }
+}
