@@ -3,7 +3,7 @@
 // files and the last three commits, in at most 80 lines.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runLedger, scratch } from '../helpers/cli.js';
 import { ok, project, type Project } from './helpers.js';
@@ -207,6 +207,32 @@ describe("when a failing test's output is cut to fit the 80 lines", () => {
       const frames = out.filter((l) => /^\s+at /.test(l)).length;
       if (frames > 0) expect(out, `budget ${budget}`).toContain('    Received: "07:00"');
       for (const l of out) expect(lines.includes(l) || /^… \(\d+ (stack frame )?lines? left out\)$/.test(l) || /^… \(\d+ earlier lines\)$/.test(l), l).toBe(true);
+    }
+  });
+});
+
+describe('in a git repository whose folder name holds shell syntax', () => {
+  it('git is asked about that folder (the name reaches the shell as an argument, never as script)', async () => {
+    const s = scratch();
+    try {
+      const dir = join(s.dir, `it's $(touch PWNED) "a b" \`x\``);
+      mkdirSync(dir);
+      git(dir, 'init', '-q', '-b', 'odd');
+      writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/\nHANDOFF.*\n');
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '-q', '-m', 'only commit');
+      expect((await runLedger(['init'], { cwd: dir })).code).toBe(0);
+      expect((await runLedger(['start', 'odd', '--agent', 'codex', '--summary', 'odd folder'], { cwd: dir })).code).toBe(0);
+      const r = await runLedger(['resume', 'odd', '--json'], { cwd: dir });
+      expect(r.code, r.stderr).toBe(0);
+      const j = JSON.parse(r.stdout) as { git: { branch: string; last_commits: { subject: string }[] } };
+      expect(j.git.branch).toBe('odd');
+      expect(j.git.last_commits.map((c) => c.subject)).toEqual(['only commit']);
+      expect(existsSync(join(s.dir, 'PWNED'))).toBe(false);
+      expect(existsSync(join(dir, 'PWNED'))).toBe(false);
+      expect(existsSync(join(process.cwd(), 'PWNED'))).toBe(false);
+    } finally {
+      s.cleanup();
     }
   });
 });
