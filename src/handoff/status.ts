@@ -5,11 +5,10 @@
 // nothing resolved. A's own items come first. Pure: the records and `now` are passed in; built
 // as data (the --json output, documented in the README) and then shaped into aligned columns.
 import { formatTable } from '../text/table.js';
-import type { RecordAt } from '../store/read.js';
 import { leaseLive, span } from './lease.js';
 import { oneLine } from './text.js';
-import { OutcomeFold, tap, type PendingIntent, type UnresolvedOutcome } from './unresolved.js';
-import { foldWorkLog, openItems, type WorkItem, type WorkLog } from './workitems.js';
+import type { OutcomeFold, PendingIntent, UnresolvedOutcome } from './unresolved.js';
+import { openItems, type WorkItem, type WorkLog } from './workitems.js';
 
 export interface StatusItem {
   slug: string;
@@ -87,13 +86,6 @@ export function statusOf(log: WorkLog, outcomes: OutcomeFold, agent: string | nu
     pending_intents: outcomes.pendingIntents().map((p) => ({ ...p, age_ms: age(p.ts) })),
     unresolved_outcomes: outcomes.unresolvedOutcomes().map((u) => ({ ...u, age_ms: age(u.ts) })),
   };
-}
-
-/** One pass over the published records: the work log and the outcomes together. */
-export function buildStatus(records: Iterable<RecordAt>, agent: string | null, now: Date): StatusReport {
-  const outcomes = new OutcomeFold();
-  const log = foldWorkLog(tap(records, (r) => outcomes.add(r)));
-  return statusOf(log, outcomes, agent, now);
 }
 
 /** Policy: the text form lists at most this many rows per section; --json has every one. */

@@ -7,8 +7,9 @@ import { KINDS, type Kind, type LedgerRecord } from '../../record.js';
 import { gitFacts } from '../../handoff/git.js';
 import { buildResume, formatResume, type ResumeReport } from '../../handoff/resume.js';
 import { formatStatus, statusOf, type StatusReport } from '../../handoff/status.js';
-import { OutcomeFold, tap } from '../../handoff/unresolved.js';
-import { foldWorkLog, openItems, type WorkLog } from '../../handoff/workitems.js';
+import type { OutcomeFold } from '../../handoff/unresolved.js';
+import { readFolds } from '../../handoff/fold-memo.js';
+import { openItems, type WorkLog } from '../../handoff/workitems.js';
 import { oneLine } from '../../handoff/text.js';
 import { ANSWER, slugArg, tool, type ToolContext } from './kit.js';
 
@@ -22,10 +23,10 @@ const statusItem = z.looseObject({
   last_checkpoint: z.looseObject({ seq: z.number(), ts: z.string(), agent: z.string(), next: z.string() }).nullable(),
 });
 
+/** The work log and the outcomes, as `ledger status` folds them (the fold memo and the kept folds). */
 function readLog(ctx: ToolContext): { log: WorkLog; outcomes: OutcomeFold } {
-  const outcomes = new OutcomeFold();
-  const log = foldWorkLog(tap(ctx.reader().records(), (r) => outcomes.add(r)));
-  return { log, outcomes };
+  const ledger = ctx.reader();
+  return readFolds(ledger.paths, ledger.head());
 }
 
 /** The one next action for an agent that has just read the status. */

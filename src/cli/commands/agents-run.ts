@@ -12,8 +12,9 @@ import { joinedRemote } from '../../remote/sync.js';
 import { stateDirFrom } from '../../store/state-dir.js';
 import { AGENT_RE } from '../../record.js';
 import { readSecretKey } from '../../keys/key-file.js';
-import { buildStatus, type StatusReport } from '../../handoff/status.js';
-import { foldWorkLog, type WorkLog } from '../../handoff/workitems.js';
+import { statusOf, type StatusReport } from '../../handoff/status.js';
+import type { WorkLog } from '../../handoff/workitems.js';
+import { readFolds } from '../../handoff/fold-memo.js';
 import { leaseLive } from '../../handoff/lease.js';
 import type { ToolContext } from '../../agents/tools/kit.js';
 import type { HookFacts, Payload } from '../../agents/hooks/events.js';
@@ -106,9 +107,10 @@ async function answerHook(io: CliIO, agentKind: string, event: string, opts: Opt
   let records: { log: WorkLog; status: StatusReport } | null = null;
   const read = () => {
     if (!records) {
-      // One read of the records serves the status and the work log.
-      const all = [...ledger.records()];
-      records = { log: foldWorkLog(all), status: buildStatus(all, agent, now) };
+      // One fold serves the status and the work log, from the fold memo and the kept folds as
+      // `ledger status` reads them (never every record held in memory: a hook must start fast).
+      const { log, outcomes } = readFolds(ledger.paths, ledger.head());
+      records = { log, status: statusOf(log, outcomes, agent, now) };
     }
     return records;
   };
