@@ -22,12 +22,16 @@ import type { LedgerRecord } from '../record.js';
 import type { RecordAt } from '../store/read.js';
 import { ensureStateDir, ledgerStateName, readStateFile } from '../store/state-dir.js';
 
-/** A record a fold read: its text parses afresh for each fold, so no caller shares an object. */
+/**
+ * A record a fold read: its text, and once a fold has used it, the record parsed from it, frozen
+ * (deeply), so folds in one process share it without a caller able to change it for another.
+ */
 export interface Kept {
   seq: number;
   offset: number;
   id: string;
   text: string;
+  record?: LedgerRecord;
 }
 
 /** A fold's starting point: every work-log record and held outcome through `seq`. */
@@ -44,7 +48,21 @@ export const KEEP_MAX = 4096;
 /** Policy: the user's copy is rewritten once it is more than this many records behind HEAD. */
 export const USER_EVERY = 64;
 
-export const atOf = (k: Kept): RecordAt => ({ seq: k.seq, offset: k.offset, id: k.id, record: JSON.parse(k.text) as LedgerRecord });
+/** Freezes a parsed record and everything in it (JSON: objects and arrays). */
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+export const frozenRecord = (text: string): LedgerRecord => deepFreeze(JSON.parse(text) as LedgerRecord);
+
+/** A record, frozen in place (one this fold parsed itself, shared with nobody yet). */
+export const freeze = (r: LedgerRecord): LedgerRecord => deepFreeze(r);
+
+export const atOf = (k: Kept): RecordAt => ({ seq: k.seq, offset: k.offset, id: k.id, record: (k.record ??= frozenRecord(k.text)) });
 
 // This process's.
 let inProcess: { key: string; fold: Loaded } | null = null;
@@ -92,15 +110,23 @@ export function keptForUser(stateDir: string, realDir: string, genesis: string):
   if (!Array.isArray(v.work) || !Array.isArray(v.outcomes) || !v.work.every(isKept) || !v.outcomes.every(isKept) || !inOrder(v.work) || !inOrder(v.outcomes)) return null;
   const seq = v.seq!;
   if (v.work.some((k) => k.seq > seq) || v.outcomes.some((k) => k.seq > seq)) return null;
-  for (const k of [...v.work, ...v.outcomes]) {
-    try {
-      const r = JSON.parse(k.text) as { seq?: unknown } | null;
+  const keep = (list: Kept[]): Kept[] | null => {
+    const out: Kept[] = [];
+    for (const k of list) {
+      let r: LedgerRecord;
+      try {
+        r = frozenRecord(k.text);
+      } catch {
+        return null;
+      }
       if (r === null || typeof r !== 'object' || r.seq !== k.seq) return null;
-    } catch {
-      return null;
+      out.push({ seq: k.seq, offset: k.offset, id: k.id, text: k.text, record: r });
     }
-  }
-  return { seq, end: v.end!, id: v.id!, work: v.work, outcomes: v.outcomes };
+    return out;
+  };
+  const work = keep(v.work);
+  const outcomes = work && keep(v.outcomes);
+  return work && outcomes ? { seq, end: v.end!, id: v.id!, work, outcomes } : null;
 }
 
 /** Writes the user's copy; best effort (a state directory that refuses it costs the next command a memo read). */
@@ -109,7 +135,9 @@ export function keepForUser(stateDir: string, realDir: string, genesis: string, 
   const f = userFile(stateDir, realDir, genesis);
   try {
     ensureStateDir(stateDir, 'fold');
-    replaceFileUnsynced(realFileOps, f.dir, f.name, Buffer.from(JSON.stringify({ v: 1, dir: realDir, genesis, ...fold }) + '\n'), 0o600);
+    const strip = (list: Kept[]) => list.map(({ seq, offset, id, text }) => ({ seq, offset, id, text }));
+    const body = { v: 1, dir: realDir, genesis, seq: fold.seq, end: fold.end, id: fold.id, work: strip(fold.work), outcomes: strip(fold.outcomes) };
+    replaceFileUnsynced(realFileOps, f.dir, f.name, Buffer.from(JSON.stringify(body) + '\n'), 0o600);
   } catch (e) {
     if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
   }

@@ -53,7 +53,7 @@ import { assertPublishedChain, parseRecordLine, type RecordAt } from '../store/r
 import { idFromLine } from '../canonical.js';
 import { OutcomeFold } from './unresolved.js';
 import { foldWorkLog, type WorkLog } from './workitems.js';
-import { USER_EVERY, atOf, keepForUser, keepInProcess, keptForUser, keptInProcess, type Kept, type Loaded } from './fold-kept.js';
+import { USER_EVERY, atOf, freeze as frozenRecordOf, keepForUser, keepInProcess, keptForUser, keptInProcess, type Kept, type Loaded } from './fold-kept.js';
 import { ledgerKeyPath, stateDirFrom } from '../store/state-dir.js';
 
 export const MEMO_FILE = 'work-fold.json';
@@ -192,10 +192,12 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
         outcomes.add(r);
         if ((r.seq - fromSeq + 1) % PROGRESS_EVERY === 0) reportProgress('reading the work log', r.seq - fromSeq + 1, head.seq - fromSeq + 1);
         const kind = r.record.kind;
-        const text = keep && (WORK_LOG_KINDS.has(kind) || OUTCOME_KINDS.has(kind)) ? JSON.stringify(r.record) : '';
-        if (WORK_LOG_KINDS.has(kind)) work.push({ seq: r.seq, offset: r.offset, id: r.id, text });
-        if (OUTCOME_KINDS.has(kind)) outcomeAt.set(r.seq, keep ? { seq: r.seq, offset: r.offset, id: r.id, text } : r.offset);
-        yield r;
+        const kept = keep && (WORK_LOG_KINDS.has(kind) || OUTCOME_KINDS.has(kind));
+        // Kept records are frozen (fold-kept.ts): the next fold in this process shares them.
+        const k: Kept = { seq: r.seq, offset: r.offset, id: r.id, text: kept ? JSON.stringify(r.record) : '', ...(kept ? { record: frozenRecordOf(r.record) } : {}) };
+        if (WORK_LOG_KINDS.has(kind)) work.push(k);
+        if (OUTCOME_KINDS.has(kind)) outcomeAt.set(r.seq, keep ? k : r.offset);
+        yield kept ? { ...r, record: k.record! } : r;
       }
     }
     function* all(): Generator<RecordAt> {

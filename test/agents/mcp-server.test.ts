@@ -57,6 +57,25 @@ describe('when a client lists the tools', () => {
   });
 });
 
+describe('when more items are open than a status answer holds (it goes into an agent\'s context)', () => {
+  it('lists at most STATUS_MAX_ROWS, the agent\'s own always, with the totals beside; the summary counts all', async () => {
+    const { STATUS_MAX_ROWS } = await import('../../src/handoff/status.js');
+    const { Ledger } = await import('../../src/ledger.js');
+    const ledger = Ledger.open({ dir: p.ledger, key: join(p.dir, 'keys', 'harness.key') });
+    const n = STATUS_MAX_ROWS + 5;
+    for (let i = 0; i < n; i++) await ledger.start({ slug: `other-${String(i).padStart(2, '0')}`, agent: 'codex', summary: `item ${i}`, views: false });
+    await ledger.start({ slug: 'zz-mine', agent: 'claude', summary: 'my own item', views: false });
+    const s = await server('claude');
+    const st = await call(s, 'status', {});
+    expect(st.isError).toBe(false);
+    const out = st.structured as { items: { slug: string; mine: boolean }[]; items_total?: number; summary: string };
+    expect(out.items).toHaveLength(STATUS_MAX_ROWS);
+    expect(out.items[0]).toMatchObject({ slug: 'zz-mine', mine: true });
+    expect(out.items_total).toBe(n + 1);
+    expect(out.summary).toContain(`${n + 1} open work items`);
+  });
+});
+
 describe('when an agent works one item through tool calls', () => {
   it('start, a checkpoint whose tests_cmd fails, resume, finish, gate: every step as the ledger recorded it', async () => {
     const s = await server('claude');

@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { KINDS, type Kind, type LedgerRecord } from '../../record.js';
 import { gitFacts } from '../../handoff/git.js';
 import { buildResume, formatResume, type ResumeReport } from '../../handoff/resume.js';
-import { formatStatus, statusOf, type StatusReport } from '../../handoff/status.js';
+import { STATUS_MAX_ROWS, formatStatus, statusOf, type StatusReport } from '../../handoff/status.js';
 import type { OutcomeFold } from '../../handoff/unresolved.js';
 import { readFolds } from '../../handoff/fold-memo.js';
 import { openItems, type WorkLog } from '../../handoff/workitems.js';
@@ -52,29 +52,43 @@ export const statusTool = tool({
   name: 'status',
   title: 'What is open',
   description:
-    'Read this first when a session starts. Lists every open work item with its owner, lease (live, lapsed or released), the age of its last checkpoint and its next action, your own items first; then pending intents and unresolved outcomes. Writes nothing.',
+    `Read this first when a session starts. Lists the open work items with their owner, lease (live, lapsed or released), the age of the last checkpoint and the next action, your own items first; then pending intents and unresolved outcomes. Each list holds at most ${STATUS_MAX_ROWS} (your own items always), with its total beside it when there are more; \`ledger status --json\` lists every one. Writes nothing.`,
   input: z.strictObject({}),
   output: z.strictObject({
     ...ANSWER,
     agent: z.string(),
     through_seq: z.number(),
     items: z.array(statusItem),
+    items_total: z.number().optional(),
     pending_intents: z.array(z.looseObject({})),
+    pending_intents_total: z.number().optional(),
     unresolved_outcomes: z.array(z.looseObject({})),
+    unresolved_outcomes_total: z.number().optional(),
   }),
   writes: false,
   async run(ctx) {
     const { log, outcomes } = readLog(ctx);
     const s = statusOf(log, outcomes, ctx.agent, new Date());
+    // Policy: a tool's answer goes into an agent's context, so each list is bounded as the text
+    // form of `ledger status` is (STATUS_MAX_ROWS), the agent's own items always kept; the
+    // totals say what was left out. The summary counts every one.
+    const mine = s.items.filter((i) => i.mine);
+    const items = [...mine, ...s.items.filter((i) => !i.mine).slice(0, Math.max(0, STATUS_MAX_ROWS - mine.length))];
+    const total = <K extends string>(name: K, shown: unknown[], all: unknown[]) => (shown.length < all.length ? { [name]: all.length } : {}) as Partial<Record<K, number>>;
+    const pending = s.pending_intents.slice(0, STATUS_MAX_ROWS);
+    const unresolved = s.unresolved_outcomes.slice(0, STATUS_MAX_ROWS);
     return {
       ok: true as const,
       summary: statusSummary(s),
       next_action: statusNext(s),
       agent: ctx.agent,
       through_seq: s.through?.seq ?? 0,
-      items: s.items,
-      pending_intents: s.pending_intents,
-      unresolved_outcomes: s.unresolved_outcomes,
+      items,
+      ...total('items_total', items, s.items),
+      pending_intents: pending,
+      ...total('pending_intents_total', pending, s.pending_intents),
+      unresolved_outcomes: unresolved,
+      ...total('unresolved_outcomes_total', unresolved, s.unresolved_outcomes),
     };
   },
 });
