@@ -1,6 +1,6 @@
 // Issue 16's targets. (1) A tool call on a warm `ledger mcp` server (`status`, and `checkpoint`
 // without a test command) on a 10,000-record ledger costs at most 1.5x the same operation through
-// the library in-process, plus the stdio round trip (measured as `tools/list`, which touches no
+// the library in-process, plus the stdio round trip (measured as MCP `ping`, which touches no
 // ledger): ratio = (call - round trip) / library. (2) `ledger hook claude session-start` and
 // `stop` (the agent owns a live item and changed a file: the path that asks git) cost at most
 // 1.5x `node -e ''`. Each pair is timed alternately in the same run.
@@ -57,7 +57,7 @@ export default async function agentsBench(): Promise<BenchResult[]> {
   try {
     const roundTrip = median(await Promise.all([0]).then(async () => {
       const ts: number[] = [];
-      for (let i = 0; i < CALLS; i++) ts.push(await timed(() => client.listTools()));
+      for (let i = 0; i < CALLS; i++) ts.push(await timed(() => client.ping()));
       return ts;
     }));
     const [mcpStatus, libStatus] = await alternateAsync(CALLS, () => client.callTool({ name: 'status', arguments: {} }), async () => lib().status({ agent: 'claude' }));
