@@ -105,8 +105,15 @@ describe('when a ledger grows past the memo with every kind the folds read', () 
         const memo = readFileSync(memoPath(ledgerPaths(dir)), 'utf8');
         // The same ledger grown: the same first records (the spec is deterministic), more after.
         write(dir, specOf(first + more, pick));
-        const fast = fastFolds(dir);
         const full = fullFolds(dir);
+        // From the fold kept in this process, then from the user's copy alone (fold-kept.ts).
+        for (const fresh of [false, true]) {
+          if (fresh) forgetProcessFold();
+          const kept = fastFolds(dir, true);
+          expect(plain(kept.log)).toBe(plain(full.log));
+          expect(kept.status).toEqual(full.status);
+        }
+        const fast = fastFolds(dir);
         expect(plain(fast.log)).toBe(plain(full.log));
         expect(fast.status).toEqual(full.status);
         // A memo is rewritten only once more than MEMO_EVERY records lie past it.
