@@ -102,7 +102,9 @@ function canConnect(port: number): Promise<boolean> {
  */
 export async function serve(w: World): Promise<{ url: string; stop: () => void }> {
   const port = await freePort();
-  const daemon = spawn('git', ['daemon', '--export-all', '--enable=receive-pack', `--base-path=${w.root}`, '--listen=127.0.0.1', `--port=${port}`, '--reuseaddr', w.root], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '', HOME: w.root } });
+  // Its own process group: `git daemon` runs git-daemon as a child, which a kill of `git` alone
+  // would leave serving after the test (as one did, from every run).
+  const daemon = spawn('git', ['daemon', '--export-all', '--enable=receive-pack', `--base-path=${w.root}`, '--listen=127.0.0.1', `--port=${port}`, '--reuseaddr', w.root], { stdio: 'ignore', env: { PATH: process.env.PATH ?? '', HOME: w.root }, detached: true });
   let exited = false;
   daemon.once('exit', () => void (exited = true));
   for (;;) {
@@ -112,7 +114,14 @@ export async function serve(w: World): Promise<{ url: string; stop: () => void }
   }
   const url = `git://127.0.0.1:${port}/remote.git`;
   w.url = url;
-  return { url, stop: () => daemon.kill('SIGKILL') };
+  const stop = () => {
+    try {
+      process.kill(-daemon.pid!, 'SIGKILL');
+    } catch {
+      daemon.kill('SIGKILL'); // the group is gone already
+    }
+  };
+  return { url, stop };
 }
 
 /** Waits for a spawned ledger and collects its output. */
