@@ -20,7 +20,7 @@ import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
 import type { TrustRef } from './store/head-guard.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
-import { AGENT_RE, ID_RE, KINDS, charCount, isTextOf, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import { AGENT_RE, KINDS, charCount, isTextOf, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';

@@ -136,6 +136,21 @@ function readSized(fd: number, size: number): Buffer {
   return n === size ? buf : buf.subarray(0, n);
 }
 
+/**
+ * The bytes of the regular file at `path`, never through a link and never blocking, or null when
+ * its fstat says it holds more than `max` bytes (nothing is read then: a planted file must not
+ * cost memory). Throws as openRegularFile does: OP_SYMLINK, OP_NOT_REGULAR, or the open's error
+ * (ENOENT for a file that is not there).
+ */
+export function readRegularFileUpTo(path: string, max: number): Buffer | null {
+  const { fd, size } = openRegularSized(path, false);
+  try {
+    return size > max ? null : readSized(fd, size);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** The whole of a regular file the caller names (see openRegularFile, `follow`). */
 export function readRegularFile(path: string): Buffer {
   const { fd, size } = openRegularSized(path, true);

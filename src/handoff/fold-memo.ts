@@ -39,12 +39,11 @@
 //   ending where it ends must be its record (seq and id), and the chain through the new HEAD is
 //   checked as above, so by the hash chain every record before it is the one it read. Then
 //   only the records after it are read from disk; the disk memo is read only without one.
-import { constants, closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { isUtf8 } from 'node:buffer';
 import { replaceFileDurable } from '../fs/durable.js';
 import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
-import { realFileOps, type FileOps } from '../fs/ops.js';
+import { readRegularFileUpTo, realFileOps, type FileOps } from '../fs/ops.js';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import { PROGRESS_EVERY, reportProgress } from '../progress.js';
 import type { Head, LedgerRecord } from '../record.js';
@@ -345,33 +344,12 @@ function parseMemo(bytes: Buffer | null): Memo | null {
   return m as Memo;
 }
 
-/**
- * The memo's bytes, or null: only a regular file (never a link, FIFO or device: opened
- * non-blocking and without following a link, so a planted FIFO cannot hang a command), at most
- * MEMO_MAX_BYTES.
- */
+/** The memo's bytes, or null: none, a link, FIFO or device, unreadable, or over MEMO_MAX_BYTES. */
 function readSmallFile(path: string): Buffer | null {
-  let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    return readRegularFileUpTo(path, MEMO_MAX_BYTES);
   } catch {
     return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > MEMO_MAX_BYTES) return null;
-    const buf = Buffer.allocUnsafe(st.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n <= 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
-  } catch {
-    return null;
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -6,7 +6,7 @@ import type { Draft, NotePayload } from '../record.js';
 import { transact } from '../store/append.js';
 import { decideNote } from './ownership.js';
 import {
-  at, checkAgent, checkText, checkSlug, guardViews, recoveredWarning, refreshViews, workLog, workRecords, type WorkResult, type WorkWriter,
+  at, checkAgent, checkText, checkSlug, guardViews, recoveredWarning, refreshViews, workLog, type WorkResult, type WorkWriter,
 } from './workflow.js';
 
 export interface NoteRequest {

@@ -7,7 +7,7 @@ import type { Draft, ReleasePayload } from '../record.js';
 import { transact } from '../store/append.js';
 import { decideWrite } from './ownership.js';
 import {
-  at, checkAgent, checkText, checkSlug, guardViews, recoveredWarning, refreshViews, workLog, workRecords, type WorkResult, type WorkWriter,
+  at, checkAgent, checkText, checkSlug, guardViews, recoveredWarning, refreshViews, workLog, type WorkResult, type WorkWriter,
 } from './workflow.js';
 
 export interface ReleaseRequest {

@@ -19,7 +19,7 @@
 //
 // The decision is pure (`decideTestsUser`: the environment, the ids and a passwd lookup passed
 // in); `passwdLookup` reads /etc/passwd, a regular file, without blocking.
-import { closeSync, fstatSync, openSync, readSync, constants as fsConstants } from 'node:fs';
+import { readRegularFileUpTo } from '../fs/ops.js';
 import { LedgerError } from '../errors.js';
 
 export interface PasswdEntry { name: string; uid: number; gid: number; home: string }
@@ -90,25 +90,10 @@ const PASSWD_MAX = 4 << 20;
 
 /** Reads /etc/passwd (a regular file only, opened without blocking); null when it cannot be read. */
 function readPasswd(path: string): string | null {
-  let fd: number;
   try {
-    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOFOLLOW);
+    return readRegularFileUpTo(path, PASSWD_MAX)?.toString('utf8') ?? null;
   } catch {
     return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size > PASSWD_MAX) return null;
-    const buf = Buffer.alloc(st.size);
-    let n = 0;
-    while (n < buf.length) {
-      const r = readSync(fd, buf, n, buf.length - n, n);
-      if (r <= 0) break;
-      n += r;
-    }
-    return buf.subarray(0, n).toString('utf8');
-  } finally {
-    closeSync(fd);
   }
 }
 

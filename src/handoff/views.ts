@@ -22,18 +22,16 @@
 // (INPUT_CONFLICT, exit 2, nothing written) unless the caller adopts it on purpose
 // (`--adopt-views`). The writing verbs check before they append (assertViewsOwned), and
 // writeViews checks again under the views lock.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { sha256Hex } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import type { Head } from '../record.js';
 import { assertReplaceable, createFileDurable, replaceFilesDurable } from '../fs/durable.js';
-import { realFileOps } from '../fs/ops.js';
+import { readRegularFileUpTo, realFileOps } from '../fs/ops.js';
 import { notALedger } from '../store/append.js';
 import { readHead } from '../store/head.js';
 import { acquireLock } from '../store/lock.js';
 import { ledgerPaths, type LedgerPaths } from '../store/paths.js';
-import { readRecords } from '../store/read.js';
 import { GENESIS_MARKER, VIEW_MARKER, renderMarkdown } from './render-md.js';
 import { renderYaml } from './render-yml.js';
 import { readWorkLogFast } from './fold-memo.js';
@@ -129,32 +127,17 @@ export const VIEW_MAX_BYTES = 512 * 1024 * 1024;
  * through a symbolic link and without blocking (a FIFO planted at the name is refused at once).
  */
 export function readViewFile(file: string): Buffer | null {
-  let fd: number;
+  let bytes: Buffer | null;
   try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    bytes = readRegularFileUpTo(file, VIEW_MAX_BYTES);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return null;
-    if (code === 'ELOOP') throw notAView(file, 'a symbolic link');
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (e instanceof LedgerError && e.code === 'OP_SYMLINK') throw notAView(file, 'a symbolic link');
+    if (e instanceof LedgerError && e.code === 'OP_NOT_REGULAR') throw notAView(file, 'not a regular file');
     throw ioError(e, 'read', file);
   }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) throw notAView(file, 'not a regular file');
-    if (st.size > VIEW_MAX_BYTES) throw notAView(file, `larger than ${VIEW_MAX_BYTES} bytes`);
-    const buf = Buffer.alloc(st.size);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return buf.subarray(0, got);
-  } catch (e) {
-    throw ioError(e, 'read', file);
-  } finally {
-    closeSync(fd);
-  }
+  if (bytes === null) throw notAView(file, `larger than ${VIEW_MAX_BYTES} bytes`);
+  return bytes;
 }
 
 function notAView(file: string, what: string): LedgerError {

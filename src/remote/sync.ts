@@ -12,7 +12,7 @@ import { LedgerError } from '../errors.js';
 import { mkdirDurable } from '../fs/durable.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
 import type { Trust } from '../keys/trust.js';
-import type { Draft, LedgerRecord } from '../record.js';
+import type { LedgerRecord } from '../record.js';
 import type { Signer } from '../sign.js';
 import { adoptPublished } from '../store/adopt.js';
 import { initLedger, transact, type StoreOptions } from '../store/append.js';
