@@ -23,14 +23,15 @@ import type { RecordAt } from '../store/read.js';
 import { ensureStateDir, ledgerStateName, readStateFile } from '../store/state-dir.js';
 
 /**
- * A record a fold read: its text, and once a fold has used it, the record parsed from it, frozen
- * (deeply), so folds in one process share it without a caller able to change it for another.
+ * A record a fold read: its text as read (a located record, the user's copy), or the record
+ * itself, parsed once and frozen (deeply), so folds in one process share it without a caller able
+ * to change it for another; each is made from the other when it is first needed.
  */
 export interface Kept {
   seq: number;
   offset: number;
   id: string;
-  text: string;
+  text?: string;
   record?: LedgerRecord;
 }
 
@@ -62,7 +63,7 @@ export const frozenRecord = (text: string): LedgerRecord => deepFreeze(JSON.pars
 /** A record, frozen in place (one this fold parsed itself, shared with nobody yet). */
 export const freeze = (r: LedgerRecord): LedgerRecord => deepFreeze(r);
 
-export const atOf = (k: Kept): RecordAt => ({ seq: k.seq, offset: k.offset, id: k.id, record: (k.record ??= frozenRecord(k.text)) });
+export const atOf = (k: Kept): RecordAt => ({ seq: k.seq, offset: k.offset, id: k.id, record: (k.record ??= frozenRecord(k.text!)) });
 
 // This process's.
 let inProcess: { key: string; fold: Loaded } | null = null;
@@ -115,7 +116,7 @@ export function keptForUser(stateDir: string, realDir: string, genesis: string):
     for (const k of list) {
       let r: LedgerRecord;
       try {
-        r = frozenRecord(k.text);
+        r = frozenRecord(k.text!); // a string: isKept checked the file's entries
       } catch {
         return null;
       }
@@ -135,7 +136,7 @@ export function keepForUser(stateDir: string, realDir: string, genesis: string, 
   const f = userFile(stateDir, realDir, genesis);
   try {
     ensureStateDir(stateDir, 'fold');
-    const strip = (list: Kept[]) => list.map(({ seq, offset, id, text }) => ({ seq, offset, id, text }));
+    const strip = (list: Kept[]) => list.map(({ seq, offset, id, text, record }) => ({ seq, offset, id, text: text ?? JSON.stringify(record) }));
     const body = { v: 1, dir: realDir, genesis, seq: fold.seq, end: fold.end, id: fold.id, work: strip(fold.work), outcomes: strip(fold.outcomes) };
     replaceFileUnsynced(realFileOps, f.dir, f.name, Buffer.from(JSON.stringify(body) + '\n'), 0o600);
   } catch (e) {

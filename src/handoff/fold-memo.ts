@@ -64,8 +64,8 @@ const MEMO_MAX_BYTES = 16 << 20;
 const LOCATED_READ = 8192;
 /**
  * Policy: a fold whose tail (the records after its starting point) is longer than this keeps no
- * in-process memo: keeping the text of every work record and held outcome of a long tail would
- * cost memory, and such a fold has written the disk memo, which the next fold reads instead.
+ * fold (fold-kept.ts): keeping every work record and held outcome of a long tail would cost
+ * memory, and such a fold has written the disk memo, which the next fold reads instead.
  */
 const PROCESS_TAIL_MAX = 4096;
 
@@ -193,10 +193,10 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
         const kind = r.record.kind;
         const kept = keep && (WORK_LOG_KINDS.has(kind) || OUTCOME_KINDS.has(kind));
         // Kept records are frozen (fold-kept.ts): the next fold in this process shares them.
-        const k: Kept = { seq: r.seq, offset: r.offset, id: r.id, text: kept ? JSON.stringify(r.record) : '', ...(kept ? { record: frozenRecordOf(r.record) } : {}) };
+        const k: Kept = { seq: r.seq, offset: r.offset, id: r.id, ...(kept ? { record: frozenRecordOf(r.record) } : {}) };
         if (WORK_LOG_KINDS.has(kind)) work.push(k);
         if (OUTCOME_KINDS.has(kind)) outcomeAt.set(r.seq, keep ? k : r.offset);
-        yield kept ? { ...r, record: k.record! } : r;
+        yield r;
       }
     }
     function* all(): Generator<RecordAt> {
@@ -240,7 +240,7 @@ export function readWorkLogFast(paths: LedgerPaths, head: Head, maxSeq = Infinit
 
 /**
  * The disk memo's records, read from the open records.jsonl `fd` whose chain through `head` is
- * checked already (startOf); null when there is no memo to believe.
+ * checked already (withChecked); null when there is no memo to believe.
  */
 function loadMemo(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): Loaded | null {
   const memo = parseMemo(readSmallFile(memoPath(paths)));
@@ -257,7 +257,7 @@ function loadMemo(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): Loa
  * The located records, each read from records.jsonl: a whole line that starts where the memo
  * says (byte 0, or the byte after a newline), a record of the seq it is located at and of a kind
  * the list holds; its id is its line's hash. null when any of them is not. That is enough
- * because the chain through HEAD is checked before (startOf): every line there is a canonical
+ * because the chain through HEAD is checked before (withChecked): every line there is a canonical
  * record at its seq, linked to the one before it, so a line at a seq is that record.
  * Policy: no signature is checked here, as none is by the forward scan the fold used before:
  * the chain binds each record to HEAD, the writer checks HEAD's key and the chain before it
