@@ -20,7 +20,7 @@
 // works from a clone) and the cache primer (the shipped cache is made here; on another Node the
 // launcher rewrites it at first run). `npm pack --dry-run` lists what ships.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,17 +85,9 @@ await step('CLI bundle', () =>
   }),
 );
 
-// Speed: a bundle of ASCII alone is read as one-byte text; one non-ASCII character (esbuild keeps
-// those of a regular expression literal) makes V8 hold all of it as two-byte text, about 1 ms of
-// every start to decode. Said, not refused: the bundle works either way.
-{
-  const text = readFileSync(at('dist/cli/bundle.cjs'), 'utf8');
-  const at8 = text.search(/[^\x00-\x7f]/);
-  if (at8 >= 0) {
-    const line = text.slice(0, at8).split('\n').length;
-    process.stderr.write(`build: warning: dist/cli/bundle.cjs holds non-ASCII text (line ${line}: ${JSON.stringify(text.slice(Math.max(0, at8 - 30), at8 + 10))}); escape it in the source so every start reads one-byte text\n`);
-  }
-}
+// Speed: the bundle must be ASCII alone (one non-ASCII character, which esbuild keeps in a regular
+// expression literal, makes V8 hold all of it as two-byte text): test/cli/bundle-ascii.test.ts
+// fails on one, naming where it is.
 
 // The launcher and the primer are small CommonJS entry points that load the bundle through
 // bundle-loader.cts; each is bundled with it, so a start opens one file before the bundle. The
