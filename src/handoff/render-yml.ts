@@ -15,6 +15,7 @@ import { genesisLine, throughLine } from './render-md.js';
 import { oneLine } from './text.js';
 import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
 import { annotationData } from './annotations.js';
+import { fragment, type Fragments } from './view-fragments.js';
 
 export const TRAIL_LENGTH = 5;
 /**
@@ -90,16 +91,45 @@ function sortedObject<T>(o: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
 }
 
-export function renderYaml(log: WorkLog): string {
+/**
+ * HANDOFF.yml's text. `fragments` (view-fragments.ts): the `active` items' YAML as made before,
+ * by the JSON of each item's data. The document is written as the yaml library writes it whole
+ * (yamlDocument below): its last key, `active`, one item at a time, each as it is written inside
+ * the document (test/handoff/view-fragments.test.ts holds the two byte-identical).
+ */
+export function renderYaml(log: WorkLog, fragments?: Fragments): string {
+  const { head, active } = yamlData(log);
+  const items = active.length === 0 ? safeYaml({ active }) : 'active:\n' + active.map((item) => fragment(fragments, `yml ${JSON.stringify(item)}`, () => activeItemYaml(item))).join('');
+  return yamlHeader(log) + safeYaml(head) + items;
+}
+
+/** The same text, from the whole document at once: what renderYaml must equal. */
+export function yamlDocument(log: WorkLog): string {
+  const { head, active } = yamlData(log);
+  return yamlHeader(log) + safeYaml({ ...head, active });
+}
+
+/** One `active` item as the library writes it in `active:`: its lines after the key's. */
+function activeItemYaml(item: Record<string, unknown>): string {
+  const text = safeYaml({ active: [item] });
+  if (!text.startsWith('active:\n')) throw new Error(`yaml wrote an active item as ${JSON.stringify(text.slice(0, 40))}`);
+  return text.slice('active:\n'.length);
+}
+
+/** The document's data: every key before `active`, and the `active` items. */
+function yamlData(log: WorkLog): { head: Record<string, unknown>; active: Record<string, unknown>[] } {
   const n = log.entries.length;
   const latest = n ? log.entries[n - 1] : null;
   const trail = log.entries.slice(Math.max(0, n - 1 - TRAIL_LENGTH), Math.max(0, n - 1)).reverse();
   const active = activeItems(log);
-  const doc = {
+  const head = {
     ledger: { genesis: log.genesis, through_seq: log.through?.seq ?? null, through_id: log.through?.id ?? null },
     latest: latest ? entryData(latest) : null,
     trail: trail.map(trailLine),
     ...(active.total > active.items.length ? { active_total: active.total } : {}),
+  };
+  return {
+    head,
     active: active.items.map((i) => ({
       slug: i.slug,
       owner: i.owner,
@@ -109,6 +139,9 @@ export function renderYaml(log: WorkLog): string {
       ...annotationData(i), // taken_over, released, notes: only when there are any
     })),
   };
+}
+
+function yamlHeader(log: WorkLog): string {
   const header = [
     `# ${throughLine(log)}`,
     `# ${genesisLine(log)}`,
@@ -119,7 +152,7 @@ export function renderYaml(log: WorkLog): string {
     `# taken over, its release (owner null) and its last notes; at most ${ACTIVE_LIMIT}, the most recently worked on`,
     '# (active_total: how many are open; `ledger status` lists every one).',
   ];
-  return header.join('\n') + '\n' + safeYaml(doc);
+  return header.join('\n') + '\n';
 }
 
 /** A YAML escape for one code point, valid inside a double-quoted scalar. */

@@ -34,15 +34,22 @@ import { acquireLock } from '../store/lock.js';
 import { ledgerPaths, type LedgerPaths } from '../store/paths.js';
 import { GENESIS_MARKER, VIEW_MARKER, renderMarkdown } from './render-md.js';
 import { renderYaml } from './render-yml.js';
+import { RENDER_FORMAT, keepFragments, readFragments, type Fragments } from './view-fragments.js';
+import { yamlVersion } from './yaml-lib.js';
+import { ledgerKeyPath, stateDirFrom } from '../store/state-dir.js';
 import { readWorkLogFast } from './fold-memo.js';
 import type { WorkLog } from './workitems.js';
 
 export const VIEW_FILES = ['HANDOFF.md', 'HANDOFF.yml'] as const;
 export type ViewName = (typeof VIEW_FILES)[number];
 
-export function renderViews(log: WorkLog): Record<ViewName, string> {
-  return { 'HANDOFF.md': sealView('HANDOFF.md', renderMarkdown(log)), 'HANDOFF.yml': sealView('HANDOFF.yml', renderYaml(log)) };
+/** Both views of `log`; `fragments` (view-fragments.ts) change how fast, never what. */
+export function renderViews(log: WorkLog, fragments?: Fragments): Record<ViewName, string> {
+  return { 'HANDOFF.md': sealView('HANDOFF.md', renderMarkdown(log)), 'HANDOFF.yml': sealView('HANDOFF.yml', renderYaml(log, fragments)) };
 }
+
+/** The renderers' identity, under which this user's fragments are believed (view-fragments.ts Policy). */
+const rendererIdentity = () => `format ${RENDER_FORMAT}, yaml ${yamlVersion()}`;
 
 const DIGEST_LINE = 'ledger-view digest sha256:';
 const digestLine = (name: ViewName, hex: string) => (name === 'HANDOFF.md' ? `<!-- ${DIGEST_LINE}${hex} -->\n` : `# ${DIGEST_LINE}${hex}\n`);
@@ -215,7 +222,12 @@ export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, 
   const lock = acquireLock(realFileOps, join(paths.dir, 'views.lock'), waitMs);
   try {
     const log = readWorkLog(paths);
-    const views = renderViews(log);
+    // Speed (view-fragments.ts): this user's fragments of the last render, for what did not change.
+    const stateDir = paths.stateDir ?? stateDirFrom(process.env);
+    const realDir = ledgerKeyPath(paths.dir);
+    const identity = log.genesis === null ? null : rendererIdentity();
+    const fragments = identity === null ? undefined : readFragments(stateDir, realDir, log.genesis!, identity);
+    const views = renderViews(log, fragments);
     const kept: KeptEdit[] = [];
     // Both views are read (and a link or FIFO refused) before either is written.
     const before = VIEW_FILES.map((name) => readViewFile(join(viewsDir, name)));
@@ -231,6 +243,7 @@ export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, 
     } catch (e) {
       throw ioError(e, 'write', VIEW_FILES.map((name) => join(viewsDir, name)).join(' and '));
     }
+    if (fragments) keepFragments(stateDir, realDir, log.genesis!, identity!, fragments);
     return { dir: viewsDir, through: log.through, files: VIEW_FILES.map((n) => join(viewsDir, n)), kept };
   } finally {
     lock.release();

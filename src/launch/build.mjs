@@ -20,7 +20,7 @@
 // works from a clone) and the cache primer (the shipped cache is made here; on another Node the
 // launcher rewrites it at first run). `npm pack --dry-run` lists what ships.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -112,7 +112,8 @@ await step('library bundles', () =>
   build({
     ...forNode,
     format: 'cjs',
-    stdin: { contents: `export { Document, visit, isScalar } from ${JSON.stringify(join(yamlRoot, 'browser/dist/index.js'))};`, resolveDir: yamlRoot, loader: 'js' },
+    // With the package's version: the views' renderer identity (src/handoff/view-fragments.ts).
+    stdin: { contents: `export { Document, visit, isScalar } from ${JSON.stringify(join(yamlRoot, 'browser/dist/index.js'))};\nexport const version = ${JSON.stringify(JSON.parse(readFileSync(join(yamlRoot, 'package.json'), 'utf8')).version)};`, resolveDir: yamlRoot, loader: 'js' },
     outfile: at('dist/cli/yaml.cjs'),
     minifyWhitespace: true,
     minifySyntax: true,
