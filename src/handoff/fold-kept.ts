@@ -6,7 +6,7 @@
 //
 // What is kept: as of record `seq` (its line ending at byte `end`, its id `id`), every record the
 // work-log fold uses and every record the outcome fold still holds, each with its offset, id and
-// text. fold-memo.ts decides whether a kept fold is believed (the chain through HEAD checked, and
+// the record itself. fold-memo.ts decides whether a kept fold is believed (the chain through HEAD checked, and
 // the line ending at `end` still record `seq` with id `id`: by the hash chain, every record
 // before it is then the one that was read); this file only keeps and finds it.
 //
@@ -23,15 +23,14 @@ import type { RecordAt } from '../store/read.js';
 import { ensureStateDir, ledgerStateName, readStateFile } from '../store/state-dir.js';
 
 /**
- * A record a fold read: its text as read (a located record, the user's copy), or the record
- * itself, parsed once and frozen (deeply), so folds in one process share it without a caller able
- * to change it for another; each is made from the other when it is first needed.
+ * A record a fold read, with where it is: the record parsed once and frozen (deeply), so folds in
+ * one process share it without a caller able to change it for another. Without it (a fold too
+ * long to keep), only where it is, for the disk memo.
  */
 export interface Kept {
   seq: number;
   offset: number;
   id: string;
-  text?: string;
   record?: LedgerRecord;
 }
 
@@ -49,21 +48,26 @@ export const KEEP_MAX = 4096;
 /** Policy: the user's copy is rewritten once it is more than this many records behind HEAD. */
 export const USER_EVERY = 64;
 
-/** Freezes a parsed record and everything in it (JSON: objects and arrays). */
+/**
+ * Freezes a parsed record and everything in it (JSON: objects and arrays). Speed: frozen before
+ * its members are walked, with for-in (no array of values made per object): 0.3 ms for the 160
+ * records of the bench's fold, against 0.5-0.8 ms walking Object.values first.
+ */
 function deepFreeze<T>(v: T): T {
-  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
-    for (const x of Object.values(v)) deepFreeze(x);
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
     Object.freeze(v);
+    for (const k in v) deepFreeze((v as Record<string, unknown>)[k]);
   }
   return v;
 }
 
-export const frozenRecord = (text: string): LedgerRecord => deepFreeze(JSON.parse(text) as LedgerRecord);
-
 /** A record, frozen in place (one this fold parsed itself, shared with nobody yet). */
 export const freeze = (r: LedgerRecord): LedgerRecord => deepFreeze(r);
 
-export const atOf = (k: Kept): RecordAt => ({ seq: k.seq, offset: k.offset, id: k.id, record: (k.record ??= frozenRecord(k.text!)) });
+export const atOf = (k: Kept): RecordAt => {
+  if (k.record === undefined) throw new Error(`kept fold: record seq ${k.seq} was not kept`); // a fold never starts from one that was not kept
+  return { seq: k.seq, offset: k.offset, id: k.id, record: k.record };
+};
 
 // This process's.
 let inProcess: { key: string; fold: Loaded } | null = null;
@@ -84,9 +88,11 @@ export function forgetProcessFold(): void {
 // This user's.
 const userFile = (stateDir: string, realDir: string, genesis: string) => ({ dir: join(stateDir, 'fold'), name: `${ledgerStateName(realDir, genesis)}.json` });
 
-const isKept = (x: unknown): x is Kept => {
+/** An entry of the user's copy: a record as parsed, with its seq, offset and id beside it. */
+const isKept = (x: unknown): x is Kept & { record: LedgerRecord } => {
   const k = x as Kept;
-  return k !== null && typeof k === 'object' && Number.isSafeInteger(k.seq) && Number.isSafeInteger(k.offset) && typeof k.id === 'string' && typeof k.text === 'string';
+  return k !== null && typeof k === 'object' && Number.isSafeInteger(k.seq) && Number.isSafeInteger(k.offset) && typeof k.id === 'string'
+    && k.record !== null && typeof k.record === 'object' && !Array.isArray(k.record) && (k.record as { seq?: unknown }).seq === k.seq;
 };
 const inOrder = (list: Kept[]) => list.every((k, i) => i === 0 || k.seq > list[i - 1].seq);
 
@@ -106,28 +112,15 @@ export function keptForUser(stateDir: string, realDir: string, genesis: string):
   } catch {
     return null;
   }
-  if (v === null || typeof v !== 'object' || v.v !== 1 || v.dir !== realDir || v.genesis !== genesis) return null;
+  if (v === null || typeof v !== 'object' || v.v !== 2 || v.dir !== realDir || v.genesis !== genesis) return null;
   if (!Number.isSafeInteger(v.seq) || !Number.isSafeInteger(v.end) || typeof v.id !== 'string') return null;
   if (!Array.isArray(v.work) || !Array.isArray(v.outcomes) || !v.work.every(isKept) || !v.outcomes.every(isKept) || !inOrder(v.work) || !inOrder(v.outcomes)) return null;
   const seq = v.seq!;
   if (v.work.some((k) => k.seq > seq) || v.outcomes.some((k) => k.seq > seq)) return null;
-  const keep = (list: Kept[]): Kept[] | null => {
-    const out: Kept[] = [];
-    for (const k of list) {
-      let r: LedgerRecord;
-      try {
-        r = frozenRecord(k.text!); // a string: isKept checked the file's entries
-      } catch {
-        return null;
-      }
-      if (r === null || typeof r !== 'object' || r.seq !== k.seq) return null;
-      out.push({ seq: k.seq, offset: k.offset, id: k.id, text: k.text, record: r });
-    }
-    return out;
-  };
-  const work = keep(v.work);
-  const outcomes = work && keep(v.outcomes);
-  return work && outcomes ? { seq, end: v.end!, id: v.id!, work, outcomes } : null;
+  // Speed: the records are in the copy as JSON values, parsed with it (one JSON.parse, not one
+  // per record: 1.2 ms against 2 ms for the bench's fold), and frozen here.
+  const keep = (list: Kept[]): Kept[] => list.map((k) => ({ seq: k.seq, offset: k.offset, id: k.id, record: deepFreeze(k.record!) }));
+  return { seq, end: v.end!, id: v.id!, work: keep(v.work), outcomes: keep(v.outcomes) };
 }
 
 /** Writes the user's copy; best effort (a state directory that refuses it costs the next command a memo read). */
@@ -136,8 +129,8 @@ export function keepForUser(stateDir: string, realDir: string, genesis: string, 
   const f = userFile(stateDir, realDir, genesis);
   try {
     ensureStateDir(stateDir, 'fold');
-    const strip = (list: Kept[]) => list.map(({ seq, offset, id, text, record }) => ({ seq, offset, id, text: text ?? JSON.stringify(record) }));
-    const body = { v: 1, dir: realDir, genesis, seq: fold.seq, end: fold.end, id: fold.id, work: strip(fold.work), outcomes: strip(fold.outcomes) };
+    const strip = (list: Kept[]) => list.map(({ seq, offset, id, record }) => ({ seq, offset, id, record }));
+    const body = { v: 2, dir: realDir, genesis, seq: fold.seq, end: fold.end, id: fold.id, work: strip(fold.work), outcomes: strip(fold.outcomes) };
     replaceFileUnsynced(realFileOps, f.dir, f.name, Buffer.from(JSON.stringify(body) + '\n'), 0o600);
   } catch (e) {
     if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;

@@ -34,7 +34,7 @@
 //   after the memo are read the same way, on the same open file: parsed, each id the next
 //   line's prev_tail_hash, which the check found equal to its hash.
 // - The fold a command ends with is kept (fold-kept.ts): in this process, and in this user's
-//   state directory for the user's next command, with the text and id of each record it holds.
+//   state directory for the user's next command, with the id of each record it holds and the record itself.
 //   A later fold believes a kept fold exactly as far as the ledger still holds it: the line
 //   ending where it ends must be its record (seq and id), and the chain through the new HEAD is
 //   checked as above, so by the hash chain every record before it is the one it read. Then
@@ -182,7 +182,7 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
     const tailLength = head.seq - fromSeq + 1;
     const build = opts.write !== false && tailLength > MEMO_EVERY;
     const keep = tailLength <= PROCESS_TAIL_MAX;
-    // Every work-log record through HEAD, and the offsets (and, for a short tail, the texts) of
+    // Every work-log record through HEAD, and the offsets (and, for a short tail, the records) of
     // the outcome records, to say which the outcome fold still holds at the end.
     const work: Kept[] = start ? [...start.work] : [];
     const outcomeAt = new Map<number, Kept | number>(start ? start.outcomes.map((k) => [k.seq, k]) : []);
@@ -302,7 +302,8 @@ function readOne(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, seq: 
     return null;
   }
   if (value === null || typeof value !== 'object' || value.seq !== seq || typeof value.kind !== 'string' || !kinds.has(value.kind)) return null;
-  return { seq, offset, id: idFromLine(text, value), text };
+  // Parsed once: the record itself is kept (frozen, as every kept record is), not its text.
+  return { seq, offset, id: idFromLine(text, value), record: frozenRecordOf(value as LedgerRecord) };
 }
 
 /** Whether the line ending at the memo's `end` is its record: that seq, that id. */

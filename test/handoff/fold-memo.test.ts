@@ -177,12 +177,21 @@ describe("when this user's next command finds the fold the last one kept in the 
 
   for (const [name, spoil] of [
     ['it is torn', (f: string) => writeFileSync(f, readFileSync(f, 'utf8').slice(0, 200))],
-    ['a record text in it is not its seq', (f: string) => {
-      const v = JSON.parse(readFileSync(f, 'utf8')) as { work: { seq: number; text: string }[] };
-      const i = v.work.findIndex((k) => (JSON.parse(k.text) as { kind: string }).kind === 'checkpoint');
-      const r = JSON.parse(v.work[i].text) as { seq: number };
-      v.work[i].text = JSON.stringify({ ...r, seq: r.seq + 1 });
+    ['a record in it is not its seq', (f: string) => {
+      const v = JSON.parse(readFileSync(f, 'utf8')) as { work: { seq: number; record: { kind: string; seq: number } }[] };
+      const i = v.work.findIndex((k) => k.record.kind === 'checkpoint');
+      v.work[i].record = { ...v.work[i].record, seq: v.work[i].record.seq + 1 };
       writeFileSync(f, JSON.stringify(v));
+    }],
+    ['a record in it is not an object', (f: string) => {
+      const v = JSON.parse(readFileSync(f, 'utf8')) as { work: { record: unknown }[] };
+      v.work[1].record = [v.work[1].record];
+      writeFileSync(f, JSON.stringify(v));
+    }],
+    ['it is of the earlier format (record texts)', (f: string) => {
+      const v = JSON.parse(readFileSync(f, 'utf8')) as { work: { record: unknown }[]; outcomes: { record: unknown }[] };
+      const text = (list: { record: unknown }[]) => list.map(({ record, ...k }) => ({ ...k, text: JSON.stringify(record) }));
+      writeFileSync(f, JSON.stringify({ ...v, v: 1, work: text(v.work), outcomes: text(v.outcomes) }));
     }],
     ['it leaves out the genesis', (f: string) => {
       const v = JSON.parse(readFileSync(f, 'utf8')) as { work: unknown[] };
