@@ -65,10 +65,29 @@ export function sealView(name: ViewName, text: string): string {
  * digest is of the text before it. Policy: anything else (an edit anywhere, a line added after
  * the digest, a file written by a version without the line) counts as a person's edit.
  */
-export function isSealed(name: ViewName, text: string): boolean {
-  const cut = text.lastIndexOf('\n', text.length - 2) + 1;
-  const body = text.slice(0, cut);
-  return text.slice(cut) === digestLine(name, sha256Hex(body));
+export function isSealed(name: ViewName, view: Uint8Array | string): boolean {
+  // On the bytes: a writer asks this of the file as read, and decoding a large HANDOFF.md (its
+  // text is not ASCII) cost more than the digest. Bytes that are not UTF-8 are never sealed:
+  // the ledger writes none.
+  const bytes = typeof view === 'string' ? Buffer.from(view, 'utf8') : Buffer.from(view.buffer, view.byteOffset, view.byteLength);
+  const cut = bytes.lastIndexOf(0x0a, bytes.length - 2) + 1;
+  return bytes.subarray(cut).equals(Buffer.from(digestLine(name, sha256Hex(bytes.subarray(0, cut))), 'latin1'));
+}
+
+/** How many lines of a view viewGenesis reads. */
+const HEADER_LINES = 12;
+
+/**
+ * The text of a view's first HEADER_LINES lines, all viewGenesis reads: decoded alone, not with
+ * the whole file (a cut at a line feed is a cut between UTF-8 characters).
+ */
+export function headerText(bytes: Buffer): string {
+  let end = -1;
+  for (let n = 0; n < HEADER_LINES; n++) {
+    end = bytes.indexOf(0x0a, end + 1);
+    if (end < 0) return bytes.toString('utf8');
+  }
+  return bytes.toString('utf8', 0, end);
 }
 
 const GENESIS_RE = new RegExp(`^(?:<!-- |# )${GENESIS_MARKER} (sha256:[0-9a-f]{64})(?: -->)?$`);
@@ -80,7 +99,7 @@ const GENESIS_RE = new RegExp(`^(?:<!-- |# )${GENESIS_MARKER} (sha256:[0-9a-f]{6
  * reaches (record text is in code spans, fenced blocks and YAML scalars further down).
  */
 export function viewGenesis(text: string): string | null {
-  const lines = text.split('\n', 12);
+  const lines = text.split('\n', HEADER_LINES);
   for (const line of lines) {
     const m = GENESIS_RE.exec(line);
     if (m) return m[1];
@@ -101,7 +120,7 @@ function foreignView(file: string, theirs: string, ours: string, ledgerDir: stri
 /** Policy: a view is refused only when it names another genesis; one that names none is this ledger's to write. */
 function assertOwned(files: { file: string; bytes: Buffer | null }[], genesis: string, ledgerDir: string): void {
   for (const { file, bytes } of files) {
-    const theirs = bytes === null ? null : viewGenesis(bytes.toString('utf8'));
+    const theirs = bytes === null ? null : viewGenesis(headerText(bytes));
     if (theirs !== null && theirs !== genesis) throw foreignView(file, theirs, genesis, ledgerDir);
   }
 }
@@ -235,7 +254,7 @@ export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, 
     for (const [i, name] of VIEW_FILES.entries()) {
       const file = join(viewsDir, name);
       const was = before[i];
-      if (was !== null && !isSealed(name, was.toString('utf8'))) kept.push({ file, kept: keepEdit(viewsDir, name, was, now) });
+      if (was !== null && !isSealed(name, was)) kept.push({ file, kept: keepEdit(viewsDir, name, was, now) });
     }
     try {
       // Both at once: one fsync of the folder for the two (fs/durable.ts).

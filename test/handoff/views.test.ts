@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CP, appendRaw, expectRefused, ok, project, workLog, type Project } from './helpers.js';
-import { isSealed, keptName, renderViews, writeViews } from '../../src/handoff/views.js';
+import { headerText, isSealed, keptName, renderViews, sealView, viewGenesis, writeViews } from '../../src/handoff/views.js';
+import fc from 'fast-check';
 import { scratch, snapshot } from '../helpers/cli.js';
 
 let p: Project;
@@ -242,6 +243,18 @@ describe('when a person edits a view and a verb rewrites it', () => {
       expect(isSealed(name, views[name] + '\n')).toBe(false);
       expect(isSealed(name, views[name].slice(0, -1))).toBe(false);
     }
+    // As read from disk (bytes): the same answers; bytes that are not UTF-8 are never sealed.
+    for (const name of ['HANDOFF.md', 'HANDOFF.yml'] as const) {
+      const bytes = Buffer.from(views[name], 'utf8');
+      expect(isSealed(name, bytes)).toBe(true);
+      expect(isSealed(name, Buffer.concat([Buffer.from([0xff]), bytes]))).toBe(false);
+      expect(isSealed(name, bytes.subarray(1))).toBe(false);
+    }
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.constantFrom('HANDOFF.md', 'HANDOFF.yml') as fc.Arbitrary<'HANDOFF.md' | 'HANDOFF.yml'>, (body, name) => {
+      const sealed = sealView(name, `${body}\n`); // a rendered view ends its text with a line feed
+      expect(isSealed(name, Buffer.from(sealed, 'utf8'))).toBe(isSealed(name, sealed));
+      expect(isSealed(name, sealed)).toBe(true);
+    }));
     expect(views['HANDOFF.md'].trimEnd().split('\n').at(-1)).toMatch(/^<!-- ledger-view digest sha256:[0-9a-f]{64} -->$/);
     expect(views['HANDOFF.yml'].trimEnd().split('\n').at(-1)).toMatch(/^# ledger-view digest sha256:[0-9a-f]{64}$/);
   });
@@ -278,5 +291,16 @@ describe('when a view is a symbolic link or a FIFO planted by the repository', (
     // refused before either view was touched: HANDOFF.md is neither kept nor rewritten
     expect(md()).toBe(edited);
     expect(readdirSync(p.dir).filter((f) => f.includes('.edited-'))).toEqual([]);
+  });
+});
+
+describe("a view's header, read alone", () => {
+  it('property: the genesis it names is the one the whole text names, for any bytes', () => {
+    const G = `sha256:${'ab'.repeat(32)}`;
+    const line = fc.oneof(fc.constantFrom('', '# HANDOFF', `<!-- ledger-view genesis ${G} -->`, `# ledger-view genesis ${G}`, '<!-- x -->', '# c', 'text'), fc.string({ unit: 'binary', maxLength: 12 }));
+    fc.assert(fc.property(fc.array(line, { maxLength: 20 }), fc.uint8Array({ maxLength: 6 }), (lines, junk) => {
+      const bytes = Buffer.concat([Buffer.from(lines.join('\n'), 'utf8'), Buffer.from(junk)]);
+      expect(viewGenesis(headerText(bytes))).toBe(viewGenesis(bytes.toString('utf8')));
+    }), { numRuns: 300 });
   });
 });
