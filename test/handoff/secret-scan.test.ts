@@ -63,4 +63,32 @@ describe('the key in test output', () => {
     expect(valueContainsSecret(secretOf(seed), { done: 'd', verified: ['a', `the key is ${key}`] })).toBe(true);
     expect(valueContainsSecret(secretOf(seed), { invariants: { tests: { ok: true, detail: 'fine' } } })).toBe(false);
   });
+
+  it('property: a draft scanned as one text finds a form in any string, key or value, however deep, and refuses no draft without one', () => {
+    // The reference: each string on its own.
+    const each = (secret: KeySecret, v: unknown): boolean => typeof v === 'string' ? containsSecret(secret, v)
+      : Array.isArray(v) ? v.some((x) => each(secret, x))
+        : v !== null && typeof v === 'object' ? Object.entries(v).some(([k, x]) => containsSecret(secret, k) || each(secret, x)) : false;
+    const draft = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: 'small' }, noise, fc.integer(), fc.boolean(), fc.constant(null), fc.array(tie('node'), { maxLength: 4 }), fc.dictionary(noise, tie('node'), { maxKeys: 4 })),
+    })).node;
+    fc.assert(fc.property(seedArb, draft, fc.nat(), fc.nat(), (seed, value, pick, which) => {
+      const secret = secretOf(seed);
+      expect(valueContainsSecret(secret, value)).toBe(each(secret, value));
+      // Plant one form in one string of it (or as a key), wherever that string is.
+      const form = forms(seed)[which % forms(seed).length];
+      let n = 0;
+      const count = (v: unknown): number => typeof v === 'string' ? 1 : Array.isArray(v) ? v.reduce((a: number, x) => a + count(x), 0) : v !== null && typeof v === 'object' ? Object.entries(v).reduce((a, [, x]) => a + 1 + count(x), 0) : 0;
+      const total = count(value);
+      if (total === 0) return;
+      const at = pick % total;
+      const plant = (v: unknown): unknown => {
+        if (typeof v === 'string') return n++ === at ? `${v}${form}` : v;
+        if (Array.isArray(v)) return v.map(plant);
+        if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [n++ === at ? `${k}${form}` : k, plant(x)]));
+        return v;
+      };
+      expect(valueContainsSecret(secret, plant(value))).toBe(true);
+    }), { numRuns: RUNS });
+  });
 });
