@@ -27,12 +27,15 @@ import { appendOutbox } from './outbox.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
 import type { JoinInfo, RemotePaths } from './state.js';
 import { buildCommit } from './tree.js';
+import { retryPauseMs, RETRY_CAP_MS, yieldMs } from './backoff.js';
+
+const cryptoInt = (lo: number, hi: number): number => randomInt(lo, hi + 1);
 
 export interface LinkOptions {
   /** --offline: when the remote cannot be reached, queue instead of refusing. */
   offline?: boolean;
   now?: () => Date;
-  /** Attempts under contention (default 24) and the base of the jittered pause (default 50 ms). */
+  /** Attempts under contention (default 24) and the cap of the first jittered pause (default RETRY_CAP_MS, backoff.ts). */
   attempts?: number;
   pauseMs?: number;
   /** Told when a write is queued instead of published. */
@@ -72,7 +75,7 @@ export class RemoteLink implements Publisher {
 
   constructor(readonly rp: RemotePaths, readonly join: JoinInfo, private readonly trust: () => Trust, private readonly opts: LinkOptions = {}) {
     this.maxAttempts = opts.attempts ?? 24;
-    this.pauseMs = opts.pauseMs ?? 50;
+    this.pauseMs = opts.pauseMs ?? RETRY_CAP_MS;
     this.clock = opts.now ?? (() => new Date());
   }
 
@@ -83,12 +86,10 @@ export class RemoteLink implements Publisher {
   pause(attempt: number): void {
     // A guess from the anchor that missed lost no race: the real refresh follows at once.
     if (this.missedGuess) return;
-    // Policy: exponential with full jitter from 50 ms, capped at 400 ms (two to three times
-    // one attempt, fetch + verify + build + push, against a near remote), so racing machines
-    // spread out but a loser is never idle for a second while the last winner writes again;
-    // 24 attempts bound a write to about 8 s.
+    // backoff.ts: the longer this write has waited, the shorter its pause (seniority).
     const lost = attempt - this.bonus; // the races lost: a missed guess was none
-    sleepMs(randomInt(1, Math.min(400, this.pauseMs * 2 ** Math.min(lost, 5)) + 2));
+    const ms = retryPauseMs(lost, cryptoInt, this.pauseMs);
+    sleepMs(ms);
   }
 
   /**
@@ -121,6 +122,12 @@ export class RemoteLink implements Publisher {
     // fetch while the losers fetch, verify and lose again (the slowest of eight racing clones
     // waited 25x the median with it, 12x without).
     const contended = anchor?.contended_at !== undefined && this.clock().getTime() - Date.parse(anchor.contended_at) < CONTENDED_MS;
+    // The first attempt of a write on a contended machine yields before it asks (backoff.ts),
+    // so the fetch after it sees what the writers already racing published meanwhile.
+    if (!ask && !moved && contended) {
+      const ms = yieldMs(true, cryptoInt);
+      sleepMs(ms);
+    }
     if (!ask && !moved && anchor && !contended) {
       const local = readHeadWithBytes(ops, paths);
       if (local && local.head.genesis === anchor.genesis && local.head.seq === anchor.seq && local.head.tail === anchor.tail && local.head.size === anchor.size) {
