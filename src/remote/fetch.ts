@@ -11,7 +11,7 @@ import { gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from './git.js';
 import { join } from 'node:path';
 import { realFileOps } from '../fs/ops.js';
 import { FETCHED_REF } from './state.js';
-import { commitShape, readBlobs, readRecordBlobs, recordPath } from './tree.js';
+import { readRecordBlobs, readShapeAndBlobs, recordPath } from './tree.js';
 
 /** SPEC 10: the audit's default clock skew. */
 const SKEW_MS = 5 * 60_000;
@@ -109,12 +109,14 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   // Policy: the root must be exactly HEAD and records/ and the commit at most one parent; below
   // records/ only the blobs at the paths of the seqs read are looked at (each must be there and
   // be the line): an extra entry in a shard is never read, so it can change nothing here.
-  const shape = commitShape(repo, commit);
+  // One git process reads the shape, HEAD and the blobs at the points the ref must hold; each is
+  // looked at only in the order below (a blob read early decides nothing before its check).
+  const shape = readShapeAndBlobs(repo, commit, ['HEAD', ...mustHold.map((p) => recordPath(p.seq))]);
   if (shape.parents.length > 1) throw refusal('REMOTE_LINKAGE', `the remote ledger commit ${commit.slice(0, 12)} is a merge; the ref must be a line`, { commit });
   if (shape.root.length !== 2 || !shape.root.includes('blob:HEAD') || !shape.root.includes('tree:records')) {
     throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${shape.root.join(', ') || 'nothing'}, not exactly HEAD and records/`, { commit });
   }
-  const [headBytes] = readBlobs(repo, commit, ['HEAD']);
+  const [headBytes, ...held] = shape.blobs;
   const head = parseRemoteHead(headBytes, commit);
   const pinHead = pinProblem(trust, head.sig.key, head.seq, null);
   if (pinHead) throw refusal('REMOTE_KEY_PIN', `the remote HEAD: ${pinHead}`, { commit });
@@ -131,7 +133,6 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
       throw new LedgerError('REMOTE_FRESHNESS', `rollback: the remote ledger is at seq ${head.seq}, below ${p.what} at seq ${p.seq}`, { kind: 'rollback', remote_seq: head.seq, seq: p.seq, commit });
     }
   }
-  const held = readBlobs(repo, commit, mustHold.map((p) => recordPath(p.seq)));
   mustHold.forEach((p, i) => {
     const line = held[i];
     const id = line && line.length > 1 && line[line.length - 1] === 0x0a ? idFromLine(line.subarray(0, -1).toString('utf8')) : null;
