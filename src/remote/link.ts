@@ -259,10 +259,11 @@ export class RemoteLink implements Publisher {
 
 /**
  * Policy: 32 attempts. The old 24 lasted about 8 s with pauses growing to 400 ms; the seniority
- * pauses (backoff.ts) add up to under a second, so attempts go faster. Eight clones racing
- * (4 appends each, 3 runs): the most attempts one write needed were 13, 15 and 16; one run on
- * a loaded machine (load 5) had a write use all 24 and give up. 32 keeps a write's bound near
- * the old time (~10-14 s under that load) and gives the fair order room to reach the last.
+ * pauses (backoff.ts) add up to about a second over 32 attempts, so attempts go faster. Eight
+ * clones racing (4 appends each, 3 runs): the most attempts one write needed were 13, 15 and
+ * 16; one run on a loaded machine (load 5) had a write use all 24 and give up. 32 keeps a
+ * write's bound near the old time (~10-14 s under that load) and gives the fair order room to
+ * reach the last.
  */
 export const ATTEMPTS = 32;
 
