@@ -11,7 +11,7 @@ import { gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from './git.js';
 import { join } from 'node:path';
 import { realFileOps } from '../fs/ops.js';
 import { FETCHED_REF } from './state.js';
-import { commitShape, readBlobs, readRecordBlobs, recordPath } from './tree.js';
+import { readRecordBlobs, readShapeAndBlobs, recordPath } from './tree.js';
 
 /** SPEC 10: the audit's default clock skew. */
 const SKEW_MS = 5 * 60_000;
@@ -36,15 +36,14 @@ export function fetchLedgerRef(repo: string, url: string, ref: string, known: st
     // The remote just refused our lease (the ref moved): it almost surely has commits we lack,
     // so one fetch (one connection: the ref's value and its objects) instead of ls-remote and
     // then a fetch. A failed fetch (the ref gone, or no answer) is told apart by the ls-remote below.
-    const f = runGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
+    const f = fetchRef(repo, url, ref);
     if (f.status === 0) return gitOk(['rev-parse', '--verify', `${FETCHED_REF}^{commit}`], { gitDir: repo }).toString('utf8').trim();
   }
   // One round trip says whether the ref is there and where; a fetch only when we lack it.
   // Policy: ls-remote speaks protocol v0. Its pattern matches ref names by their end, so git
   // sends v2 no ref-prefix and the server lists the same refs either way; v2 only adds a round
   // trip (capabilities first, then the ls-refs command, which over git:// also waits out a
-  // delayed ACK: about 40 ms of a 50 ms ls-remote here). Fetches keep the default (v2), where
-  // the ref-prefix does narrow what the server sends.
+  // delayed ACK: about 40 ms of a 50 ms ls-remote here). Fetches too (fetchRef).
   const ls = runGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', url, ref], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
   if (ls.status !== 0) throw unreachable(url, gitComplaint(ls));
   const line = ls.stdout.toString('utf8').split('\n').find((l) => l.endsWith(`\t${ref}`));
@@ -56,13 +55,25 @@ export function fetchLedgerRef(repo: string, url: string, ref: string, known: st
   if (tip === known) return tip;
   const have = runGit(['cat-file', '-e', `${tip}^{commit}`], { gitDir: repo });
   if (have.status !== 0) {
-    const f = runGit(['fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
+    const f = fetchRef(repo, url, ref);
     if (f.status !== 0) throw unreachable(url, gitComplaint(f));
     const got = gitOk(['rev-parse', '--verify', `${FETCHED_REF}^{commit}`], { gitDir: repo }).toString('utf8').trim();
     return got;
   }
   gitOk(['update-ref', FETCHED_REF, tip], { gitDir: repo });
   return tip;
+}
+
+/**
+ * Fetches the ref into FETCHED_REF. Policy: protocol v0, as ls-remote above. v2 spends a round
+ * trip more (the capabilities, then ls-refs, then fetch), each waiting out a delayed ACK over
+ * git://: a fetch of one new commit from the local daemon took 112 ms in v2, 74 ms in v0
+ * (medians of 15, twice), and a loser of a race fetches on every attempt. What v0 costs is the
+ * advertisement of all the remote's refs (v2's ref-prefix narrows it), which every ls-remote
+ * of a write already receives; a remote with very many refs pays it once more per fetch.
+ */
+function fetchRef(repo: string, url: string, ref: string) {
+  return runGit(['-c', 'protocol.version=0', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
 }
 
 /** A point of the chain this machine trusts: a seq, its id and ts, and records.jsonl's size through it. */
@@ -109,12 +120,14 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   // Policy: the root must be exactly HEAD and records/ and the commit at most one parent; below
   // records/ only the blobs at the paths of the seqs read are looked at (each must be there and
   // be the line): an extra entry in a shard is never read, so it can change nothing here.
-  const shape = commitShape(repo, commit);
+  // One git process reads the shape, HEAD and the blobs at the points the ref must hold; each is
+  // looked at only in the order below (a blob read early decides nothing before its check).
+  const shape = readShapeAndBlobs(repo, commit, ['HEAD', ...mustHold.map((p) => recordPath(p.seq))]);
   if (shape.parents.length > 1) throw refusal('REMOTE_LINKAGE', `the remote ledger commit ${commit.slice(0, 12)} is a merge; the ref must be a line`, { commit });
   if (shape.root.length !== 2 || !shape.root.includes('blob:HEAD') || !shape.root.includes('tree:records')) {
     throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${shape.root.join(', ') || 'nothing'}, not exactly HEAD and records/`, { commit });
   }
-  const [headBytes] = readBlobs(repo, commit, ['HEAD']);
+  const [headBytes, ...held] = shape.blobs;
   const head = parseRemoteHead(headBytes, commit);
   const pinHead = pinProblem(trust, head.sig.key, head.seq, null);
   if (pinHead) throw refusal('REMOTE_KEY_PIN', `the remote HEAD: ${pinHead}`, { commit });
@@ -131,7 +144,6 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
       throw new LedgerError('REMOTE_FRESHNESS', `rollback: the remote ledger is at seq ${head.seq}, below ${p.what} at seq ${p.seq}`, { kind: 'rollback', remote_seq: head.seq, seq: p.seq, commit });
     }
   }
-  const held = readBlobs(repo, commit, mustHold.map((p) => recordPath(p.seq)));
   mustHold.forEach((p, i) => {
     const line = held[i];
     const id = line && line.length > 1 && line[line.length - 1] === 0x0a ? idFromLine(line.subarray(0, -1).toString('utf8')) : null;

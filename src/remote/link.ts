@@ -27,14 +27,20 @@ import { appendOutbox } from './outbox.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
 import type { JoinInfo, RemotePaths } from './state.js';
 import { buildCommit } from './tree.js';
+import { retryPauseMs, RETRY_CAP_MS, yieldMs, type RandomInt } from './backoff.js';
+
+const cryptoInt = (lo: number, hi: number): number => randomInt(lo, hi + 1);
 
 export interface LinkOptions {
   /** --offline: when the remote cannot be reached, queue instead of refusing. */
   offline?: boolean;
   now?: () => Date;
-  /** Attempts under contention (default 24) and the base of the jittered pause (default 50 ms). */
+  /** Attempts under contention (default ATTEMPTS) and the cap of the first jittered pause (default RETRY_CAP_MS, backoff.ts). */
   attempts?: number;
   pauseMs?: number;
+  /** How the link sleeps and draws its jitter (tests pass their own; default: Atomics.wait, crypto). */
+  sleep?: (ms: number) => void;
+  random?: RandomInt;
   /** Told when a write is queued instead of published. */
   onNotice?: (text: string) => void;
 }
@@ -48,6 +54,8 @@ export class RemoteLink implements Publisher {
   private readonly maxAttempts: number;
   private readonly pauseMs: number;
   private readonly clock: () => Date;
+  private readonly sleep: (ms: number) => void;
+  private readonly random: RandomInt;
   /** The remote commit the local copy matched at the last refresh (null: the ref is absent). */
   private base: string | null = null;
   /** The last refresh found the remote unreachable and --offline was given. */
@@ -71,9 +79,11 @@ export class RemoteLink implements Publisher {
   private contendedAt: string | undefined;
 
   constructor(readonly rp: RemotePaths, readonly join: JoinInfo, private readonly trust: () => Trust, private readonly opts: LinkOptions = {}) {
-    this.maxAttempts = opts.attempts ?? 24;
-    this.pauseMs = opts.pauseMs ?? 50;
+    this.maxAttempts = opts.attempts ?? ATTEMPTS;
+    this.pauseMs = opts.pauseMs ?? RETRY_CAP_MS;
     this.clock = opts.now ?? (() => new Date());
+    this.sleep = opts.sleep ?? sleepMs;
+    this.random = opts.random ?? cryptoInt;
   }
 
   get attempts(): number {
@@ -83,12 +93,9 @@ export class RemoteLink implements Publisher {
   pause(attempt: number): void {
     // A guess from the anchor that missed lost no race: the real refresh follows at once.
     if (this.missedGuess) return;
-    // Policy: exponential with full jitter from 50 ms, capped at 400 ms (two to three times
-    // one attempt, fetch + verify + build + push, against a near remote), so racing machines
-    // spread out but a loser is never idle for a second while the last winner writes again;
-    // 24 attempts bound a write to about 8 s.
+    // backoff.ts: the longer this write has waited, the shorter its pause (seniority).
     const lost = attempt - this.bonus; // the races lost: a missed guess was none
-    sleepMs(randomInt(1, Math.min(400, this.pauseMs * 2 ** Math.min(lost, 5)) + 2));
+    this.sleep(retryPauseMs(lost, this.random, this.pauseMs));
   }
 
   /**
@@ -121,6 +128,16 @@ export class RemoteLink implements Publisher {
     // fetch while the losers fetch, verify and lose again (the slowest of eight racing clones
     // waited 25x the median with it, 12x without).
     const contended = anchor?.contended_at !== undefined && this.clock().getTime() - Date.parse(anchor.contended_at) < CONTENDED_MS;
+    // The first attempt of a write on a contended machine yields before it asks (backoff.ts),
+    // so the fetch after it sees what the writers already racing published meanwhile. Asking
+    // alone was not enough: the last winner's ls-remote finds its own commit, so it still
+    // builds and pushes with no fetch while the losers fetch and verify (eight clones: 24-31x
+    // without the yield, 1.8-2.3x with it, same build, 3 runs each).
+    // Policy: only a lost race of this machine marks contention (not records of others
+    // adopted: one agent handing to another is no race). A machine that never lost (the first
+    // winner of a race) cannot tell that others wait; it yields only once it has lost. The
+    // yield runs while CONTENDED_MS lasts, so a lone writer right after a race pays it for 5 s.
+    if (!ask && !moved && contended) this.sleep(yieldMs(true, this.random));
     if (!ask && !moved && anchor && !contended) {
       const local = readHeadWithBytes(ops, paths);
       if (local && local.head.genesis === anchor.genesis && local.head.seq === anchor.seq && local.head.tail === anchor.tail && local.head.size === anchor.size) {
@@ -239,6 +256,16 @@ export class RemoteLink implements Publisher {
     }
   }
 }
+
+/**
+ * Policy: 32 attempts. The old 24 lasted about 8 s with pauses growing to 400 ms; the seniority
+ * pauses (backoff.ts) add up to about a second over 32 attempts, so attempts go faster. Eight
+ * clones racing (4 appends each, 3 runs): the most attempts one write needed were 13, 15 and
+ * 16; one run on a loaded machine (load 5) had a write use all 24 and give up. 32 keeps a
+ * write's bound near the old time (~10-14 s under that load) and gives the fair order room to
+ * reach the last.
+ */
+export const ATTEMPTS = 32;
 
 /** How long after a lost race a machine's writes ask the remote before they push. */
 export const CONTENDED_MS = 5_000;

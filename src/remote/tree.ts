@@ -16,18 +16,6 @@ export const recordName = (seq: number): string => String(seq).padStart(12, '0')
 /** The path of seq's blob in a publication's tree. */
 export const recordPath = (seq: number): string => `records/${shardName(seq)}/${recordName(seq)}`;
 
-interface TreeEntry { mode: string; type: string; oid: string; name: string }
-
-function lsTree(gitDir: string, treeish: string): TreeEntry[] {
-  const r = runGit(['ls-tree', '-z', treeish], { gitDir });
-  if (r.status !== 0) return [];
-  return r.stdout.toString('utf8').split('\0').filter(Boolean).map((line) => {
-    const tab = line.indexOf('\t');
-    const [mode, type, oid] = line.slice(0, tab).split(' ');
-    return { mode, type, oid, name: line.slice(tab + 1) };
-  });
-}
-
 export interface Publication {
   /** The parent commit, null for the genesis publication. */
   parent: string | null;
@@ -80,9 +68,14 @@ export function readBlobs(gitDir: string, commit: string, paths: readonly string
 
 /** `cat-file --batch` of `names` (each a name git resolves): each a blob's bytes, or null (missing, not a blob). */
 function catBatch(gitDir: string, names: readonly string[], commit: string, views = false): (Buffer | null)[] {
+  return catObjects(gitDir, names, commit, views).map((o) => (o && o.type === 'blob' ? o.data : null));
+}
+
+/** `cat-file --batch` of `names`: each object's type and bytes, or null (missing, ambiguous). */
+function catObjects(gitDir: string, names: readonly string[], commit: string, views = false): ({ type: string; data: Buffer } | null)[] {
   const r = runGit(['cat-file', '--batch'], { gitDir, input: names.map((n) => `${n}\n`).join('') });
   if (r.status !== 0) throw new LedgerError('OP_REMOTE', `git cat-file failed reading ${commit}`, { commit });
-  const out: (Buffer | null)[] = [];
+  const out: ({ type: string; data: Buffer } | null)[] = [];
   const buf = r.stdout;
   let at = 0;
   for (let i = 0; i < names.length; i++) {
@@ -96,9 +89,10 @@ function catBatch(gitDir: string, names: readonly string[], commit: string, view
       continue;
     }
     const size = Number(m[3]);
+    if (at + size > buf.length) throw new LedgerError('OP_REMOTE', 'git cat-file ended early');
     // A view keeps git's whole answer alive; a copy lets it go (a few blobs out of a large tree).
-    const blob = buf.subarray(at, at + size);
-    out.push(m[2] === 'blob' ? (views ? blob : Buffer.from(blob)) : null);
+    const data = buf.subarray(at, at + size);
+    out.push({ type: m[2], data: views ? data : Buffer.from(data) });
     at += size + 1; // the object, then a newline
   }
   return out;
@@ -135,10 +129,32 @@ export function readRecordBlobs(gitDir: string, commit: string, seqs: readonly n
   return oids.map((o) => (o === null ? null : read[k++]));
 }
 
-/** The names at a commit's root, and how many parents it has (SPEC 11: exactly HEAD and records; one parent, none at genesis). */
-export function commitShape(gitDir: string, commit: string): { parents: string[]; root: string[] } {
-  const raw = gitOk(['cat-file', 'commit', commit], { gitDir }).toString('utf8');
+function parentsOf(raw: string): string[] {
   const headerEnd = raw.indexOf('\n\n');
-  const parents = (headerEnd < 0 ? raw : raw.slice(0, headerEnd)).split('\n').filter((l) => l.startsWith('parent ')).map((l) => l.slice(7));
-  return { parents, root: lsTree(gitDir, `${commit}^{tree}`).map((e) => `${e.type}:${e.name}`) };
+  return (headerEnd < 0 ? raw : raw.slice(0, headerEnd)).split('\n').filter((l) => l.startsWith('parent ')).map((l) => l.slice(7));
+}
+
+/**
+ * The names at a commit's root, its parents (SPEC 11: exactly HEAD and records; one parent,
+ * none at genesis) and the blobs at `paths`, in one `cat-file --batch`: one git process where
+ * there were four (`cat-file commit`, `ls-tree`, two batches); a loser of a race runs this on
+ * every attempt. The root tree is read as
+ * git stores it (`<mode> <name>\0<raw id>` per entry) and each entry typed by its mode as
+ * `ls-tree` types it: a directory a tree, a gitlink a commit, anything else a blob.
+ */
+export function readShapeAndBlobs(gitDir: string, commit: string, paths: readonly string[]): { parents: string[]; root: string[]; blobs: (Buffer | null)[] } {
+  const [c, t, ...rest] = catObjects(gitDir, [commit, `${commit}^{tree}`, ...paths.map((p) => `${commit}:${p}`)], commit);
+  if (!c || c.type !== 'commit' || !t || t.type !== 'tree') throw new LedgerError('OP_REMOTE', `git cat-file did not find the commit ${commit} and its tree`, { commit });
+  const idBytes = commit.length / 2;
+  const root: string[] = [];
+  for (let at = 0; at < t.data.length;) {
+    const sp = t.data.indexOf(0x20, at);
+    const nul = sp < 0 ? -1 : t.data.indexOf(0x00, sp + 1);
+    if (sp < 0 || nul < 0 || nul + 1 + idBytes > t.data.length) throw new LedgerError('OP_REMOTE', `the tree of ${commit} cannot be read`, { commit });
+    const mode = parseInt(t.data.subarray(at, sp).toString('latin1'), 8);
+    const type = (mode & 0o170000) === 0o040000 ? 'tree' : (mode & 0o170000) === 0o160000 ? 'commit' : 'blob';
+    root.push(`${type}:${t.data.subarray(sp + 1, nul).toString('utf8')}`);
+    at = nul + 1 + idBytes;
+  }
+  return { parents: parentsOf(c.data.toString('utf8')), root, blobs: rest.map((o) => (o && o.type === 'blob' ? o.data : null)) };
 }

@@ -158,7 +158,12 @@ async function smallBench(): Promise<BenchResult[]> {
   const daemon = await serve(w);
   try {
     const [solo, ...eight] = w.machines;
-    const envOf = (m: typeof solo) => ({ ...process.env, ...m.env });
+    // Policy: each side runs with the same bare environment (PATH, HOME; the machine's
+    // LEDGER_* for the ledger), as the kit's machines do. Before, the ledger had all of the
+    // bench's environment and the limits only PATH and HOME: with NODE_EXTRA_CA_CERTS set (as
+    // on these machines) every node start of the ledger loaded the CA bundle, 50 ms (node -e ''
+    // 35 ms without it, 85 ms with), a cost the limits' `node -e ''` never paid.
+    const envOf = (m: typeof solo) => ({ PATH: process.env.PATH, ...m.env });
     for (const m of w.machines) {
       const r = m.spawnSync(['init', '--remote', w.url]);
       if (r.code !== 0) throw new Error(r.stderr);
