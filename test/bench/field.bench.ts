@@ -18,12 +18,14 @@ import { Ledger, auditLedger } from '../../src/ledger.js';
 import { digestSource } from '../../src/causal/evidence.js';
 import type { Draft } from '../../src/record.js';
 import { seedFrom, signerFor, streamLedger, type Json } from '../helpers/gen-ledger.js';
-import { alternate, atMost, nowMs, timeCommand, type BenchResult, LEDGER_BIN } from './bench-kit.js';
+import { alternate, atMost, bareEnv, nowMs, timeCommand, type BenchResult, LEDGER_BIN } from './bench-kit.js';
 
 const BIN = LEDGER_BIN;
 const BASE = fileURLToPath(new URL('../../../test/.scratch/', import.meta.url));
 const COUNT = Number(process.env.FIELD_BENCH_RECORDS ?? 200_000);
 const RUNS = Number(process.env.FIELD_BENCH_RUNS ?? 15);
+/** Runs of the same in the bare environment (reported, not a target). */
+const BARE_RUNS = Number(process.env.FIELD_BENCH_BARE_RUNS ?? 9);
 /** The generated work items: one every ITEM_EVERY seqs, as a start and then a checkpoint (some a finish). */
 const ITEMS = 36;
 
@@ -72,8 +74,9 @@ export default async function fieldBench(): Promise<BenchResult[]> {
   for (const name of ['LEDGER_DIR', 'LEDGER_KEY', 'LEDGER_TRUST']) delete env[name];
   // This process writes too (the gate's handoff): with the same per-user state as the commands.
   process.env.LEDGER_STATE_DIR = state;
-  const cli = (args: string[], agent = 'bench') => {
-    const r = spawnSync(process.execPath, [BIN, ...args], { cwd: work, env: { ...env, LEDGER_AGENT: agent }, encoding: 'utf8' });
+  const bare = bareEnv(env);
+  const cli = (args: string[], agent = 'bench', base = env) => {
+    const r = spawnSync(process.execPath, [BIN, ...args], { cwd: work, env: { ...base, LEDGER_AGENT: agent }, encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`ledger ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
     return r;
   };
@@ -130,27 +133,28 @@ export default async function fieldBench(): Promise<BenchResult[]> {
   const floor = join(work, 'floor.json');
   writeFileSync(floor, JSON.stringify({ v: 1, genesis: res.head.genesis, seq: last.seq, id: last.id, offset: last.offset }) + '\n');
 
-  const node = () => timeCommand(process.execPath, ['-e', '']);
-  const run = (args: string[], check?: (out: string) => void) => () => {
-    if (check) {
-      const t = nowMs();
-      const r = cli(args);
-      const ms = nowMs() - t;
-      check(r.stdout);
-      return ms;
-    }
-    return timeCommand(process.execPath, [BIN, ...args], { cwd: work, env });
+  const node = () => timeCommand(process.execPath, ['-e', ''], { env });
+  const nodeBare = () => timeCommand(process.execPath, ['-e', ''], { env: bare });
+  const run = (args: string[], check?: (out: string) => void) => (base = env) => {
+    const t = nowMs();
+    const r = cli(args, 'bench', base);
+    const ms = nowMs() - t;
+    check?.(r.stdout);
+    return ms;
   };
   const results: BenchResult[] = [];
-  const time = (name: string, limit: number, a: () => number) => {
-    const [t, n] = alternate(RUNS, a, node);
-    results.push(atMost(`${name} on ${COUNT.toLocaleString('en')} records / node -e ''`, t / n, limit, `${t.toFixed(1)} ms, node ${n.toFixed(1)} ms (medians of ${RUNS})`));
+  /** The target, in the bench's environment; the same ratio in the bare one, reported beside it (bench-kit bareEnv). */
+  const time = (name: string, limit: number, a: (base?: NodeJS.ProcessEnv) => number) => {
+    const [t, n] = alternate(RUNS, () => a(env), node);
+    const [tb, nb] = alternate(BARE_RUNS, () => a(bare), nodeBare);
+    results.push(atMost(`${name} on ${COUNT.toLocaleString('en')} records / node -e ''`, t / n, limit, `${t.toFixed(1)} ms, node ${n.toFixed(1)} ms (medians of ${RUNS}); without NODE_EXTRA_CA_CERTS and NODE_OPTIONS ${(tb / nb).toFixed(2)}x (${tb.toFixed(1)} ms, node ${nb.toFixed(1)} ms, medians of ${BARE_RUNS})`));
   };
 
   // For perspective, not a target: what any verb pays before its own work (start Node, load the
   // bundle, read and verify HEAD), and one durable append with its retry-identity check.
   const [tHead, tNodeH] = alternate(RUNS, () => timeCommand(process.execPath, [BIN, 'head'], { cwd: work, env }), node);
-  const floorOfAny = `ledger head ${(tHead / tNodeH).toFixed(2)}x`;
+  const [tHeadB, tNodeHB] = alternate(BARE_RUNS, () => timeCommand(process.execPath, [BIN, 'head'], { cwd: work, env: bare }), nodeBare);
+  const floorOfAny = `ledger head ${(tHead / tNodeH).toFixed(2)}x (bare ${(tHeadB / tNodeHB).toFixed(2)}x)`;
 
   // Read verbs first, on the HEAD the floor names.
   time('gate --floor', 1.3, run(['gate', 'bench_migrate', '--floor', floor, '--require-invariant', 'tests', '--json'], (out) => {
@@ -171,15 +175,15 @@ export default async function fieldBench(): Promise<BenchResult[]> {
   // Writers: each run appends (a new item per start, a checkpoint renewing the bench's own item).
   let n = 0;
   const before = Ledger.open({ dir }).head().seq;
-  time('start', 1.5, () => {
+  time('start', 1.5, (base) => {
     const t = nowMs();
-    cli(['start', `bench-item-${n++}`, '--summary', 'a new work item']);
+    cli(['start', `bench-item-${n++}`, '--summary', 'a new work item'], 'bench', base);
     return nowMs() - t;
   });
   let cp = 0;
-  time('checkpoint', 1.5, () => {
+  time('checkpoint', 1.5, (base) => {
     const t = nowMs();
-    cli(['checkpoint', 'bench-item-0', '--done', `step ${cp++}`, '--state', 'going well', '--next', 'the next step']);
+    cli(['checkpoint', 'bench-item-0', '--done', `step ${cp++}`, '--state', 'going well', '--next', 'the next step'], 'bench', base);
     return nowMs() - t;
   });
   const after = Ledger.open({ dir }).head().seq;
