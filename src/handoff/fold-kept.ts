@@ -15,12 +15,9 @@
 // no copy: the disk memo is read instead), and only for a work log of at most KEEP_MAX records;
 // it is rewritten when it is more than USER_EVERY records behind, so most commands only read it.
 import { join } from 'node:path';
-import { replaceFileUnsynced } from '../fs/durable.js';
-import { realFileOps } from '../fs/ops.js';
-import { LedgerError } from '../errors.js';
 import type { LedgerRecord } from '../record.js';
 import type { RecordAt } from '../store/read.js';
-import { ensureStateDir, ledgerStateName, readStateFile } from '../store/state-dir.js';
+import { ledgerStateName, readStateCache, writeStateCache } from '../store/state-dir.js';
 
 /**
  * A record a fold read, with where it is: the record parsed once and frozen (deeply), so folds in
@@ -99,19 +96,8 @@ const inOrder = (list: Kept[]) => list.every((k, i) => i === 0 || k.seq > list[i
 /** The user's copy for this ledger directory and genesis, or null (none, torn, another ledger's). */
 export function keptForUser(stateDir: string, realDir: string, genesis: string): Loaded | null {
   const f = userFile(stateDir, realDir, genesis);
-  let bytes: Buffer | null;
-  try {
-    bytes = readStateFile(join(f.dir, f.name));
-  } catch {
-    return null; // Policy (header): a copy that cannot be read is no copy
-  }
-  if (bytes === null) return null;
-  let v: { v?: unknown; dir?: unknown; genesis?: unknown } & Partial<Loaded>;
-  try {
-    v = JSON.parse(bytes.toString('utf8')) as typeof v;
-  } catch {
-    return null;
-  }
+  // Policy (header): a copy that cannot be read, or is not JSON, is no copy.
+  const v = readStateCache(f.dir, f.name) as ({ v?: unknown; dir?: unknown; genesis?: unknown } & Partial<Loaded>) | null;
   if (v === null || typeof v !== 'object' || v.v !== 2 || v.dir !== realDir || v.genesis !== genesis) return null;
   if (!Number.isSafeInteger(v.seq) || !Number.isSafeInteger(v.end) || typeof v.id !== 'string') return null;
   if (!Array.isArray(v.work) || !Array.isArray(v.outcomes) || !v.work.every(isKept) || !v.outcomes.every(isKept) || !inOrder(v.work) || !inOrder(v.outcomes)) return null;
@@ -126,13 +112,6 @@ export function keptForUser(stateDir: string, realDir: string, genesis: string):
 /** Writes the user's copy; best effort (a state directory that refuses it costs the next command a memo read). */
 export function keepForUser(stateDir: string, realDir: string, genesis: string, fold: Loaded): void {
   if (fold.work.length > KEEP_MAX) return;
-  const f = userFile(stateDir, realDir, genesis);
-  try {
-    ensureStateDir(stateDir, 'fold');
-    const strip = (list: Kept[]) => list.map(({ seq, offset, id, record }) => ({ seq, offset, id, record }));
-    const body = { v: 2, dir: realDir, genesis, seq: fold.seq, end: fold.end, id: fold.id, work: strip(fold.work), outcomes: strip(fold.outcomes) };
-    replaceFileUnsynced(realFileOps, f.dir, f.name, Buffer.from(JSON.stringify(body) + '\n'), 0o600);
-  } catch (e) {
-    if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
-  }
+  const strip = (list: Kept[]) => list.map(({ seq, offset, id, record }) => ({ seq, offset, id, record }));
+  writeStateCache(stateDir, 'fold', userFile(stateDir, realDir, genesis).name, { v: 2, dir: realDir, genesis, seq: fold.seq, end: fold.end, id: fold.id, work: strip(fold.work), outcomes: strip(fold.outcomes) });
 }

@@ -21,10 +21,7 @@
 // without fsync: a lost, torn or foreign file is no file, and the next render makes them afresh.
 // Only the fragments a render used are kept, so the file holds at most ACTIVE_LIMIT of them.
 import { join } from 'node:path';
-import { replaceFileUnsynced } from '../fs/durable.js';
-import { realFileOps } from '../fs/ops.js';
-import { LedgerError } from '../errors.js';
-import { ensureStateDir, ledgerStateName, readStateFile } from '../store/state-dir.js';
+import { ledgerStateName, readStateCache, writeStateCache } from '../store/state-dir.js';
 
 /** What a renderer asks of its fragments: the text made earlier for `key`, or undefined. */
 export interface Fragments {
@@ -81,19 +78,7 @@ const fileOf = (stateDir: string, realDir: string, genesis: string) => ({ dir: j
 export function readFragments(stateDir: string, realDir: string, genesis: string, identity: string): KeptFragments {
   const f = fileOf(stateDir, realDir, genesis);
   const none = new KeptFragments(new Map());
-  let bytes: Buffer | null;
-  try {
-    bytes = readStateFile(join(f.dir, f.name));
-  } catch {
-    return none; // Policy (header): a file that cannot be read is no file
-  }
-  if (bytes === null) return none;
-  let v: { v?: unknown; dir?: unknown; genesis?: unknown; identity?: unknown; fragments?: unknown };
-  try {
-    v = JSON.parse(bytes.toString('utf8')) as typeof v;
-  } catch {
-    return none;
-  }
+  const v = readStateCache(f.dir, f.name) as { v?: unknown; dir?: unknown; genesis?: unknown; identity?: unknown; fragments?: unknown } | null;
   if (v === null || typeof v !== 'object' || v.v !== 1 || v.dir !== realDir || v.genesis !== genesis || v.identity !== identity || !Array.isArray(v.fragments)) return none;
   const had = new Map<string, string>();
   for (const e of v.fragments as unknown[]) {
@@ -103,15 +88,8 @@ export function readFragments(stateDir: string, realDir: string, genesis: string
   return new KeptFragments(had);
 }
 
-/** Writes back the fragments a render used; best effort (a state directory that refuses it costs the next render its fragments). */
+/** Writes back the fragments a render used (Policy, header: best effort, unsynced). */
 export function keepFragments(stateDir: string, realDir: string, genesis: string, identity: string, kept: KeptFragments): void {
   if (!kept.changed()) return;
-  const f = fileOf(stateDir, realDir, genesis);
-  try {
-    ensureStateDir(stateDir, 'views');
-    const body = { v: 1, dir: realDir, genesis, identity, fragments: kept.entries() };
-    replaceFileUnsynced(realFileOps, f.dir, f.name, Buffer.from(JSON.stringify(body) + '\n'), 0o600);
-  } catch (e) {
-    if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
-  }
+  writeStateCache(stateDir, 'views', fileOf(stateDir, realDir, genesis).name, { v: 1, dir: realDir, genesis, identity, fragments: kept.entries() });
 }

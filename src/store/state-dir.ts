@@ -22,6 +22,7 @@ import { join, resolve } from 'node:path';
 import { sha256Hex } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { realFileOps } from '../fs/ops.js';
+import { replaceFileUnsynced } from '../fs/durable.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -87,6 +88,39 @@ export function readStateFile(path: string): Buffer | null {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e instanceof LedgerError ? e : ioError(e, 'read', path);
+  }
+}
+
+/**
+ * A cache in the state directory (the fold copy, the views' fragments), as JSON: null when it is
+ * not there, cannot be read or is not JSON. Policy: a cache that cannot be read is no cache; the
+ * caller checks the shape of what it gets.
+ */
+export function readStateCache(dir: string, name: string): unknown {
+  let bytes: Buffer | null;
+  try {
+    bytes = readStateFile(join(dir, name));
+  } catch {
+    return null;
+  }
+  if (bytes === null) return null;
+  try {
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Writes a cache as one line of JSON, replaced whole and never fsynced (a lost or torn one is
+ * none); best effort: a state directory that refuses it costs the next reader its cache.
+ */
+export function writeStateCache(stateDir: string, sub: string, name: string, value: unknown): void {
+  try {
+    const dir = ensureStateDir(stateDir, sub);
+    replaceFileUnsynced(realFileOps, dir, name, Buffer.from(JSON.stringify(value) + '\n'), 0o600);
+  } catch (e) {
+    if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
   }
 }
 
