@@ -83,7 +83,11 @@ function loadScript(dir: string, name: string, parent: NodeModule, useCache: boo
  * way). A file that changes size while it is read is read the plain way.
  */
 export function readWrapped(file: string): string {
-  const [pre, post] = (Module as unknown as { wrapper: [string, string] }).wrapper;
+  const plain = () => (Module as unknown as { wrap(s: string): string }).wrap(readFileSync(file, 'utf8'));
+  // A Node whose Module no longer names its wrapper as two strings gets the plain way.
+  const wrapper = (Module as unknown as { wrapper?: unknown }).wrapper;
+  if (!Array.isArray(wrapper) || wrapper.length !== 2 || typeof wrapper[0] !== 'string' || typeof wrapper[1] !== 'string') return plain();
+  const [pre, post] = wrapper as [string, string];
   const fd = openSync(file, 'r');
   try {
     const size = fstatSync(fd).size;
@@ -104,7 +108,7 @@ export function readWrapped(file: string): string {
   } finally {
     closeSync(fd);
   }
-  return (Module as unknown as { wrap(s: string): string }).wrap(readFileSync(file, 'utf8'));
+  return plain();
 }
 
 /**
