@@ -53,7 +53,7 @@ import { idFromLine } from '../canonical.js';
 import { OutcomeFold } from './unresolved.js';
 import { foldWorkLog, type WorkLog } from './workitems.js';
 import { USER_EVERY, atOf, freeze as frozenRecordOf, keepForUser, keepInProcess, keptForUser, keptInProcess, type Kept, type Loaded } from './fold-kept.js';
-import { ledgerKeyPath, stateDirFrom } from '../store/state-dir.js';
+import { ledgerKeyPath, stateDirOf } from '../store/state-dir.js';
 
 export const MEMO_FILE = 'work-fold.json';
 /** Policy: past this many records after the memo, the command that folds writes a new one. */
@@ -105,7 +105,6 @@ export function memoPath(paths: LedgerPaths): string {
 type Source = 'process' | 'user' | 'memo' | null;
 
 const keyOf = (paths: LedgerPaths, head: Head) => `${paths.records}\0${head.genesis}`;
-const stateDirOf = (paths: LedgerPaths) => paths.stateDir ?? stateDirFrom(process.env);
 
 /**
  * Runs `body` with records.jsonl open, its chain through `head` checked (header), and where the

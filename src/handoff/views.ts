@@ -36,7 +36,7 @@ import { GENESIS_MARKER, VIEW_MARKER, renderMarkdown } from './render-md.js';
 import { renderYaml } from './render-yml.js';
 import { RENDER_FORMAT, keepFragments, readFragments, type Fragments } from './view-fragments.js';
 import { yamlVersion } from './yaml-lib.js';
-import { ledgerKeyPath, stateDirFrom } from '../store/state-dir.js';
+import { ledgerKeyPath, stateDirOf } from '../store/state-dir.js';
 import { readWorkLogFast } from './fold-memo.js';
 import type { WorkLog } from './workitems.js';
 
@@ -242,7 +242,7 @@ export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, 
   try {
     const log = readWorkLog(paths);
     // Speed (view-fragments.ts): this user's fragments of the last render, for what did not change.
-    const stateDir = paths.stateDir ?? stateDirFrom(process.env);
+    const stateDir = stateDirOf(paths);
     const realDir = ledgerKeyPath(paths.dir);
     const identity = log.genesis === null ? null : rendererIdentity();
     const fragments = identity === null ? undefined : readFragments(stateDir, realDir, log.genesis!, identity);

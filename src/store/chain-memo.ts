@@ -22,7 +22,7 @@ import type { Head } from '../record.js';
 import type { FileOps, FileStat } from '../fs/ops.js';
 import { checkChain, type ChainPoint } from './chain.js';
 import type { LedgerPaths } from './paths.js';
-import { ensureStateDir, forgetStateCaches, ledgerKeyPath, ledgerStateName, stateDirFrom } from './state-dir.js';
+import { ensureStateDir, forgetStateCaches, ledgerKeyPath, ledgerStateName, stateDirOf } from './state-dir.js';
 import { appendStateLog, readStateLog } from './state-log.js';
 
 interface Memo extends ChainPoint {
@@ -42,7 +42,7 @@ const realDirOf = ledgerKeyPath;
 
 function where(paths: LedgerPaths, genesis: string): { dir: string; name: string; real: string } {
   const real = realDirOf(paths.dir);
-  return { dir: `${paths.stateDir ?? stateDirFrom(process.env)}/chain`, name: `${ledgerStateName(real, genesis)}.json`, real };
+  return { dir: `${stateDirOf(paths)}/chain`, name: `${ledgerStateName(real, genesis)}.json`, real };
 }
 
 const sameFile = (m: Memo, st: FileStat) =>
@@ -90,7 +90,7 @@ export function rememberChain(paths: LedgerPaths, genesis: string, st: FileStat 
   };
   inMemory.set(`${w.real}\0${genesis}`, memo);
   try {
-    appendStateLog(ensureStateDir(paths.stateDir ?? stateDirFrom(process.env), 'chain'), w.name, JSON.stringify(memo));
+    appendStateLog(ensureStateDir(stateDirOf(paths), 'chain'), w.name, JSON.stringify(memo));
   } catch (e) {
     // Policy: the memo is a cache; a state directory that refuses it costs the next reader a
     // full check, and never fails a read or a published append.

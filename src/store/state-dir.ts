@@ -23,6 +23,7 @@ import { sha256Hex } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { realFileOps } from '../fs/ops.js';
 import { replaceFileUnsynced } from '../fs/durable.js';
+import type { LedgerPaths } from './paths.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -89,6 +90,11 @@ export function readStateFile(path: string): Buffer | null {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e instanceof LedgerError ? e : ioError(e, 'read', path);
   }
+}
+
+/** The per-user state directory a ledger's paths name, else the one this process's environment does. */
+export function stateDirOf(paths: Pick<LedgerPaths, 'stateDir'>): string {
+  return paths.stateDir ?? stateDirFrom(process.env);
 }
 
 /**
