@@ -70,9 +70,9 @@ export function replaceFilesDurable(ops: FileOps, dir: string, files: readonly {
   }
   for (let i = 0; i < files.length; i++) {
     try {
-      ops.rename(temps[i], `${dir}/${files[i].name}`);
+      renameInto(ops, temps[i], dir, files[i].name, false);
     } catch (e) {
-      for (const t of temps.slice(i)) removeQuietly(ops, t);
+      for (const t of temps.slice(i + 1)) removeQuietly(ops, t); // renameInto removed temps[i]
       throw e;
     }
   }
