@@ -3,15 +3,8 @@
 // lease is refused, the write fetches and verifies as always and is decided again on the new
 // tail; the missed guess costs no attempt, so a writer allowed one attempt still publishes.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readSecretKey } from '../../src/keys/key-file.js';
-import { readTrust } from '../../src/keys/trust-file.js';
-import type { Draft } from '../../src/record.js';
-import { joinedRemote, openRemoteLink } from '../../src/remote/sync.js';
-import { createSigner } from '../../src/sign.js';
-import { transact } from '../../src/store/append.js';
-import { bytes, git, records, REF, world, type World } from './kit.js';
+import { bytes, git, records, REF, world, writeThroughLink, type World } from './kit.js';
 
 let w: World;
 afterEach(() => w?.cleanup());
@@ -23,16 +16,8 @@ describe('when a writer that last saw the remote at its anchor writes after anot
     for (const m of w.machines) expect((await m.run(['init', '--remote', w.url])).code).toBe(0);
     expect((await ann.run(['append', 'handoff', '--op', 'first', '--exec', 'e', '--outcome', 'success'])).code).toBe(0);
 
-    const stateDir = ben.env.LEDGER_STATE_DIR;
-    const ctx = joinedRemote(ben.ledger, stateDir)!;
-    const trust = readTrust(join(ben.dir, 'keys', 'trust.json'));
-    const link = openRemoteLink(ctx, () => trust, { attempts: 1 });
-    const signer = createSigner(readSecretKey(join(ben.dir, 'keys', 'harness.key')).seed);
     const seen: number[] = [];
-    const res = transact({ dir: ben.ledger, publisher: link, guard: { stateDir, trust: { trust } } }, signer, (view) => {
-      seen.push(view.head.seq);
-      return [{ kind: 'handoff', agent: 'ben', logical_operation_id: 'second', execution_id: 'e', outcome: 'success', evidence: {}, invariants: {}, depends_on: [] } as Draft];
-    });
+    const { ctx, res } = writeThroughLink(ben, 'second', { attempts: 1 }, { onDecide: (view) => void seen.push(view.head.seq) });
     // Decided first on ben's copy (seq 0), then again on the remote's tail (ann's seq 1).
     expect(seen).toEqual([0, 1]);
     expect(res.records.map((r) => r.seq)).toEqual([2]);

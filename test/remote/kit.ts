@@ -7,6 +7,13 @@ import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN, runLedger, scratch, type Run } from '../helpers/cli.js';
+import { readSecretKey } from '../../src/keys/key-file.js';
+import { readTrust } from '../../src/keys/trust-file.js';
+import type { Draft } from '../../src/record.js';
+import type { LinkOptions } from '../../src/remote/link.js';
+import { joinedRemote, openRemoteLink } from '../../src/remote/sync.js';
+import { createSigner } from '../../src/sign.js';
+import { transact, type LockedView } from '../../src/store/append.js';
 
 // The shipped binary: from test/ (vitest) dist/cli/ledger.cjs; compiled under dist/test/ (the
 // bench), the one beside it.
@@ -19,6 +26,23 @@ function spawnLedgerSync(args: string[], opts: { cwd: string; env?: Record<strin
 
 function spawnLedger(args: string[], opts: { cwd: string; env?: Record<string, string> }): ChildProcess {
   return spawn(process.execPath, [LEDGER, ...args], { cwd: opts.cwd, env: { PATH: process.env.PATH ?? '', ...(opts.env ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * One handoff of `op` written on machine `m` through the library's own path, as a joined CLI
+ * write goes: `transact` with m's RemoteLink (`link`: its options) as publisher and m's key,
+ * trust file and state directory. `onDecide` sees the view of each decision (one per attempt).
+ */
+export function writeThroughLink(m: Machine, op: string, link: LinkOptions, opts: { now?: () => Date; onDecide?: (view: LockedView) => void } = {}) {
+  const stateDir = m.env.LEDGER_STATE_DIR;
+  const ctx = joinedRemote(m.ledger, stateDir)!;
+  const trust = readTrust(join(m.dir, 'keys', 'trust.json'));
+  const signer = createSigner(readSecretKey(join(m.dir, 'keys', 'harness.key')).seed);
+  const res = transact({ dir: m.ledger, publisher: openRemoteLink(ctx, () => trust, link), ...(opts.now ? { now: opts.now } : {}), guard: { stateDir, trust: { trust } } }, signer, (view) => {
+    opts.onDecide?.(view);
+    return [{ kind: 'handoff', agent: m.name, logical_operation_id: op, execution_id: 'e', outcome: 'success', evidence: {}, invariants: {}, depends_on: [] } as Draft];
+  });
+  return { ctx, res };
 }
 
 export function git(args: string[], cwd?: string): string {

@@ -3,18 +3,12 @@
 // lately never waits; one that lost a race in the last CONTENDED_MS yields once before it
 // asks the remote; a race lost during the write costs one pause, the first loser's, and is
 // remembered in the anchor.
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readSecretKey } from '../../src/keys/key-file.js';
-import { readTrust } from '../../src/keys/trust-file.js';
-import type { Draft } from '../../src/record.js';
 import { readAnchor, writeAnchor } from '../../src/remote/anchor.js';
 import { retryPauseMs, YIELD_MIN_MS } from '../../src/remote/backoff.js';
 import { CONTENDED_MS } from '../../src/remote/link.js';
-import { joinedRemote, openRemoteLink } from '../../src/remote/sync.js';
-import { createSigner } from '../../src/sign.js';
-import { transact } from '../../src/store/append.js';
-import { records, world, type Machine, type World } from './kit.js';
+import { joinedRemote } from '../../src/remote/sync.js';
+import { records, world, writeThroughLink, type Machine, type World } from './kit.js';
 
 let w: World;
 afterEach(() => w?.cleanup());
@@ -23,18 +17,14 @@ const NOW = new Date('2030-01-01T00:00:00.000Z');
 const lowest = (lo: number) => lo;
 
 function write(m: Machine, op: string, sleeps: number[], during?: () => void) {
-  const stateDir = m.env.LEDGER_STATE_DIR;
-  const ctx = joinedRemote(m.ledger, stateDir)!;
-  const trust = readTrust(join(m.dir, 'keys', 'trust.json'));
-  const link = openRemoteLink(ctx, () => trust, { now: () => NOW, sleep: (ms) => void sleeps.push(ms), random: lowest });
-  const signer = createSigner(readSecretKey(join(m.dir, 'keys', 'harness.key')).seed);
   let first = true;
-  transact({ dir: m.ledger, publisher: link, now: () => NOW, guard: { stateDir, trust: { trust } } }, signer, () => {
-    if (first && during) during();
-    first = false;
-    return [{ kind: 'handoff', agent: m.name, logical_operation_id: op, execution_id: 'e', outcome: 'success', evidence: {}, invariants: {}, depends_on: [] } as Draft];
-  });
-  return ctx;
+  return writeThroughLink(m, op, { now: () => NOW, sleep: (ms) => void sleeps.push(ms), random: lowest }, {
+    now: () => NOW,
+    onDecide: () => {
+      if (first && during) during();
+      first = false;
+    },
+  }).ctx;
 }
 
 function contendAt(m: Machine, at: Date): void {
