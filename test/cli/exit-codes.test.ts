@@ -1,6 +1,6 @@
 // One exit-code table (src/errors.ts EXIT): the auditor's layers, the gate, `render --check`,
-// the help text and the README's table all derive from it, and advice reaches the user through
-// an error's structured hint, never from its message text.
+// the help text and the table in docs/guarantees.md all derive from it, and advice reaches the
+// user through an error's structured hint, never from its message text.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,9 +25,12 @@ describe('when the exit codes are read from the one table', () => {
     expect(exitCodeFor('INTERNAL')).toBe(EXIT.internal);
   });
 
-  it('matches the README table row for row', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## Exit codes'), readme.indexOf('## File formats'));
+  it('matches the table of docs/guarantees.md row for row', () => {
+    const page = readFileSync(join(ROOT, 'docs', 'guarantees.md'), 'utf8');
+    const at = page.indexOf('\n## Exit codes\n');
+    expect(at, 'docs/guarantees.md has an "Exit codes" section').toBeGreaterThan(0);
+    // The section's own table: up to the next heading (its subsection lists failures by code).
+    const section = page.slice(at + 1, page.indexOf('\n#', at + 2));
     const rows = [...section.matchAll(/^\| (\d+) \| (.+) \|$/gm)].map((m) => ({ code: Number(m[1]), meaning: m[2] }));
     expect(rows).toEqual(EXIT_MEANINGS.map((e) => ({ code: e.code, meaning: e.meaning })));
   });

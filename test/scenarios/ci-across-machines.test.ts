@@ -1,7 +1,7 @@
-// README "Across machines", "A CI job that gates on a handoff made on a laptop", from the user's
-// side: the job's `run:` steps taken from the README as written and run by a real `sh`, step by
+// docs/across-machines.md, "A CI job that gates on a handoff made on a laptop", from the user's
+// side: the job's `run:` steps taken from that page as written and run by a real `sh`, step by
 // step as a CI does (the first that exits non-zero fails the job), on a runner that is a real
-// `git clone` of a bare remote. The laptop is another clone that joined first, as the README's
+// `git clone` of a bare remote. The laptop is another clone that joined first, as the page's
 // "Two clones and a bare remote" shows. The laptop finishes a work item; the runner's job joins,
 // gates (proceeds, consumes) and deploys. After the laptop revokes that handoff, the next job
 // holds at the gate (20, the revocation named) and does not deploy.
@@ -12,12 +12,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { BIN, ROOT, scratch, snapshot } from '../helpers/cli.js';
 
-/** The `run:` steps of the yaml block that follows the CI heading in README.md. */
+/** The `run:` steps of the yaml block that follows the CI heading in docs/across-machines.md. */
 export function ciSteps(): string[] {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const at = readme.indexOf('**A CI job that gates on a handoff made on a laptop.**');
-  expect(at, 'README has the CI job').toBeGreaterThan(0);
-  const m = /```yaml\n([\s\S]*?)```/.exec(readme.slice(at));
+  const page = readFileSync(join(ROOT, 'docs', 'across-machines.md'), 'utf8');
+  const at = page.indexOf('## A CI job that gates on a handoff made on a laptop');
+  expect(at, 'docs/across-machines.md has the CI job').toBeGreaterThan(0);
+  const m = /```yaml\n([\s\S]*?)```/.exec(page.slice(at));
   expect(m, 'the job is a yaml block').not.toBeNull();
   const steps = (parse(m![1]) as { run: string }[]).map((s) => s.run);
   expect(steps.length).toBeGreaterThan(2);
@@ -60,7 +60,7 @@ function team() {
   must(s.dir, lenv, `git init -q --bare -b main ${bare} && git init -q -b main ${laptop}`);
   writeFileSync(join(laptop, 'deploy.sh'), '#!/bin/sh\necho deployed >> "$HOME/deploys.log"\n');
   chmodSync(join(laptop, 'deploy.sh'), 0o755);
-  // The README's laptop steps: join (no ledger there yet: publishes its genesis), then the CI
+  // The page's laptop steps: join (no ledger there yet: publishes its genesis), then the CI
   // runner's key made and its trust entry added to the committed trust file.
   must(laptop, lenv, `git remote add origin ${bare} && ledger init --remote origin`);
   const ciKey = join(s.dir, 'ci.key');
@@ -95,7 +95,7 @@ function team() {
   return { laptop, lenv, bare, sh, must, runner, deploys };
 }
 
-describe("when a CI runner gates on a handoff finished on a laptop (README's CI job)", () => {
+describe("when a CI runner gates on a handoff finished on a laptop (the documented CI job)", () => {
   it('the job proceeds and deploys; after the laptop revokes the handoff, the next job holds at the gate and does not deploy', () => {
     const t = team();
     t.must(t.laptop, t.lenv, 'ledger start migrate_schema_17 --summary "migrate the schema to 17"');
@@ -132,7 +132,7 @@ describe("when a CI runner gates on a handoff finished on a laptop (README's CI 
 });
 
 describe('when the same job runs again on a runner that keeps its workspace (self-hosted)', () => {
-  it('the join step refuses as the README says (exit 2, nothing changed); with `ledger sync` as that step, the duplicate delivery holds', () => {
+  it('the join step refuses as the docs say (exit 2, nothing changed); with `ledger sync` as that step, the duplicate delivery holds', () => {
     const t = team();
     const h1 = JSON.parse(t.must(t.laptop, t.lenv, 'ledger append handoff --op migrate_schema_17 --exec e1 --outcome success --json'));
     const r = t.runner();
@@ -147,7 +147,7 @@ describe('when the same job runs again on a runner that keeps its workspace (sel
     expect(again.last.r.stderr.trim().split('\n')).toHaveLength(1);
     expect(snapshot(join(r.dir, '.ledger'))).toEqual(before);
 
-    // The README: on such a runner that step is `ledger sync`. The handoff was consumed by the
+    // The docs: on such a runner that step is `ledger sync`. The handoff was consumed by the
     // first job, so this delivery holds at the gate and does not deploy twice.
     const kept = ciSteps().map((s) => (/^ledger init --remote /.test(s) ? 'ledger sync' : s));
     const third = r.job(kept);

@@ -1,5 +1,5 @@
-// Issue 14.14 and 14.13 from the user's side: the README's "In a CI pipeline" recipe, taken from
-// the README as written and run by a real `sh` in a real git repository (with `ledger` on PATH as
+// Issue 14.14 and 14.13 from the user's side: the "In a CI pipeline" recipe of
+// docs/causal-handoffs.md, taken from the page as written and run by a real `sh` in a real git repository (with `ledger` on PATH as
 // a user's install would put it). The first run audits, gates, consumes and deploys; a duplicate
 // delivery of the same job holds at the gate and does not deploy twice; a deploy that failed is
 // reported with `consume-failed`, after which the next run deploys again. (The recipe's cost on a
@@ -15,12 +15,12 @@ import { scenario, type Scenario } from './kit.js';
 let sc: Scenario;
 afterEach(() => sc?.cleanup());
 
-/** The sh block that follows "**In a CI pipeline**" in README.md. */
+/** The sh block that follows "**In a CI pipeline**" in docs/causal-handoffs.md. */
 function recipe(): string {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const at = readme.indexOf('**In a CI pipeline**');
-  expect(at, 'README has the CI recipe').toBeGreaterThan(0);
-  const m = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
+  const page = readFileSync(join(ROOT, 'docs', 'causal-handoffs.md'), 'utf8');
+  const at = page.indexOf('**In a CI pipeline**');
+  expect(at, 'docs/causal-handoffs.md has the CI recipe').toBeGreaterThan(0);
+  const m = /```sh\n([\s\S]*?)```/.exec(page.slice(at));
   expect(m, 'the recipe is an sh block').not.toBeNull();
   return m![1];
 }
@@ -41,7 +41,7 @@ function ci(sc: Scenario): { code: number; stdout: string; stderr: string } {
 
 const DEPLOY = '#!/bin/sh\necho deployed >> deploys.log\n';
 
-describe('when CI runs the README\'s recipe before a deploy', () => {
+describe('when CI runs the documented recipe before a deploy', () => {
   it('deploys once per handoff: a duplicate delivery holds; a failed deploy, once reported, runs again', () => {
     sc = scenario('billing', { 'db/schema.sql': 'create table accounts (id bigint primary key);\n', 'deploy.sh': DEPLOY, '.gitignore': 'deploys.log\n' });
     chmodSync(join(sc.root, 'deploy.sh'), 0o755);
