@@ -6,9 +6,9 @@
 // the fact alone and the CLI prints the advice without matching message text.
 //
 // EXIT below is the one table of exit codes: the CLI, the auditor's layers, the gate, `render
-// --check`, the help text and the README's table all derive from it.
+// --check`, the help text and the table in docs/guarantees.md derive from it.
 
-/** Every exit code the CLI uses, with its meaning (SPEC 8-10, README "Exit codes"). */
+/** Every exit code the CLI uses, with its meaning (SPEC 8-10, docs/guarantees.md "Exit codes"). */
 export const EXIT = {
   ok: 0,
   internal: 1,
@@ -26,7 +26,7 @@ export const EXIT = {
 
 export type ExitName = keyof typeof EXIT;
 
-/** What each exit code means, in the order a reader scans them (help text, README). */
+/** What each exit code means, in the order a reader scans them (help text, docs/guarantees.md). */
 export const EXIT_MEANINGS: readonly { code: number; meaning: string }[] = [
   { code: EXIT.ok, meaning: 'ok (audit: pass; gate: proceed)' },
   { code: EXIT.internal, meaning: 'internal error: a bug, please report it' },

@@ -70,8 +70,8 @@ export interface OpenOptions {
    */
   trust?: string | Trust;
   /**
-   * The per-user state directory (writer marks, the verified-chain memo: README "The per-user
-   * state directory"). Default: the one `env` names.
+   * The per-user state directory (writer marks, the verified-chain memo: docs/guarantees.md "The
+   * per-user state directory"). Default: the one `env` names.
    */
   stateDir?: string;
   /** The environment that names the state directory (default: process.env). */
@@ -112,7 +112,7 @@ function toSigner(key: OpenOptions['key']): Signer | null {
   return key;
 }
 
-/** The kinds `append` writes (README "The causal kinds"). */
+/** The kinds `append` writes (docs/causal-handoffs.md "The kinds, and who writes them"). */
 const APPEND_KINDS: ReadonlySet<string> = new Set(['handoff', 'intent', 'revoke']);
 /** Who writes each other kind. */
 const WRITTEN_BY: Readonly<Record<string, string>> = {

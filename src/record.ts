@@ -333,7 +333,7 @@ const CHECKPOINT_FIELDS: Shape = {
   tests: opt(tests),
 };
 
-/** The payload fields of each kind (SPEC 6; the kinds beyond `handoff` are ours, see README). */
+/** The payload fields of each kind (SPEC 6; the kinds beyond `handoff` are ours, see docs/formats.md). */
 export const PAYLOAD_SHAPES: Record<Kind, Shape> = {
   genesis: { nonce: b64(16), name: opt(text(1, 128)) },
   handoff: { logical_operation_id: idString, execution_id: idString, ...HANDOFF_FIELDS },

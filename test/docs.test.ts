@@ -99,6 +99,31 @@ describe('when a reader follows the links of the README and docs/', () => {
   });
 });
 
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sourceFiles(join(dir, e.name)) : /\.(c?ts|mjs)$/.test(e.name) ? [join(dir, e.name)] : []);
+}
+
+describe('when the code points a reader at the docs', () => {
+  // The CLI's own messages name README sections (init's .gitignore comment, doctor's fixes, the
+  // hints), and comments name docs/ pages: each must lead to a heading that exists.
+  it('names only README headings and docs/ pages and headings that exist', () => {
+    const broken: string[] = [];
+    for (const file of [...sourceFiles('src'), ...sourceFiles('audit')]) {
+      const text = read(file).replace(/\s*\n\s*(?:\/\/|\*)?\s*/g, ' ');
+      for (const m of text.matchAll(/\bREADME,? "([^"]+)"/g)) {
+        if (!anchorsOf('README.md').has(slug(m[1]))) broken.push(`${file}: README "${m[1]}"`);
+      }
+      for (const m of text.matchAll(/\bdocs\/([a-z-]+\.md)(?: \("?| ")?([^"()]*")?/g)) {
+        const page = join('docs', m[1]);
+        if (!existsSync(join(ROOT, page))) broken.push(`${file}: ${page} (no file)`);
+        else if (m[2] !== undefined && !anchorsOf(page).has(slug(m[2].slice(0, -1)))) broken.push(`${file}: ${page} "${m[2].slice(0, -1)}"`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
+
 const minutes = (ms: number): number => ms / 60_000;
 const days = (ms: number): number => ms / 86_400_000;
 const WORDS: Record<number, string> = { 3: 'three', 5: 'five' };

@@ -19,7 +19,7 @@
 //   without it, and a fresh memo replaces it.
 // - Policy: it is trusted for completeness (that it leaves no work record out) as far as it
 //   matches the ledger, like an index segment: someone who can rewrite files under the ledger
-//   directory can hide a record from it (README, Guarantees). `ledger audit` never reads it.
+//   directory can hide a record from it (docs/guarantees.md). `ledger audit` never reads it.
 // - Policy: it is rewritten (durably, ../fs/durable.ts) when more than MEMO_EVERY records lie
 //   past it, by whichever command folds then, reader or writer; a ledger directory that refuses
 //   the write costs the next command the same fold again, never a failure.

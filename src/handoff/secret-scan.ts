@@ -12,7 +12,7 @@
 // catches them wrapped over lines (`base64` wraps at 76, `xxd -p` at 60).
 // Policy: a random match of a window is about 2^-48 per position: a false refusal is far less
 // likely than a leak is costly. What is not caught (a transformed key: reversed, byte-swapped,
-// encrypted) is the first line's job; README "Guarantees" says so.
+// encrypted) is the first line's job; docs/guarantees.md says so.
 import { closeSync, openSync, readSync } from 'node:fs';
 
 /** What the ledger knows of its key: the seed, and the key file's path and bytes when it was read from one. */

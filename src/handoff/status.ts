@@ -3,7 +3,7 @@
 // and how long ago, or released), the age of its last checkpoint and that checkpoint's next
 // action; then the intents still waiting for an outcome and the ambiguous or timed-out outcomes
 // nothing resolved. A's own items come first. Pure: the records and `now` are passed in; built
-// as data (the --json output, documented in the README) and then shaped into aligned columns.
+// as data (the --json output, documented in docs/handoff-log.md) and then shaped into aligned columns.
 import { formatTable } from '../text/table.js';
 import { leaseLive, span } from './lease.js';
 import { oneLine } from './text.js';

@@ -1,5 +1,5 @@
 // Who runs a `--tests-cmd` (issue 13 finding 3): never the key's owner on behalf of someone else.
-// In the documented deployment (README "How to deploy so that agents never read the secret
+// In the documented deployment (docs/guarantees.md "Deploying so that agents never read the
 // key") an agent calls a wrapper that runs `ledger` as the key's owner; a test command run with
 // the ledger's privileges would be a shell as that owner. So the command runs as the *caller*:
 //

@@ -469,7 +469,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   if (captured?.timedOut && command) warnings.push(`--tests-cmd was stopped after ${command.timeoutLabel ?? exactSpan(command.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS)}; recorded as exit code 124`);
   if (kind === 'finish' && finishFields!.outcome === 'success' && c.blockers.length) warnings.push(`finished with outcome success while ${c.blockers.length} blocker${c.blockers.length === 1 ? ' is' : 's are'} open`);
   // Policy: a finish that a gate has nothing to check against is allowed (closing an item that
-  // led nowhere is honest), but said: the README calls evidence required for a handoff.
+  // led nowhere is honest), but said: docs/formats.md calls evidence required for a finish.
   if (kind === 'finish' && !Object.keys(evidence).length && !Object.keys(finishFields!.invariants).length && !captured) {
     warnings.push('this finish records no evidence, no invariants and no test output: a gate on it has nothing to check (--evidence NAME=SOURCE, --invariant NAME=ok, --tests-cmd CMD)');
   }

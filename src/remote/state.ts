@@ -1,5 +1,5 @@
 // Where a machine keeps what it knows about the remote of one ledger: in the per-user state
-// directory (README "The per-user state directory": $LEDGER_STATE_DIR, else
+// directory (docs/guarantees.md "The per-user state directory": $LEDGER_STATE_DIR, else
 // $XDG_STATE_HOME/handoff-ledger, else ~/.local/state/handoff-ledger), never in the ledger
 // directory or the repository, which a remote or a checkout can change:
 //

@@ -11,7 +11,7 @@
 // A writer that appends under the lock writes the memo with the file's identity after its own
 // fdatasync: the bytes it just wrote are the ones it checked.
 //
-// Policy (the residual, README Guarantees): an edit in place that keeps the size, inode and
+// Policy (the residual, docs/guarantees.md): an edit in place that keeps the size, inode and
 // device, and lands within the same ctime tick as the memo's fstat (the file system's timestamp
 // granularity: nanoseconds on ext4/xfs/btrfs, coarser on some), is not seen until the file
 // changes again; so is one made between a writer's write and its fstat. The clock cannot be set

@@ -29,7 +29,7 @@ export type Env = Record<string, string | undefined>;
 
 const set = (env: Env, name: string) => (env[name] === undefined || env[name] === '' ? undefined : env[name]);
 
-/** The state directory for `env` (SPEC 5; README "The per-user state directory"). */
+/** The state directory for `env` (SPEC 5; docs/guarantees.md "The per-user state directory"). */
 export function stateDirFrom(env: Env): string {
   const explicit = set(env, 'LEDGER_STATE_DIR');
   if (explicit !== undefined) return resolve(explicit);

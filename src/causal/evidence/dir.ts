@@ -1,4 +1,4 @@
-// dir: evidence, a directory tree digested as one value (README "Evidence sources").
+// dir: evidence, a directory tree digested as one value (docs/formats.md "Evidence sources").
 //
 // dir/v2, written by every new record (recorded source `dir/v2:PATH`), is a byte stream that
 // parses back into exactly one tree, whatever bytes the names hold (newlines, non-UTF-8):

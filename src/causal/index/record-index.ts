@@ -14,7 +14,7 @@
 //   and each segment's tables are checked against its digests as they are read
 //   (segment-format.ts). A segment that does not verify is dropped and rebuilt. What remains: the
 //   digests are not keyed, so someone who may write .ledger/index/ can write a consistent segment
-//   that leaves a record out (README Guarantees).
+//   that leaves a record out (docs/guarantees.md).
 //
 // Records past the last segment (at most DELTA_MAX_RECORDS of them in steady state) are scanned
 // from records.jsonl on each open (linked and hashed, rows.ts) and kept in memory.

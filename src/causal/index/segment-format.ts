@@ -20,7 +20,7 @@
 // anywhere (a bucket start, an entry's hash or count, a posting) is IndexDamaged, and the index
 // is rebuilt from records.jsonl. What this cannot catch is a segment rewritten consistently (the
 // digests recomputed): they are not keyed, and whoever may write .ledger/index/ can do that
-// (README Guarantees). Cost: one hash of the header and table per open, and of one page (at most
+// (docs/guarantees.md). Cost: one hash of the header and table per open, and of one page (at most
 // PAGE_BUCKETS buckets, about 4 rows each) per lookup.
 import { createHash } from 'node:crypto';
 

@@ -161,7 +161,7 @@ function batchLine(line: string, n: number): unknown {
   }
 }
 
-/** The kinds a batch carries (README "The causal kinds"); each other kind has its own verb. */
+/** The kinds a batch carries (docs/causal-handoffs.md "The kinds, and who writes them"); each other kind has its own verb. */
 const BATCH_KINDS = ['handoff', 'intent', 'revoke'];
 
 /**
