@@ -218,7 +218,7 @@ describe('when setup codex runs in a project with the user\'s own files', () => 
     expect(ledger('setup', 'codex', '--remove').code).toBe(0);
     expect(read('.codex/config.toml')).toBe(user['.codex/config.toml']);
     expect(read('.codex/hooks.json')).toBe(user['.codex/hooks.json']);
-    // Policy (README): a file that did not end with a newline keeps the one setup added.
+    // Policy (src/agents/README.md): a file that did not end with a newline keeps the one setup added.
     expect(read('AGENTS.md')).toBe(USER_AGENTS_MD + '\n');
   });
 

@@ -1,6 +1,6 @@
 // git:REV evidence in a real repository. "Still current" means: REV still names the recorded
 // commit, that commit is checked out, and the work tree is clean outside the ledger directory
-// and its two views (README, "Causal handoffs and the gate").
+// and its two views (docs/causal-handoffs.md).
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';

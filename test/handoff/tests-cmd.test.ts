@@ -52,7 +52,7 @@ describe('a failing suite', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(realpathSync(lastTests().excerpt)).toBe(realpathSync(join(p.dir, 'sub')));
     expect(lastTests().exit_code).toBe(0);
-    // Not inside a git work tree: the place is recorded, git is null (README "Payloads").
+    // Not inside a git work tree: the place is recorded, git is null (docs/formats.md "The handoff log kinds").
     expect(lastTests().workdir).toEqual({ path: join(p.dir, 'sub'), git: null });
   });
 

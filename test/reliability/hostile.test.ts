@@ -39,7 +39,7 @@ const KEY_VERBS: Verb[] = ['append', 'batch', 'revoke', 'start', 'checkpoint', '
 /** Verbs that read the trust file. */
 const TRUST_VERBS: Verb[] = ['audit', 'gate', 'consume', 'init-new'];
 
-// README "Exit codes": 2 bad input, 3 operational, 10-14 audit layers, 20 gate hold, 30 views differ.
+// docs/guarantees.md "Exit codes": 2 bad input, 3 operational, 10-14 audit layers, 20 gate hold, 30 views differ.
 const DOCUMENTED: Record<Verb, number[]> = Object.fromEntries(
   LEDGER_VERBS.concat('init-new').map((v) => [v, v === 'audit' ? [2, 3, 10, 11, 12, 13, 14] : v === 'gate' || v === 'consume' ? [2, 3, 20] : v === 'render-check' ? [2, 3, 30] : [2, 3]]),
 ) as Record<Verb, number[]>;
@@ -170,7 +170,7 @@ interface Case {
   open?: { verb: Verb; why: string }[];
 }
 
-// `ledger head` prints HEAD as read and signed; it does not read records.jsonl (README). Damage
+// `ledger head` prints HEAD as read and signed; it does not read records.jsonl. Damage
 // to records.jsonl, or to how HEAD fits it, is for every other verb to refuse.
 const HEAD_ONLY: Verb[] = ['head'];
 
@@ -425,7 +425,7 @@ describe('init with a malformed trust file and no key file yet', () => {
 // Policies the table cannot express as "refused".
 
 describe('when a HEAD signed by an unpinned key rolls the ledger back', () => {
-  // Policy (documented in README "Guarantees"): a writer checks that HEAD's signature verifies,
+  // Policy (documented in docs/guarantees.md): a writer checks that HEAD's signature verifies,
   // not that its key is pinned (writers take no trust file). A forged or replayed HEAD can
   // therefore roll a writer back; the auditor's key-pin layer and a consumer's floor catch it.
   it('the auditor refuses it (key-pin, exit 13) and the gate holds', async () => {

@@ -1,4 +1,4 @@
-// `ledger init --remote` on a machine that already has a local ledger (README "Across machines",
+// `ledger init --remote` on a machine that already has a local ledger (docs/across-machines.md,
 // "Joining a ledger you already have"): with the remote empty it publishes the ledger as it is;
 // where the remote holds the continuation of it, it takes what is new; joined already, another
 // ledger there, or the remote away, it refuses with the documented code and leaves nothing
