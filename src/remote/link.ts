@@ -1,25 +1,32 @@
 // The publisher of a ledger joined to a git remote (SPEC 11; the seam is store/publisher.ts).
-// Under the local writer lock, for every writing verb:
+// Under the local writer lock, every writing verb runs attempts, each one record (LinkAttempt)
+// made by refresh and carried through publish, so the store's loop reads refresh -> decide ->
+// publish -> the local copy takes the records, or again:
 //   refresh  fetch the ref into the private repository; verify what is new from the anchor
 //            (fetch.ts); a fork or rollback sets the hold (hold.ts) and refuses; then the
 //            local copy takes the new records byte for byte (store/adopt.ts) and the anchor
 //            moves to the verified commit. A write whose copy is the anchor's state skips the
 //            round trip and lets the push's lease check the remote (see refresh); after a
-//            refused push the next refresh fetches at once (one connection, not ls-remote + fetch)
-//   publish  build the commit on the remote tail (tree.ts) and push it with the lease on the
-//            commit it was built on (publish.ts); on success the anchor moves first, then the
-//            store writes the local copy. A writer killed between the two is repaired by the
-//            next refresh, which takes its records back from the remote: nothing lost or doubled.
+//            refused push the next refresh fetches at once (one connection, not ls-remote + fetch).
+//            The attempt says what was fetched and which ref value the push will expect.
+//   publish  build the commit on that value (tree.ts) and push it with the lease on it
+//            (publish.ts); on success the anchor moves first, then the store writes the local
+//            copy. A writer killed between the two is repaired by the next refresh, which takes
+//            its records back from the remote: nothing lost or doubled. The outcome goes into
+//            the attempt.
+//   again    after a refused push ('moved'): another attempt, after a pause (backoff.ts), or
+//            the write gives up after ATTEMPTS lost races.
+// The link itself holds only what is fixed for its life: the remote, the trust, the options.
 import { randomInt } from 'node:crypto';
 import { LedgerError } from '../errors.js';
 import type { FileOps } from '../fs/ops.js';
 import type { Trust } from '../keys/trust.js';
-import type { Draft, Head } from '../record.js';
+import type { Head } from '../record.js';
 import { adoptPublished } from '../store/adopt.js';
 import { readHeadWithBytes } from '../store/head.js';
 import type { LedgerPaths } from '../store/paths.js';
 import { readTailLine } from '../store/read.js';
-import type { PublishOutcome, Publisher } from '../store/publisher.js';
+import type { Attempt, PlacedWrite, PublishOutcome, Publisher } from '../store/publisher.js';
 import { readAnchor, writeAnchor, type Anchor } from './anchor.js';
 import { ensureRepo, fetchLedgerRef, unreachable, verifyRemote, type ChainPoint } from './fetch.js';
 import { holdKind, holdRefusal, readHold, setHold } from './hold.js';
@@ -50,33 +57,41 @@ function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-export class RemoteLink implements Publisher {
+/**
+ * One attempt of one write to publish (SPEC 11): made by `refresh`, passed to `publish`, which
+ * records its outcome. It says what the attempt fetched (how the remote's state was learned,
+ * and what the local copy took), the value the push's lease expects, and what came of it; a
+ * write's next attempt is made from it. So nothing of a write lives on in the link.
+ */
+export interface LinkAttempt extends Attempt {
+  /** Which attempt of the write (1-based). */
+  readonly n: number;
+  /** The races this write lost before this attempt; a refused guess is none (see `again`). */
+  readonly lost: number;
+  /**
+   * How the remote's state was learned: 'fetched' (asked, verified, the local copy brought to
+   * it), 'guessed' (the anchor's, without asking: the push's lease checks it; see refresh), or
+   * not at all, 'offline' (unreachable, and --offline given: the write is queued).
+   */
+  readonly basis: 'fetched' | 'guessed' | 'offline';
+  /** The ref's value this attempt builds on: the parent of its commit and its push's expected old value (null: no ref). */
+  readonly expected: string | null;
+  /** Records the local copy took from the remote in this attempt's refresh. */
+  readonly adopted: number;
+  /** The anchor's contended_at when the attempt began (carried into the anchors it writes). */
+  readonly contendedAt: string | undefined;
+  outcome: PublishOutcome | null;
+}
+
+/** The races a write has lost once attempt `a` was refused: a refused guess lost to nobody. */
+const lostAfter = (a: LinkAttempt): number => a.lost + (a.basis === 'guessed' ? 0 : 1);
+
+export class RemoteLink implements Publisher<LinkAttempt> {
   private readonly maxAttempts: number;
   private readonly pauseMs: number;
   private readonly clock: () => Date;
   private readonly sleep: (ms: number) => void;
   private readonly random: RandomInt;
-  /** The remote commit the local copy matched at the last refresh (null: the ref is absent). */
-  private base: string | null = null;
-  /** The last refresh found the remote unreachable and --offline was given. */
-  private offlineNow = false;
-  /** What the last refresh found: for status and sync's report. */
-  lastRefresh: { adopted: number; commit: string | null; offline: boolean } = { adopted: 0, commit: null, offline: false };
-  /**
-   * `base` was taken from the anchor without asking the remote (see refresh): the push's lease
-   * is what checks it. Only a write does this; `sync` always asks.
-   */
-  private unconfirmed = false;
-  /** The last push was refused because the ref moved: the next refresh fetches, never assumes. */
-  private moved = false;
-  /** The last push was an unconfirmed one the ref refused: not contention, so no pause. */
-  private missedGuess = false;
-  /** 1 while the write in progress began with an unconfirmed push that missed: it costs no attempt. */
-  private bonus = 0;
-  /** The write in progress lost a race (or a guess); remembered in the anchor (contended_at). */
-  private lostRace = false;
-  /** The anchor's contended_at at the last refresh, carried forward by the anchors written after it. */
-  private contendedAt: string | undefined;
 
   constructor(readonly rp: RemotePaths, readonly join: JoinInfo, private readonly trust: () => Trust, private readonly opts: LinkOptions = {}) {
     this.maxAttempts = opts.attempts ?? ATTEMPTS;
@@ -86,43 +101,22 @@ export class RemoteLink implements Publisher {
     this.random = opts.random ?? cryptoInt;
   }
 
-  get attempts(): number {
-    return this.maxAttempts + this.bonus;
-  }
-
-  pause(attempt: number): void {
-    // A guess from the anchor that missed lost no race: the real refresh follows at once.
-    if (this.missedGuess) return;
-    // backoff.ts: the longer this write has waited, the shorter its pause (seniority).
-    const lost = attempt - this.bonus; // the races lost: a missed guess was none
-    this.sleep(retryPauseMs(lost, this.random, this.pauseMs));
-  }
-
   /**
-   * Step 1 of every attempt. `ask` (sync) always asks the remote. A write whose local copy is
-   * exactly the anchor's state, with no refused push since, skips the round trip: it builds on
-   * the anchor's commit, and the push's lease (the CAS, publish.ts) is the check that the remote
-   * is still there. A ref that moved, was rolled back, forked or deleted refuses that lease, and
-   * the next attempt fetches and verifies as always (and sets the hold on a fork or rollback).
+   * Step 3 of every attempt: the attempt after `prior` (null: a write's first; a later one
+   * follows a refused push). `ask` (sync) always asks the remote. A write's first attempt whose
+   * local copy is exactly the anchor's state skips the round trip: it builds on the anchor's
+   * commit, and the push's lease (the CAS, publish.ts) is the check that the remote is still
+   * there. A ref that moved, was rolled back, forked or deleted refuses that lease, and the next
+   * attempt fetches at once and verifies as always (and sets the hold on a fork or rollback).
    * Policy: this is the same knowledge the ls-remote gave (the remote's ref is the commit this
    * machine verified, and nothing is new), got from the push instead of one round trip before it.
    */
-  refresh(ops: FileOps, paths: LedgerPaths, ask = false): void {
+  refresh(ops: FileOps, paths: LedgerPaths, prior: LinkAttempt | null, ask = false): LinkAttempt {
     const hold = readHold(this.rp);
     if (hold) throw holdRefusal(hold);
     ensureRepo(this.rp.repo);
-    this.offlineNow = false;
     const anchor = readAnchor(this.rp);
-    const moved = this.moved;
-    this.moved = false;
-    this.missedGuess = false;
-    // Not after a refused push: the first attempt of a write (every later one follows a 'moved').
-    if (!moved) {
-      this.bonus = 0;
-      this.lostRace = false;
-    }
-    this.unconfirmed = false;
-    this.contendedAt = anchor?.contended_at;
+    const begun = { n: prior ? prior.n + 1 : 1, lost: prior ? lostAfter(prior) : 0, contendedAt: anchor?.contended_at, outcome: null };
     // Policy: a machine whose write lost a race in the last CONTENDED_MS asks the remote first:
     // under contention the guess would let the last winner write again and again without a
     // fetch while the losers fetch, verify and lose again (the slowest of eight racing clones
@@ -137,46 +131,39 @@ export class RemoteLink implements Publisher {
     // adopted: one agent handing to another is no race). A machine that never lost (the first
     // winner of a race) cannot tell that others wait; it yields only once it has lost. The
     // yield runs while CONTENDED_MS lasts, so a lone writer right after a race pays it for 5 s.
-    if (!ask && !moved && contended) this.sleep(yieldMs(true, this.random));
-    if (!ask && !moved && anchor && !contended) {
-      const local = readHeadWithBytes(ops, paths);
-      if (local && local.head.genesis === anchor.genesis && local.head.seq === anchor.seq && local.head.tail === anchor.tail && local.head.size === anchor.size) {
-        this.unconfirmed = true;
-        this.base = anchor.commit;
-        this.lastRefresh = { adopted: 0, commit: anchor.commit, offline: false };
-        return;
-      }
+    if (!ask && !prior && contended) this.sleep(yieldMs(true, this.random));
+    if (!ask && !prior && anchor && !contended && copyIsAnchor(ops, paths, anchor)) {
+      return { ...begun, basis: 'guessed', expected: anchor.commit, adopted: 0 };
     }
     let tip: string | null;
     try {
-      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null, moved);
+      // After a refused push: one fetch at once (one connection, not ls-remote + fetch).
+      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null, prior !== null);
     } catch (e) {
-      if (this.opts.offline && e instanceof LedgerError && e.code === 'OP_REMOTE_UNREACHABLE') {
-        this.offlineNow = true;
-        this.lastRefresh = { adopted: 0, commit: null, offline: true };
-        return;
-      }
+      if (this.opts.offline && e instanceof LedgerError && e.code === 'OP_REMOTE_UNREACHABLE') return { ...begun, basis: 'offline', expected: null, adopted: 0 };
       throw e;
     }
     const local = readHeadWithBytes(ops, paths);
+    let adopted: number;
     try {
-      this.lastRefresh = { adopted: this.catchUp(ops, paths, tip, local?.head ?? null, anchor), commit: tip, offline: false };
+      adopted = this.catchUp(ops, paths, tip, local, anchor, begun);
     } catch (e) {
       const kind = holdKind(e);
       if (kind) setHold(this.rp, e as LedgerError, kind, local?.bytes ?? null, tip, this.clock());
       throw e;
     }
-    this.base = tip;
+    return { ...begun, basis: 'fetched', expected: tip, adopted };
   }
 
-  /** The anchor's contended_at: now if the write in progress lost a race, else as it was. */
-  private contention(): { contended_at?: string } {
-    const at = this.lostRace ? this.clock().toISOString() : this.contendedAt;
+  /** The anchor's contended_at for the anchors an attempt writes: now once the write lost a race (an earlier attempt was refused), else as it was. */
+  private contention(a: Pick<LinkAttempt, 'n' | 'contendedAt'>): { contended_at?: string } {
+    const at = a.n > 1 ? this.clock().toISOString() : a.contendedAt;
     return at === undefined ? {} : { contended_at: at };
   }
 
   /** Verifies the fetched tip and brings the local copy and the anchor to it; returns how many records the local copy took. */
-  private catchUp(ops: FileOps, paths: LedgerPaths, tip: string | null, local: Head | null, anchor: Anchor | null): number {
+  private catchUp(ops: FileOps, paths: LedgerPaths, tip: string | null, localCopy: { head: Head; bytes: Buffer } | null, anchor: Anchor | null, a: Pick<LinkAttempt, 'n' | 'contendedAt'>): number {
+    const local = localCopy?.head ?? null;
     if (tip === null) {
       if (anchor) throw new LedgerError('REMOTE_FRESHNESS', `rollback: the remote no longer has ${this.join.ref} (this machine verified it at seq ${anchor.seq})`, { kind: 'rollback', seq: anchor.seq });
       return 0;
@@ -190,62 +177,52 @@ export class RemoteLink implements Publisher {
     const points: { seq: number; id: string; what: string; from: ChainPoint }[] = [];
     if (anchor) points.push({ seq: anchor.seq, id: anchor.tail, what: 'the anchor', from: { seq: anchor.seq, id: anchor.tail, ts: anchor.ts, size: anchor.size } });
     if (local) points.push({ seq: local.seq, id: local.tail, what: 'the local copy', from: { seq: local.seq, id: local.tail, ts: tailTs(ops, paths, local), size: local.size } });
-    const from = points.length ? points.reduce((a, b) => (b.seq < a.seq ? b : a)).from : null;
+    const from = points.length ? points.reduce((x, y) => (y.seq < x.seq ? y : x)).from : null;
     // The genesis first (as the join does): a remote replaced by another ledger is a fork even
     // when it is shorter than the anchor, not a rollback (verifyRemote compares it before any seq).
     const ours = anchor ? { genesis: anchor.genesis, what: 'the anchor' } : local ? { genesis: local.genesis, what: 'the local copy' } : undefined;
     const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime(), ours);
     const have = local ? local.seq : -1;
     const fresh = v.lines.slice(have + 1 - v.firstSeq);
-    if (fresh.length || !local) adoptPublished(ops, paths, local, Buffer.concat(fresh), v.headBytes);
+    if (fresh.length || !local) adoptPublished(ops, paths, localCopy, Buffer.concat(fresh), v.headBytes);
     const last = v.lines.length ? v.lines[v.lines.length - 1] : null;
     writeAnchor(this.rp, {
       v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, commit: tip,
       ts: last ? (JSON.parse(last.toString('utf8')) as { ts: string }).ts : from!.ts,
-      ...this.contention(),
+      ...this.contention(a),
     });
     return fresh.length;
   }
 
-  publish(base: Head, data: Buffer, head: { head: Head; bytes: Buffer }, drafts: readonly Draft[]): PublishOutcome {
-    if (this.offlineNow) {
-      // Policy: the queue holds the drafts as decided on the local copy, not signed records:
-      // their seq and link depend on the remote tail at sync, where they are decided again.
-      appendOutbox(this.rp, { drafts: [...drafts], decided_on: { seq: base.seq, tail: base.tail }, at: this.clock().toISOString() });
-      this.opts.onNotice?.(`offline: the remote ${this.join.url} cannot be reached; ${drafts.length === 1 ? 'this write is' : `these ${drafts.length} writes are`} queued, NOT published (the ids shown are provisional); \`ledger sync\` publishes ${drafts.length === 1 ? 'it' : 'them'}`);
-      return 'queued';
-    }
+  /** Step 8, in attempt `a`: the outcome is recorded in it. */
+  publish(a: LinkAttempt, write: PlacedWrite): PublishOutcome {
+    a.outcome = this.push(a, write);
+    return a.outcome;
+  }
+
+  private push(a: LinkAttempt, write: PlacedWrite): PublishOutcome {
+    if (a.basis === 'offline') return this.queue(write);
     const lines: Buffer[] = [];
-    for (let at = 0; at < data.length;) {
-      const nl = data.indexOf(0x0a, at);
-      lines.push(data.subarray(at, nl + 1));
+    for (let at = 0; at < write.lines.length;) {
+      const nl = write.lines.indexOf(0x0a, at);
+      lines.push(write.lines.subarray(at, nl + 1));
       at = nl + 1;
     }
     const lastLine = lines[lines.length - 1];
-    const commit = buildCommit(this.rp.repo, { parent: this.base, firstSeq: base.seq + 1, lines, head: head.bytes, ts: head.head.ts });
-    const outcome = pushWithLease(this.rp.repo, this.join.url, this.join.ref, commit, this.base);
-    const guessed = this.unconfirmed;
-    this.unconfirmed = false;
-    if (guessed && outcome.kind === 'unreachable' && this.opts.offline) {
-      // The same as a refresh that found no remote: decided on the local copy, queued.
-      this.offlineNow = true;
-      this.lastRefresh = { adopted: 0, commit: null, offline: true };
-      return this.publish(base, data, head, drafts);
-    }
+    const { head, bytes } = write.head;
+    const commit = buildCommit(this.rp.repo, { parent: a.expected, firstSeq: write.base.seq + 1, lines, head: bytes, ts: head.ts });
+    const outcome = pushWithLease(this.rp.repo, this.join.url, this.join.ref, commit, a.expected);
+    // A guess that finds no remote is a refresh that found none: decided on the local copy, queued.
+    if (a.basis === 'guessed' && outcome.kind === 'unreachable' && this.opts.offline) return this.queue(write);
     switch (outcome.kind) {
       case 'published':
         // Policy: the anchor moves before the local copy does: a writer killed between the two
         // has an anchor ahead of its copy, and the next refresh takes the records from the remote.
         // (No update of FETCHED_REF: the build ref, tree.ts BUILT_REF, names this commit and
         // keeps its objects; the next fetch knows it as the anchor's.)
-        writeAnchor(this.rp, { v: 1, genesis: head.head.genesis, seq: head.head.seq, tail: head.head.tail, size: head.head.size, ts: (JSON.parse(lastLine.toString('utf8')) as { ts: string }).ts, commit, ...this.contention() });
-        this.base = commit;
+        writeAnchor(this.rp, { v: 1, genesis: head.genesis, seq: head.seq, tail: head.tail, size: head.size, ts: (JSON.parse(lastLine.toString('utf8')) as { ts: string }).ts, commit, ...this.contention(a) });
         return 'published';
       case 'moved':
-        this.moved = true;
-        this.lostRace = true;
-        this.missedGuess = guessed;
-        if (guessed) this.bonus = 1;
         return 'moved';
       case 'refused':
         throw refusedByHost(this.join.url, this.join.ref, outcome.detail);
@@ -255,6 +232,37 @@ export class RemoteLink implements Publisher {
         throw pushUnknown(this.join.url, outcome.detail);
     }
   }
+
+  /**
+   * --offline with no remote: the write waits in the outbox. Policy: the queue holds the drafts
+   * as decided on the local copy, not signed records: their seq and link depend on the remote
+   * tail at sync, where they are decided again.
+   */
+  private queue(write: PlacedWrite): 'queued' {
+    const { drafts, base } = write;
+    appendOutbox(this.rp, { drafts: [...drafts], decided_on: { seq: base.seq, tail: base.tail }, at: this.clock().toISOString() });
+    this.opts.onNotice?.(`offline: the remote ${this.join.url} cannot be reached; ${drafts.length === 1 ? 'this write is' : `these ${drafts.length} writes are`} queued, NOT published (the ids shown are provisional); \`ledger sync\` publishes ${drafts.length === 1 ? 'it' : 'them'}`);
+    return 'queued';
+  }
+
+  /**
+   * After attempt `a` was refused ('moved'): false once the write has lost ATTEMPTS races (it
+   * gives up: exit 3, nothing published); else it pauses as backoff.ts says (seniority: the
+   * longer it has waited, the shorter) and says true. A refused guess lost no race (it built on
+   * the anchor without asking): it costs no attempt and no pause, the real refresh follows at once.
+   */
+  again(a: LinkAttempt): boolean {
+    const lost = lostAfter(a);
+    if (lost >= this.maxAttempts) return false;
+    if (a.basis !== 'guessed') this.sleep(retryPauseMs(lost, this.random, this.pauseMs));
+    return true;
+  }
+}
+
+/** Whether the local copy is exactly the anchor's state (the guess of refresh may build on it). */
+function copyIsAnchor(ops: FileOps, paths: LedgerPaths, anchor: Anchor): boolean {
+  const local = readHeadWithBytes(ops, paths);
+  return local !== null && local.head.genesis === anchor.genesis && local.head.seq === anchor.seq && local.head.tail === anchor.tail && local.head.size === anchor.size;
 }
 
 /**

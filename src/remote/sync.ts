@@ -1,7 +1,8 @@
 // Joining a remote, `ledger sync`, and re-anchoring after a person's review (SPEC 11).
 //   joinLedger    `ledger init --remote REMOTE`: take the remote's ledger (verified from genesis
 //                 against the trust file), or publish this one's (or a new genesis) when the
-//                 remote has none; join.json is written last, so a join that fails is no join
+//                 remote has none (a new genesis is made in memory, written here once the
+//                 remote took it); join.json is written last, so a join that fails is no join
 //   syncLedger    fetch, verify, update the local copy; then replay the outbox through the
 //                 store's transact, each entry decided again on the remote's tail
 //   acceptRemote  `ledger sync --accept-remote`: after a fork or rollback, clear the hold and
@@ -15,7 +16,7 @@ import type { Trust } from '../keys/trust.js';
 import type { LedgerRecord } from '../record.js';
 import type { Signer } from '../sign.js';
 import { adoptPublished } from '../store/adopt.js';
-import { initLedger, transact, type StoreOptions } from '../store/append.js';
+import { genesisDraft, placeGenesis, transact, type StoreOptions } from '../store/append.js';
 import { readHeadWithBytes } from '../store/head.js';
 import { acquireLock } from '../store/lock.js';
 import { ledgerPaths, type LedgerPaths } from '../store/paths.js';
@@ -26,7 +27,7 @@ import { readAnchor, writeAnchor } from './anchor.js';
 import { ensureRepo, fetchLedgerRef, unreachable, verifyRemote } from './fetch.js';
 import { gitComplaint, gitOk, runGit } from './git.js';
 import { clearHold, readHold } from './hold.js';
-import { RemoteLink, type LinkOptions } from './link.js';
+import { RemoteLink, type LinkAttempt, type LinkOptions } from './link.js';
 import { readOutbox, writeOutbox, type OutboxEntry } from './outbox.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
 import { ensureRemoteDir, FETCHED_REF, LEDGER_REF, readJoin, remotePaths, stateDirOf, writeStateJson, type Env, type JoinInfo, type RemotePaths } from './state.js';
@@ -143,23 +144,22 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
         const hold = local ? [{ seq: local.head.seq, id: local.head.tail, what: 'the local ledger' }] : [];
         const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime(), local ? { genesis: local.head.genesis, what: 'the local ledger' } : undefined);
         if (local && v.head.genesis !== local.head.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote holds another ledger than the local one', { kind: 'fork' });
-        if (v.lines.length || !local) adoptPublished(ops, paths, local?.head ?? null, Buffer.concat(v.lines), v.headBytes);
+        if (v.lines.length || !local) adoptPublished(ops, paths, local, Buffer.concat(v.lines), v.headBytes);
         const lastLine = v.lines.length ? v.lines[v.lines.length - 1] : null;
         writeAnchor(rp, { v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, ts: lastLine ? tsOf(lastLine) : from!.ts, commit: tip });
         result = { created: false, adopted: v.lines.length, head: { seq: v.head.seq, tail: v.head.tail, genesis: v.head.genesis }, commit: tip, url: o.url, ref };
       } else {
-        // No ledger there yet: publish this one, or a new genesis (made aside, adopted here only once published).
+        // No ledger there yet: publish this one, or a new genesis (made in memory, written here
+        // only once published).
         let lines: Buffer[];
         let headBytes: Buffer;
         if (local) {
           lines = localLines(ops, paths, local.head.size);
           headBytes = local.bytes;
         } else {
-          const staging = `${rp.dir}/genesis-${process.pid}-${Date.now()}`;
-          initLedger({ dir: staging, now }, o.signer, o.agent, o.name);
-          const sp = ledgerPaths(staging);
-          headBytes = ops.readFile(sp.head);
-          lines = localLines(ops, sp, ops.size(sp.records));
+          const genesis = placeGenesis(genesisDraft(o.agent, o.name), now, o.signer);
+          lines = [genesis.placed.data];
+          headBytes = genesis.head.bytes;
         }
         const head = JSON.parse(headBytes.toString('utf8')) as { seq: number; tail: string; genesis: string; size: number; ts: string };
         const commit = buildCommit(rp.repo, { parent: null, firstSeq: 0, lines, head: headBytes, ts: head.ts });
@@ -251,15 +251,15 @@ export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: 
   const ops = store.ops ?? realFileOps;
   const paths = ledgerPaths(store.dir);
   const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
+  let fetched: LinkAttempt;
   try {
-    link.refresh(ops, paths, true);
+    fetched = link.refresh(ops, paths, null, true);
   } finally {
     lock.release();
   }
-  const adopted = link.lastRefresh.adopted;
   const entries = readOutbox(link.rp);
-  const report: SyncReport = { adopted, published: [], dropped: [], waiting: 0, head: { seq: -1, tail: '' }, commit: link.lastRefresh.commit };
-  if (link.lastRefresh.offline) {
+  const report: SyncReport = { adopted: fetched.adopted, published: [], dropped: [], waiting: 0, head: { seq: -1, tail: '' }, commit: fetched.expected };
+  if (fetched.basis === 'offline') {
     report.waiting = entries.length;
   } else if (entries.length) {
     // The key is read only when something waits: a sync with nothing queued signs nothing.
@@ -312,7 +312,7 @@ export function acceptRemote(ctx: RemoteContext, store: StoreOptions, trust: Tru
           `move ${paths.dir} aside (it stays evidence) and join again: \`ledger init --remote ${ctx.join.url}\``);
       }
       const fresh = v.lines.slice(local.head.seq + 1);
-      if (fresh.length) adoptPublished(ops, paths, local.head, Buffer.concat(fresh), v.headBytes);
+      if (fresh.length) adoptPublished(ops, paths, local, Buffer.concat(fresh), v.headBytes);
       adopted = fresh.length;
     }
     const last = v.lines[v.lines.length - 1];

@@ -1,50 +1,36 @@
 // The local copy of a ledger joined to a remote (SPEC 11) takes what the remote published:
-// records already verified from a trusted point (remote/fetch.ts) are appended at HEAD's size
-// and HEAD is replaced by the remote's exact bytes, in the append protocol's order (lines, then
-// fdatasync, then HEAD by the durable recipe), so records.jsonl and HEAD stay byte-identical to
-// the ref's tree and `ledger audit` reads the same ledger every clone holds. Called under the
+// records already verified from a trusted point (remote/fetch.ts) go at HEAD's size and HEAD is
+// replaced by the remote's exact bytes. It is the append protocol's steps 7 and 9 (append.ts):
+// bytes past the local HEAD to quarantine/, then the one lines-then-HEAD write, so it is
+// crash-safe at each step as an append is, and records.jsonl and HEAD stay byte-identical to
+// the ref's tree: `ledger audit` reads the same ledger every clone holds. Called under the
 // writer lock only.
-import { ioError } from '../errors.js';
+import { LedgerError } from '../errors.js';
 import type { Head } from '../record.js';
-import { writeAll } from '../fs/durable.js';
-import type { FileOps, FileStat } from '../fs/ops.js';
+import type { FileOps } from '../fs/ops.js';
+import { writeLinesThenHead } from './append.js';
 import { rememberChain } from './chain-memo.js';
-import { parseHead, writeHead } from './head.js';
+import { parseHead } from './head.js';
 import type { LedgerPaths } from './paths.js';
 import { quarantineUnpublished } from './recover.js';
 
-/** Appends `lines` (whole record lines) at `local.size` and publishes `headBytes` as HEAD. */
-export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: Head | null, lines: Buffer, headBytes: Buffer): Head {
+/**
+ * Appends `lines` (whole record lines, verified) at the local HEAD's size and publishes
+ * `headBytes` as HEAD. `local`: the local HEAD and its exact bytes, or null when there is none
+ * (a join: records.jsonl is then written from byte 0).
+ */
+export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: { head: Head; bytes: Buffer } | null, lines: Buffer, headBytes: Buffer): Head {
   const head = parseHead(headBytes, 'the remote HEAD');
-  // Bytes past the local HEAD were never published here: aside first, as an append does.
-  quarantineUnpublished(ops, paths, local);
-  const at = local ? local.size : 0;
-  let fd: number;
-  try {
-    fd = ops.open(paths.records, local ? 'r+' : 'w', 0o644);
-  } catch (e) {
-    throw ioError(e, 'open', paths.records);
+  const at = local ? local.head.size : 0;
+  // Fail closed: a HEAD that would not end exactly where these lines do would publish other
+  // bytes than the ones verified (the callers' slicing is what this checks).
+  if (at + lines.length !== head.size) {
+    throw new LedgerError('OP_REMOTE', `refusing to copy the remote's records: they end at byte ${at + lines.length}, the remote HEAD at ${head.size}; nothing was changed`, { at, lines: lines.length, size: head.size });
   }
-  let st: FileStat | null = null;
-  try {
-    writeAll(ops, fd, lines, at);
-    ops.fdatasync(fd);
-    try {
-      st = ops.fstat ? ops.fstat(fd) : null;
-    } catch {
-      st = null; // only the memo is lost
-    }
-  } catch (e) {
-    try {
-      ops.ftruncate(fd, at);
-    } catch {
-      /* the next writer's quarantine step moves them */
-    }
-    throw ioError(e, 'append to', paths.records);
-  } finally {
-    ops.close(fd);
-  }
-  writeHead(ops, paths, { head, bytes: headBytes });
+  // 7: bytes past the local HEAD were never published here: aside first, as an append does.
+  quarantineUnpublished(ops, paths, local ? local.head : null);
+  // 9: the append's own write.
+  const st = writeLinesThenHead(ops, paths, { at, lines, headBefore: local ? local.bytes : null, head: { head, bytes: headBytes } }, 'copy of the remote\'s records');
   // The adopted records were checked from a trusted point (link, id, signature, pin): the
   // verified-chain memo may cover them, so the next writer does not re-read the whole chain.
   rememberChain(paths, head.genesis, st, { offset: head.size, seq: head.seq, id: head.tail });

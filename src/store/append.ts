@@ -1,31 +1,45 @@
-// The durable append protocol (SPEC 3-5), the only code that writes records.
+// The durable append protocol (SPEC 3-5), the only code that writes records. One write, in
+// this order, each step a function below:
 //
-//   1. validate every draft (nothing is touched for a bad one)
-//   2. take the cross-process writer lock
-//   3. read HEAD; check that it is one this writer may build on (head-guard.ts: its key is
-//      pinned or the writer's own, and it is not below this writer's mark), that the chain
-//      through it links (read.ts assertPublishedChain), and that its tail is really the last
-//      published line; remove temp files a killed writer left
-//   4. let the caller decide, on that HEAD, what to append (idempotency, ownership, the gate)
-//   5. move bytes past HEAD's size into quarantine/ (they were never published)
-//   6. write the new lines at `size`, fdatasync
-//   7. write HEAD to a temp file, fsync, rename, fsync the directory; then raise this writer's
-//      mark and the verified-chain memo (per-user state, outside the ledger directory)
-//   8. release the lock
-// An append returns only after step 7: a record is published exactly when a durable HEAD covers
-// it. If anything fails before the rename, the new bytes are cut back off, so a refused or
-// failed append leaves records.jsonl and HEAD as they were.
+//    1. validate every draft (assertDrafts: nothing is touched for a bad one)
+//    2. take the cross-process writer lock (lock.ts)
+//    3. refresh, in a ledger joined to a remote (publisher.ts): a new attempt of the write; the
+//       local copy takes what the remote published (adopt.ts, by step 9's write)
+//    4. read HEAD; check that it is one this writer may build on (buildableTail; head-guard.ts:
+//       its key is pinned or the writer's own, it is not below this writer's mark), that the
+//       chain through it links (read.ts assertPublishedChain) and that its tail is really the
+//       last published line; remove temp files a killed writer left
+//    5. let the caller decide, on that HEAD, what to append (idempotency, ownership, the gate)
+//    6. place and sign (placeDrafts, closingHead): each draft's seq, link and ts, its id and its
+//       signature; then the new HEAD over them, signed
+//    7. move bytes past HEAD's size into quarantine/ (recover.ts: they were never published)
+//    8. publish, in a joined ledger (publisher.ts): the push built on what step 3 found;
+//       'moved' (another machine published first): back to step 3 in a new attempt, bounded;
+//       'queued' (--offline): kept in the outbox, not published, nothing written here
+//    9. write the new lines at `size`, fdatasync; then HEAD to a temp file, fsync, rename, fsync
+//       the directory (writeLinesThenHead)
+//   10. remember: raise this writer's mark and the verified-chain memo (per-user state, outside
+//       the ledger directory)
+//   11. release the lock
+//
+// An append returns only after step 9: a record is published exactly when a durable HEAD covers
+// it (in a joined ledger, when step 8's push succeeded; step 9 is then the local copy taking
+// it, and a writer killed between the two is repaired by the next refresh). If anything fails
+// before the rename, the new bytes are cut back off, so a refused or failed append leaves
+// records.jsonl and HEAD as they were. `initLedger` is steps 1, 2, 6, 7, 9 and 10 for the
+// genesis record; `recoverLedger` is step 7 on its own, after step 4's checks but the chain's;
+// the adoption of a joined ledger (adopt.ts) is steps 7 and 9 for records the remote published.
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
-import { canonicalAroundSig, canonicalLine, digestOf, ed25519SigJson, recordId, toBase64url } from '../canonical.js';
+import { canonicalAroundSig, digestOf, ed25519SigJson, toBase64url } from '../canonical.js';
 import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
-import { makeSig, signingMessage, type Sig, type Signer } from '../sign.js';
+import { signingMessage, type Sig, type Signer } from '../sign.js';
 import { fsyncDir, mkdirDurable, removeStaleTemps, writeAll } from '../fs/durable.js';
 import { fsError, realFileOps, type FileOps, type FileStat } from '../fs/ops.js';
 import { rememberChain } from './chain-memo.js';
 import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
-import { assertTrustedHead, checkMark, prepareMarks, raiseMark, readAllMarks, readMark, type WriterGuard } from './head-guard.js';
+import { assertTrustedHead, checkMark, prepareMarks, raiseMark, readAllMarks, readMark, type Mark, type WriterGuard } from './head-guard.js';
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
@@ -33,7 +47,7 @@ import { assertPublishedChain, assertTailIsLastLine, rememberTail, type RecordAt
 import { openToRead } from '../fs/lines.js';
 import { quarantineUnpublished, QUARANTINE_NAME_RE, type RecoverReport } from './recover.js';
 import { stateDirFrom } from './state-dir.js';
-import type { Publisher } from './publisher.js';
+import type { Attempt, Publisher } from './publisher.js';
 
 export interface StoreOptions {
   dir: string;
@@ -87,15 +101,224 @@ function resolve(opts: StoreOptions) {
   };
 }
 
+/** One write as `transact` was given it: who writes, where, and the caller's decision. */
+interface Write {
+  ops: FileOps;
+  paths: LedgerPaths;
+  guard: WriterGuard;
+  now: () => Date;
+  signer: Signer;
+  decide: (view: LockedView) => readonly Draft[];
+  /** See transact. */
+  checkedDrafts: readonly Draft[] | undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The protocol.
+
 /**
- * Step 3 for a writer: HEAD must be one it may build on (trusted, not below its mark), the
- * chain through it must link and end at its tail (returned); then temp files a killed writer
- * left under this lock go.
+ * Runs `decide` under the writer lock on the current HEAD and appends what it returns, in the
+ * same critical section. `decide` may throw to refuse; then nothing is written at all.
+ * `checkedDrafts`: drafts the caller validated with assertDrafts (step 1) just before, in this
+ * same synchronous call; what `decide` returns is validated again unless every draft is one of
+ * them. With a publisher, each attempt reads: refresh, decide, publish, then the local copy
+ * takes the records, or, when another machine published first, a new attempt.
  */
-function assertBuildable(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, ownKey: string): RecordAt {
+export function transact(
+  opts: StoreOptions,
+  signer: Signer,
+  decide: (view: LockedView) => readonly Draft[],
+  checkedDrafts?: readonly Draft[],
+): AppendResult {
+  const { paths, ops, waitMs, now, guard } = resolve(opts);
+  if (!ops.exists(paths.head)) throw notALedger(paths, ops);
+  // Before the lock: a state directory that cannot hold the mark refuses the append up front.
+  prepareMarks(guard.stateDir);
+  const write: Write = { ops, paths, guard, now, signer, decide, checkedDrafts };
+  const lock = acquireLock(ops, paths.lock, waitMs); // 2
+  try {
+    const pub = opts.publisher;
+    if (!pub) return appendOnce(write, null)!; // null only when a publisher says 'moved'
+    for (let attempt = pub.refresh(ops, paths, null); ; attempt = pub.refresh(ops, paths, attempt)) { // 3
+      const done = appendOnce(write, { pub, attempt });
+      if (done) return done;
+      if (!pub.again(attempt)) throw contended(attempt);
+    }
+  } catch (e) {
+    throw fsError(e, 'append to', paths.records);
+  } finally {
+    lock.release(); // 11
+  }
+}
+
+function contended(attempt: Attempt): LedgerError {
+  return new LedgerError('OP_REMOTE_CONTENDED', `the remote moved ${attempt.n} times while this write was being published; nothing was published`, { attempts: attempt.n }, 'try again: other machines are writing right now');
+}
+
+/**
+ * Steps 4-10, once: on the HEAD on disk now (brought to the remote's by step 3, in a joined
+ * ledger). Null when the publisher says another machine published first: nothing was written.
+ */
+function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | null): AppendResult | null {
+  const { ops, paths } = w;
+  const current = readHeadWithBytes(ops, paths); // 4
+  if (!current) throw notALedger(paths, ops);
+  const { head } = current;
+  const tail = buildableTail(ops, paths, w.guard, head, w.signer.publicKey);
+  const drafts = w.decide({ paths, head, tail: { id: tail.id, record: tail.record } }); // 5
+  if (drafts.length === 0) return { records: [], head, recovered: null };
+  if (!allChecked(drafts, w.checkedDrafts)) assertDrafts(drafts);
+  const placed = placeDrafts(drafts, head, w.now(), w.signer); // 6
+  const newHead = closingHead(head, placed, w.now(), w.signer);
+  const recovered = quarantineUnpublished(ops, paths, head); // 7
+  if (remote) { // 8
+    const outcome = remote.pub.publish(remote.attempt, { base: head, lines: placed.data, head: newHead, drafts });
+    if (outcome === 'moved') return null;
+    if (outcome === 'queued') return { records: placed.appended, head, recovered: null, queued: true };
+  }
+  const st = writeLinesThenHead(ops, paths, { at: head.size, lines: placed.data, headBefore: current.bytes, head: newHead }); // 9
+  const last = placed.appended[placed.appended.length - 1]; // 10
+  rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
+  remember(paths, w.guard, w.signer.publicKey, newHead.head, last.offset, st);
+  return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
+}
+
+/** Appends drafts as one all-or-nothing batch under one lock and one HEAD update. */
+export function appendDrafts(opts: StoreOptions, signer: Signer, drafts: readonly Draft[]): AppendResult {
+  assertDrafts(drafts);
+  if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'nothing to append');
+  return transact(opts, signer, () => drafts, drafts);
+}
+
+/**
+ * Creates a ledger: the directory, its genesis record and HEAD. Refuses when a ledger (a HEAD)
+ * is already there. Bytes of a records.jsonl without HEAD (a crash during an earlier init) were
+ * never published and go to quarantine/ first.
+ */
+export function initLedger(opts: StoreOptions, signer: Signer, agent: string, name?: string): AppendResult {
+  const { paths, ops, waitMs, now, guard } = resolve(opts);
+  if (ops.exists(paths.head)) throw ledgerExists(paths);
+  prepareMarks(guard.stateDir);
+  const draft = genesisDraft(agent, name); // 1
+  try {
+    // A directory's entry lives in its parent: fsync the parent of the ledger directory and of
+    // every directory made here, or a power cut after init returned can lose the whole ledger.
+    mkdirDurable(ops, paths.dir, 0o755);
+  } catch (e) {
+    throw ioError(e, 'create', paths.dir);
+  }
+  const lock = acquireLock(ops, paths.lock, waitMs); // 2
+  try {
+    assertNoHead(ops, paths);
+    const genesis = placeGenesis(draft, now, signer); // 6
+    const recovered = quarantineUnpublished(ops, paths, null); // 7
+    removeLeftovers(ops, paths);
+    const st = writeLinesThenHead(ops, paths, { at: 0, lines: genesis.placed.data, headBefore: null, head: genesis.head }, 'genesis'); // 9
+    remember(paths, guard, signer.publicKey, genesis.head.head, 0, st); // 10
+    return { records: genesis.placed.appended, head: genesis.head.head, recovered: recovered.unpublished ? recovered : null };
+  } catch (e) {
+    throw e instanceof LedgerError ? e : ioError(e, 'initialise', paths.dir);
+  } finally {
+    lock.release(); // 11
+  }
+}
+
+function ledgerExists(paths: LedgerPaths): LedgerError {
+  return new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}`, { dir: paths.dir }, '`ledger init` never overwrites a ledger: use another --dir');
+}
+
+/**
+ * Fail closed: init goes on only when HEAD is certainly absent (ENOENT). exists() reports a HEAD
+ * it cannot stat as absent, and init would then quarantine a published ledger and replace it.
+ */
+function assertNoHead(ops: FileOps, paths: LedgerPaths): void {
+  let statError: unknown = null;
+  try {
+    ops.size(paths.head);
+  } catch (e) {
+    statError = e;
+  }
+  if (statError === null) throw ledgerExists(paths);
+  if ((statError as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError(statError, 'check for', paths.head);
+}
+
+/**
+ * `ledger recover`: step 7 on its own, under the lock, on a HEAD that a writer may build on
+ * (step 4's checks of its key and of the marks, but not the chain's): `ownKey` is the caller's
+ * public key, or null when it has none (then HEAD's key must be pinned in the guard's trust
+ * file, and every mark of this user is checked).
+ */
+export function recoverLedger(opts: StoreOptions, dryRun: boolean, ownKey: string | null = null): RecoverReport {
+  const { paths, ops, waitMs, guard } = resolve(opts);
+  if (!ops.exists(paths.dir)) throw notALedger(paths, ops);
+  const lock = acquireLock(ops, paths.lock, waitMs);
+  try {
+    const head = readHead(ops, paths);
+    // Fail closed: move bytes past HEAD only when HEAD is one a writer may build on and really
+    // ends the chain there (its tail is the line ending at its size), as a writer checks before
+    // it appends. (A file shorter than HEAD's size is refused by quarantineUnpublished, with its
+    // own message.)
+    // Policy: recover checks HEAD's key and this user's marks (it must not cut back to a HEAD a
+    // keyless attacker wrote, or one rolled back below what was published), but not the chain:
+    // it moves only bytes past HEAD, never deletes, and a ledger damaged in the middle must still
+    // be able to set unpublished bytes aside.
+    if (head) assertTrustedHead(head, ownKey, guard.trust);
+    if (head && ops.exists(paths.records) && ops.size(paths.records) >= head.size) {
+      assertTailIsLastLine(ops, paths, head, 'refusing to recover: ');
+      for (const m of marksOf(guard, paths, head, ownKey)) checkMark(ops, paths, head, m);
+      removeLeftovers(ops, paths);
+    } else if (head) {
+      // A file shorter than HEAD's size: refused below; a mark above it says why, first.
+      for (const m of marksOf(guard, paths, head, ownKey)) if (head.seq < m.seq) checkMark(ops, paths, head, m);
+    }
+    return quarantineUnpublished(ops, paths, head, dryRun);
+  } catch (e) {
+    throw e instanceof LedgerError ? e : ioError(e, 'recover', paths.dir);
+  } finally {
+    lock.release();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 1: validate.
+
+/** Throws INPUT_SCHEMA naming every problem of every bad draft. */
+export function assertDrafts(drafts: readonly unknown[]): asserts drafts is Draft[] {
+  const bad: string[] = [];
+  drafts.forEach((d, i) => {
+    for (const p of draftProblems(d)) bad.push(drafts.length > 1 ? `payload ${i + 1}: ${p}` : p);
+  });
+  if (bad.length) {
+    throw new LedgerError('INPUT_SCHEMA', `${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more problem${bad.length > 2 ? 's' : ''})` : ''}`, { problems: bad });
+  }
+}
+
+/** Whether every draft is one of `checked` (by identity: the very objects that were checked). */
+function allChecked(drafts: readonly Draft[], checked: readonly Draft[] | undefined): boolean {
+  if (checked === undefined) return false;
+  if (drafts === checked) return true;
+  const set = new Set<Draft>(checked);
+  return drafts.every((d) => set.has(d));
+}
+
+/** A new ledger's genesis draft (SPEC 4: a fresh 16-byte nonce, and its name if given), validated. */
+export function genesisDraft(agent: string, name?: string): Draft {
+  const draft = { kind: 'genesis', agent, nonce: toBase64url(randomBytes(16)), ...(name !== undefined ? { name } : {}) } as Draft;
+  assertDrafts([draft]);
+  return draft;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 4: HEAD, and what may be built on it.
+
+/**
+ * HEAD must be one this writer may build on (trusted, not below its mark), the chain through it
+ * must link and end at its tail (returned); then temp files a killed writer left under this
+ * lock go.
+ */
+function buildableTail(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, ownKey: string): RecordAt {
   assertTrustedHead(head, ownKey, guard.trust);
-  const mark = readMark(guard.stateDir, paths, head.genesis, ownKey);
-  if (mark) checkMark(ops, paths, head, mark);
+  for (const m of marksOf(guard, paths, head, ownKey)) checkMark(ops, paths, head, m);
   // One open of records.jsonl for the chain check and the tail's line (the same file checked).
   const fd = openToRead(ops, paths.records);
   let tail: RecordAt;
@@ -109,6 +332,13 @@ function assertBuildable(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, h
   return tail;
 }
 
+/** The marks HEAD is checked against: the writer's own key's, or with no key (recover) every key's of this user. */
+function marksOf(guard: WriterGuard, paths: LedgerPaths, head: Head, ownKey: string | null): Mark[] {
+  if (ownKey === null) return readAllMarks(guard.stateDir, paths, head.genesis);
+  const mark = readMark(guard.stateDir, paths, head.genesis, ownKey);
+  return mark ? [mark] : [];
+}
+
 /**
  * Policy: the temp files of HEAD (in the ledger directory) and of quarantine files are written
  * only under the writer lock, so under it any that exist were left by a writer that was killed
@@ -120,23 +350,6 @@ function removeLeftovers(ops: FileOps, paths: LedgerPaths): void {
   let quarantine = true;
   removeStaleTemps(ops, paths.dir, (target) => target === 'HEAD', (names) => (quarantine = names.includes('quarantine')));
   if (quarantine) removeStaleTemps(ops, paths.quarantine, (target) => QUARANTINE_NAME_RE.test(target));
-}
-
-/** After HEAD is durable: the mark and the memo name what this writer just published. */
-function remember(paths: LedgerPaths, guard: WriterGuard, key: string, head: Head, tailOffset: number, st: FileStat | null): void {
-  rememberChain(paths, head.genesis, st, { offset: head.size, seq: head.seq, id: head.tail });
-  raiseMark(guard.stateDir, paths, head.genesis, key, { seq: head.seq, tail: head.tail, offset: tailOffset });
-}
-
-/** Throws INPUT_SCHEMA naming every problem of every bad draft. */
-export function assertDrafts(drafts: readonly unknown[]): asserts drafts is Draft[] {
-  const bad: string[] = [];
-  drafts.forEach((d, i) => {
-    for (const p of draftProblems(d)) bad.push(drafts.length > 1 ? `payload ${i + 1}: ${p}` : p);
-  });
-  if (bad.length) {
-    throw new LedgerError('INPUT_SCHEMA', `${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more problem${bad.length > 2 ? 's' : ''})` : ''}`, { problems: bad });
-  }
 }
 
 /**
@@ -160,37 +373,50 @@ export function noLedgerHint(paths: LedgerPaths, ops: FileOps = realFileOps): st
   return 'run `ledger init` in the project\'s top folder to create one (in a git worktree: in the main worktree), or pass --dir / set LEDGER_DIR';
 }
 
+// ---------------------------------------------------------------------------------------------
+// Step 6: place and sign (pure apart from the clock).
+
+/** Drafts placed after a HEAD and signed: the records as appended, and their lines in one buffer. */
+interface Placed {
+  appended: Appended[];
+  data: Buffer;
+}
+
 function laterTs(now: Date, prev: string): string {
   return new Date(Math.max(now.getTime(), Date.parse(prev))).toISOString();
 }
 
 /**
- * Places drafts after `prev` in the chain and signs them; pure apart from the clock. Ids chain
- * sequentially (each links the previous id) but signatures do not feed the chain, so all the
- * signatures of a batch are made together, on two cores when the batch is large.
+ * Places drafts after `base` in the chain (null: as a new ledger's first records, from seq 0)
+ * and signs them. Ids chain sequentially (each links the previous id) but signatures do not
+ * feed the chain, so all the signatures of a batch are made together, on two cores when the
+ * batch is large.
  *
  * A batch holds every record until the last signature exists, so what it keeps per record is
  * small: the record object itself (it gains its `sig`, no copy), its unsigned canonical text
  * and the function that puts the sig member into it; the lines are written straight into one
  * buffer, never joined into one string first.
  */
-function placeDrafts(drafts: readonly Draft[], prev: { seq: number; id: string; ts: string; size: number }, now: Date, signer: Signer) {
+function placeDrafts(drafts: readonly Draft[], base: Head | null, now: Date, signer: Signer): Placed {
   const count = drafts.length;
   const records: LedgerRecord[] = new Array(count);
   const ids: string[] = new Array(count);
   const lineWithSig: ((sigJson: string) => string)[] = new Array(count);
   // Every record of one append carries the same time: max(now, the previous record's ts) once
   // is what taking it again for each record (never earlier than the one before) gives too.
-  const ts = laterTs(now, prev.ts);
-  let { seq, id } = prev;
+  const ts = base ? laterTs(now, base.ts) : now.toISOString();
+  const size = base ? base.size : 0;
+  let seq = base ? base.seq : -1;
+  let id: string | null = base ? base.tail : null;
   const stage = (i: number): Uint8Array => {
     const unsigned = { ...drafts[i], v: 1, seq: ++seq, prev_tail_hash: id, ts } as Omit<LedgerRecord, 'sig'>;
     const placed = canonicalAroundSig(unsigned);
-    id = digestOf(placed.unsignedText); // SPEC 4: the id is over the record without "sig"
+    const own = digestOf(placed.unsignedText); // SPEC 4: the id is over the record without "sig"
+    id = own;
     records[i] = unsigned as LedgerRecord;
-    ids[i] = id;
+    ids[i] = own;
     lineWithSig[i] = placed.lineWithSigJson;
-    return signingMessage('record', id);
+    return signingMessage('record', own);
   };
   const sigs = signer.signProduced
     ? signer.signProduced(count, stage)
@@ -216,92 +442,107 @@ function placeDrafts(drafts: readonly Draft[], prev: { seq: number; id: string; 
   let at = 0;
   for (let i = 0; i < count; i++) {
     if (data.write(lines[i], at) !== lengths[i]) throw new Error('record line was not written whole'); // cannot happen: sized above
-    appended[i] = { id: ids[i], seq: records[i].seq, offset: prev.size + at, record: records[i] };
+    appended[i] = { id: ids[i], seq: records[i].seq, offset: size + at, record: records[i] };
     at += lengths[i];
   }
   return { appended, data };
 }
 
+/** The HEAD that publishes `placed` after `base` (null: a new ledger, whose genesis is its first record), signed. */
+function closingHead(base: Head | null, placed: Placed, now: Date, signer: Signer): SignedHead {
+  const last = placed.appended[placed.appended.length - 1];
+  const genesis = base ? base.genesis : placed.appended[0].id;
+  return signHead({ v: 1, genesis, seq: last.seq, tail: last.id, size: (base ? base.size : 0) + placed.data.length, ts: laterTs(now, last.record.ts) }, signer);
+}
+
 /**
- * Runs `decide` under the writer lock on the current HEAD and appends what it returns, in the
- * same critical section. `decide` may throw to refuse; then nothing is written at all.
- * `checkedDrafts`: drafts the caller validated with assertDrafts just before, in this same
- * synchronous call; what `decide` returns is validated again unless every draft is one of them.
+ * A new ledger's first record and the HEAD over it, placed and signed in memory: what `init`
+ * writes, and what a join publishes to a remote that has no ledger before anything is written
+ * here (remote/sync.ts).
  */
-export function transact(
-  opts: StoreOptions,
-  signer: Signer,
-  decide: (view: LockedView) => readonly Draft[],
-  checkedDrafts?: readonly Draft[],
-): AppendResult {
-  const { paths, ops, waitMs, now, guard } = resolve(opts);
-  if (!ops.exists(paths.head)) throw notALedger(paths, ops);
-  // Before the lock: a state directory that cannot hold the mark refuses the append up front.
-  prepareMarks(guard.stateDir);
-  const lock = acquireLock(ops, paths.lock, waitMs);
+export function placeGenesis(draft: Draft, now: () => Date, signer: Signer): { placed: Placed; head: SignedHead } {
+  const placed = placeDrafts([draft], null, now(), signer);
+  return { placed, head: closingHead(null, placed, now(), signer) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Step 9: the one lines-then-HEAD write.
+
+/** What one lines-then-HEAD write puts on disk. */
+export interface LinesThenHead {
+  /** Where the lines go: the published end (HEAD's size; 0 for a new ledger). */
+  at: number;
+  /** Whole record lines, each with its newline. */
+  lines: Buffer;
+  /** HEAD's exact bytes now; null when there is none (records.jsonl is then created). */
+  headBefore: Buffer | null;
+  /** The HEAD that publishes them, with its exact line. */
+  head: SignedHead;
+}
+
+/** What a write is called in its errors. */
+type WriteName = 'append' | 'genesis' | 'copy of the remote\'s records';
+
+/**
+ * Step 9, in this order and nothing between: write the lines at `at`, fdatasync them (and, for
+ * a records.jsonl made here, the directory that holds its entry), then replace HEAD by the
+ * durable recipe (fs/durable.ts). A record is published exactly when HEAD covers it (SPEC 5),
+ * so the lines are durable before HEAD names them. If anything fails before HEAD has been
+ * renamed into place, the bytes past `at` are cut back off (they were never published); if
+ * HEAD may have been replaced (the rename happened, a later fsync failed), nothing is cut and
+ * the error says the write may have reached HEAD. The caller holds the writer lock and has moved
+ * any bytes past `at` into quarantine/ (step 7). Returns records.jsonl's identity as left here
+ * (for the verified-chain memo), or null.
+ */
+export function writeLinesThenHead(ops: FileOps, paths: LedgerPaths, w: LinesThenHead, what: WriteName = 'append'): FileStat | null {
+  const creating = w.headBefore === null;
+  let fd: number;
   try {
-    const pub = opts.publisher;
-    if (!pub) return appendLocked(ops, paths, guard, now, signer, decide, checkedDrafts)!;
-    // publisher.ts: refresh, decide, publish; again from the start while another machine won.
-    for (let attempt = 1; ; attempt++) {
-      pub.refresh(ops, paths);
-      const done = appendLocked(ops, paths, guard, now, signer, decide, checkedDrafts, pub);
-      if (done) return done;
-      if (attempt >= pub.attempts) {
-        throw new LedgerError('OP_REMOTE_CONTENDED', `the remote moved ${attempt} times while this write was being published; nothing was published`, { attempts: attempt }, 'try again: other machines are writing right now');
-      }
-      pub.pause(attempt);
+    fd = creating ? ops.open(paths.records, 'w', 0o644) : ops.open(paths.records, 'r+');
+  } catch (e) {
+    throw ioError(e, 'open', paths.records);
+  }
+  let headReplaced: boolean | 'unknown' = false;
+  let st: FileStat | null = null;
+  try {
+    writeAll(ops, fd, w.lines, w.at);
+    ops.fdatasync(fd);
+    // The file as this writer left it, for the verified-chain memo: taken under the lock, after
+    // the lines are durable and before HEAD publishes them. A failed fstat only costs a memo.
+    try {
+      st = ops.fstat ? ops.fstat(fd) : null;
+    } catch {
+      st = null;
+    }
+    // A directory's entry lives in the directory: a new records.jsonl is durable by name too
+    // before a HEAD names its bytes.
+    if (creating) fsyncDir(ops, paths.dir);
+    try {
+      writeHead(ops, paths, w.head);
+    } catch (e) {
+      headReplaced = headChanged(ops, paths, w.headBefore);
+      throw e;
     }
   } catch (e) {
-    throw fsError(e, 'append to', paths.records);
-  } finally {
-    lock.release();
-  }
-}
-
-/** Whether every draft is one of `checked` (by identity: the very objects that were checked). */
-function allChecked(drafts: readonly Draft[], checked: readonly Draft[] | undefined): boolean {
-  if (checked === undefined) return false;
-  if (drafts === checked) return true;
-  const set = new Set<Draft>(checked);
-  return drafts.every((d) => set.has(d));
-}
-
-function appendLocked(
-  ops: FileOps,
-  paths: LedgerPaths,
-  guard: WriterGuard,
-  now: () => Date,
-  signer: Signer,
-  decide: (view: LockedView) => readonly Draft[],
-  checkedDrafts?: readonly Draft[],
-  publisher?: Publisher,
-): AppendResult | null {
-  {
-    const current = readHeadWithBytes(ops, paths);
-    if (!current) throw notALedger(paths, ops);
-    const { head } = current;
-    const tail = assertBuildable(ops, paths, guard, head, signer.publicKey);
-    const drafts = decide({ paths, head, tail: { id: tail.id, record: tail.record } });
-    if (drafts.length === 0) return { records: [], head, recovered: null };
-    if (!allChecked(drafts, checkedDrafts)) assertDrafts(drafts);
-    const placed = placeDrafts(drafts, { seq: head.seq, id: head.tail, ts: head.ts, size: head.size }, now(), signer);
-
-    const recovered = quarantineUnpublished(ops, paths, head);
-    const last = placed.appended[placed.appended.length - 1];
-    const newSize = head.size + placed.data.length;
-    const unsignedHead = { v: 1 as const, genesis: head.genesis, seq: last.seq, tail: last.id, size: newSize, ts: laterTs(now(), last.record.ts) };
-    const newHead = signHead(unsignedHead, signer);
-    if (publisher) {
-      const outcome = publisher.publish(head, placed.data, newHead, drafts);
-      if (outcome === 'moved') return null;
-      if (outcome === 'queued') return { records: placed.appended, head, recovered: null, queued: true };
+    if (headReplaced === false) {
+      try {
+        ops.ftruncate(fd, w.at);
+        ops.fdatasync(fd);
+      } catch {
+        /* the next writer or `ledger recover` moves the bytes to quarantine/ */
+      }
+      throw ioError(e, 'append to', paths.records);
     }
-    const st = writeLinesThenHead(ops, paths, head.size, placed.data, current.bytes, newHead);
-    rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
-    remember(paths, guard, signer.publicKey, newHead.head, last.offset, st);
-    return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
+    throw reachedHead(e, what, headReplaced);
+  } finally {
+    try {
+      ops.close(fd);
+    } catch {
+      // Policy: the outcome is decided by now (the lines were fdatasync'ed before HEAD was
+      // written, or the write is already failing); a failed close must not replace it.
+    }
   }
+  return st;
 }
 
 /**
@@ -318,176 +559,16 @@ function headChanged(ops: FileOps, paths: LedgerPaths, before: Buffer | null): b
   }
 }
 
-function reachedHead(e: unknown, what: string, replaced: true | 'unknown'): LedgerError {
+function reachedHead(e: unknown, what: WriteName, replaced: true | 'unknown'): LedgerError {
   const code = (e as NodeJS.ErrnoException).code ?? 'error';
   return new LedgerError('OP_IO', `the ${what} ${replaced === true ? 'reached' : 'may have reached'} HEAD but its durability is unknown (${code})`, { cause: String(e) }, RUN_AUDIT);
 }
 
-/**
- * Steps 6-7, in this order and nothing between: write the lines at `at`, fdatasync them, then
- * replace HEAD by the durable recipe (fs/durable.ts). A record is published exactly when HEAD
- * covers it (SPEC 5), so the lines are durable before HEAD names them. If anything fails before
- * HEAD has been renamed into place, the bytes past `at` are cut back off (they were never
- * published); if HEAD may have been replaced (the rename happened, a later fsync failed), nothing
- * is cut and the error says the append may have reached HEAD.
- */
-function writeLinesThenHead(ops: FileOps, paths: LedgerPaths, at: number, data: Buffer, headBefore: Buffer, head: SignedHead): FileStat | null {
-  let fd: number;
-  try {
-    fd = ops.open(paths.records, 'r+');
-  } catch (e) {
-    throw ioError(e, 'open', paths.records);
-  }
-  let headReplaced: boolean | 'unknown' = false;
-  let st: FileStat | null = null;
-  try {
-    writeAll(ops, fd, data, at);
-    ops.fdatasync(fd);
-    // The file as this writer left it, for the verified-chain memo: taken under the lock, after
-    // the lines are durable and before HEAD publishes them. A failed fstat only costs a memo.
-    try {
-      st = ops.fstat ? ops.fstat(fd) : null;
-    } catch {
-      st = null;
-    }
-    try {
-      writeHead(ops, paths, head);
-    } catch (e) {
-      headReplaced = headChanged(ops, paths, headBefore);
-      throw e;
-    }
-  } catch (e) {
-    if (headReplaced === false) {
-      try {
-        ops.ftruncate(fd, at);
-        ops.fdatasync(fd);
-      } catch {
-        /* the next append or `ledger recover` moves the bytes to quarantine/ */
-      }
-      throw ioError(e, 'append to', paths.records);
-    }
-    throw reachedHead(e, 'append', headReplaced);
-  } finally {
-    try {
-      ops.close(fd);
-    } catch {
-      // Policy: the outcome is decided by now (the lines were fdatasync'ed before HEAD was
-      // written, or the append is already failing); a failed close must not replace it.
-    }
-  }
-  return st;
-}
+// ---------------------------------------------------------------------------------------------
+// Step 10: remember.
 
-/** Appends drafts as one all-or-nothing batch under one lock and one HEAD update. */
-export function appendDrafts(opts: StoreOptions, signer: Signer, drafts: readonly Draft[]): AppendResult {
-  assertDrafts(drafts);
-  if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'nothing to append');
-  return transact(opts, signer, () => drafts, drafts);
-}
-
-/**
- * Creates a ledger: the directory, its genesis record and HEAD. Refuses when a ledger (a HEAD)
- * is already there. Bytes of a records.jsonl without HEAD (a crash during an earlier init) were
- * never published and go to quarantine/ first.
- */
-export function initLedger(opts: StoreOptions, signer: Signer, agent: string, name?: string): AppendResult {
-  const { paths, ops, waitMs, now, guard } = resolve(opts);
-  if (ops.exists(paths.head)) {
-    throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}`, { dir: paths.dir }, '`ledger init` never overwrites a ledger: use another --dir');
-  }
-  prepareMarks(guard.stateDir);
-  const genesisDraft = { kind: 'genesis', agent, nonce: toBase64url(randomBytes(16)), ...(name !== undefined ? { name } : {}) } as Draft;
-  assertDrafts([genesisDraft]);
-  try {
-    // A directory's entry lives in its parent: fsync the parent of the ledger directory and of
-    // every directory made here, or a power cut after init returned can lose the whole ledger.
-    mkdirDurable(ops, paths.dir, 0o755);
-  } catch (e) {
-    throw ioError(e, 'create', paths.dir);
-  }
-  const lock = acquireLock(ops, paths.lock, waitMs);
-  let publishing = false;
-  try {
-    // Fail closed: go on only when HEAD is certainly absent (ENOENT). exists() reports a HEAD it
-    // cannot stat as absent, and init would then quarantine a published ledger and replace it.
-    let statError: unknown = null;
-    try {
-      ops.size(paths.head);
-    } catch (e) {
-      statError = e;
-    }
-    if (statError === null) {
-      throw new LedgerError('INPUT_EXISTS', `a ledger already exists at ${paths.dir}`, { dir: paths.dir }, '`ledger init` never overwrites a ledger: use another --dir');
-    }
-    if ((statError as NodeJS.ErrnoException).code !== 'ENOENT') throw ioError(statError, 'check for', paths.head);
-    const recovered = quarantineUnpublished(ops, paths, null);
-    const ts = now().toISOString();
-    const unsigned = { ...genesisDraft, v: 1, seq: 0, prev_tail_hash: null, ts } as Omit<LedgerRecord, 'sig'>;
-    const id = recordId(unsigned);
-    const record = { ...unsigned, sig: makeSig('record', id, signer) } as LedgerRecord;
-    const line = Buffer.from(canonicalLine(record));
-    removeLeftovers(ops, paths);
-    const fd = ops.open(paths.records, 'w', 0o644);
-    let st: FileStat | null = null;
-    try {
-      writeAll(ops, fd, line, 0);
-      ops.fdatasync(fd);
-      st = ops.fstat ? ops.fstat(fd) : null;
-    } finally {
-      ops.close(fd);
-    }
-    fsyncDir(ops, paths.dir);
-    const head = signHead({ v: 1, genesis: id, seq: 0, tail: id, size: line.length, ts }, signer);
-    publishing = true;
-    writeHead(ops, paths, head);
-    remember(paths, guard, signer.publicKey, head.head, 0, st);
-    return { records: [{ id, seq: 0, offset: 0, record }], head: head.head, recovered: recovered.unpublished ? recovered : null };
-  } catch (e) {
-    if (e instanceof LedgerError) throw e;
-    // HEAD was absent under the lock, so a HEAD now is ours: the rename happened and a later step
-    // (the directory fsync) failed. Say so, as an append does, rather than "cannot initialise".
-    const replaced = publishing ? headChanged(ops, paths, null) : false;
-    if (replaced !== false) throw reachedHead(e, 'genesis', replaced);
-    throw ioError(e, 'initialise', paths.dir);
-  } finally {
-    lock.release();
-  }
-}
-
-/**
- * `ledger recover`: the quarantine step on its own, under the lock, on a HEAD that a writer may
- * build on (head-guard.ts): `ownKey` is the caller's public key, or null when it has none (then
- * HEAD's key must be pinned in the guard's trust file, and every mark of this user is checked).
- */
-export function recoverLedger(opts: StoreOptions, dryRun: boolean, ownKey: string | null = null): RecoverReport {
-  const { paths, ops, waitMs, guard } = resolve(opts);
-  if (!ops.exists(paths.dir)) throw notALedger(paths, ops);
-  const lock = acquireLock(ops, paths.lock, waitMs);
-  try {
-    const head = readHead(ops, paths);
-    // Fail closed: move bytes past HEAD only when HEAD is one a writer may build on and really
-    // ends the chain there (its tail is the line ending at its size), as a writer checks before
-    // it appends. (A file shorter than HEAD's size is refused by quarantineUnpublished, with its
-    // own message.)
-    // Policy: recover checks HEAD's key and this user's marks (it must not cut back to a HEAD a
-    // keyless attacker wrote, or one rolled back below what was published), but not the chain:
-    // it moves only bytes past HEAD, never deletes, and a ledger damaged in the middle must still
-    // be able to set unpublished bytes aside.
-    if (head) assertTrustedHead(head, ownKey, guard.trust);
-    if (head && ops.exists(paths.records) && ops.size(paths.records) >= head.size) {
-      assertTailIsLastLine(ops, paths, head, 'refusing to recover: ');
-      const marks = ownKey !== null ? [readMark(guard.stateDir, paths, head.genesis, ownKey)].filter((m) => m !== null) : readAllMarks(guard.stateDir, paths, head.genesis);
-      for (const m of marks) checkMark(ops, paths, head, m);
-      removeLeftovers(ops, paths);
-    } else if (head) {
-      // A file shorter than HEAD's size: refused below; a mark above it says why, first.
-      const marks = ownKey !== null ? [readMark(guard.stateDir, paths, head.genesis, ownKey)].filter((m) => m !== null) : readAllMarks(guard.stateDir, paths, head.genesis);
-      for (const m of marks) if (head.seq < m.seq) checkMark(ops, paths, head, m);
-    }
-    return quarantineUnpublished(ops, paths, head, dryRun);
-  } catch (e) {
-    throw e instanceof LedgerError ? e : ioError(e, 'recover', paths.dir);
-  } finally {
-    lock.release();
-  }
+/** After HEAD is durable: the mark and the memo name what this writer just published. */
+function remember(paths: LedgerPaths, guard: WriterGuard, key: string, head: Head, tailOffset: number, st: FileStat | null): void {
+  rememberChain(paths, head.genesis, st, { offset: head.size, seq: head.seq, id: head.tail });
+  raiseMark(guard.stateDir, paths, head.genesis, key, { seq: head.seq, tail: head.tail, offset: tailOffset });
 }

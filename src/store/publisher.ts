@@ -1,28 +1,53 @@
 // The seam between the append protocol and a place the ledger is published beyond this disk
 // (SPEC 11: a git remote, src/remote/). The store owns the local copy and the lock; a publisher
-// owns the remote. Under the writer lock, `transact` with a publisher runs:
+// owns the remote. Under the writer lock, `transact` with a publisher runs each attempt of a
+// write as its steps (append.ts numbers them):
 //
-//   1. refresh: bring the local copy to what the remote published (fetch, verify, adopt)
-//   2. read HEAD, let the caller decide on it (ownership, leases, retry identity: every rule
-//      that depends on order is decided again on each attempt), place and sign the drafts
-//   3. publish: the publisher pushes them built on the HEAD they were placed on
-//      - 'published': the local copy takes them (lines, HEAD) and the append returns
-//      - 'moved': another machine published first: back to 1, bounded, with a jittered pause
+//   3. refresh: a new Attempt (the first of the write, or the one after `prior`); the local copy
+//      is brought to what the remote published (fetched, verified, written by append.ts's one
+//      lines-then-HEAD write), and the attempt says what it was built on
+//   4-7. read HEAD, decide on it (ownership, leases, retry identity: every rule that depends on
+//      order is decided again on each attempt), place and sign the drafts, quarantine
+//   8. publish the placed write in that attempt; its outcome goes into the attempt:
+//      - 'published': step 9, the local copy takes the records (lines, HEAD), and the append returns
+//      - 'moved': another machine published first: `again` says whether there is another
+//        attempt (bounded, after a jittered pause) or the write gives up (exit 3, nothing published)
 //      - 'queued': kept in the publisher's outbox (--offline), not published, not written here
-// The store does not know git; the dependency points from remote/ to store/.
+// Nothing of a write lives in the publisher between its calls: what one attempt learned is in
+// the attempt, and the next is made from it. The store does not know git; the dependency points
+// from remote/ to store/.
 import type { Draft, Head } from '../record.js';
 import type { FileOps } from '../fs/ops.js';
+import type { SignedHead } from './head.js';
 import type { LedgerPaths } from './paths.js';
 
 export type PublishOutcome = 'published' | 'moved' | 'queued';
 
-export interface Publisher {
-  /** Step 1; throws to refuse (unreachable, a fork, a rollback), and then nothing was written. */
-  refresh(ops: FileOps, paths: LedgerPaths): void;
-  /** Step 3. `base` is the HEAD the records were placed on; `data` their lines; `head` the new HEAD line. */
-  publish(base: Head, data: Buffer, head: { head: Head; bytes: Buffer }, drafts: readonly Draft[]): PublishOutcome;
-  /** How many times step 1-3 may run before the append gives up (exit 3, nothing changed). */
-  readonly attempts: number;
-  /** Waits before attempt `n` (1-based) after a 'moved'. */
-  pause(attempt: number): void;
+/** One attempt of one write: made by `refresh`, passed to `publish`, which records its outcome. */
+export interface Attempt {
+  /** Which attempt of the write this is (1-based). */
+  readonly n: number;
+  /** What publishing it came to; null until `publish` ran. */
+  outcome: PublishOutcome | null;
+}
+
+/** What step 8 publishes: drafts placed and signed on `base`. */
+export interface PlacedWrite {
+  /** The HEAD the records were placed on. */
+  base: Head;
+  /** Their lines, each with its newline, in seq order. */
+  lines: Buffer;
+  /** The new HEAD over them, signed, with its exact line. */
+  head: SignedHead;
+  /** The drafts as decided (what an outbox keeps: they are placed again when published). */
+  drafts: readonly Draft[];
+}
+
+export interface Publisher<A extends Attempt = Attempt> {
+  /** Step 3; throws to refuse (unreachable, a fork, a rollback), and then nothing was written. */
+  refresh(ops: FileOps, paths: LedgerPaths, prior: A | null): A;
+  /** Step 8, in `attempt` (which it records the outcome in). */
+  publish(attempt: A, write: PlacedWrite): PublishOutcome;
+  /** After 'moved': false when the write has used its attempts; else waits before the next and says true. */
+  again(attempt: A): boolean;
 }
