@@ -37,5 +37,5 @@ export function readAnchor(p: RemotePaths): Anchor | null {
 
 /** Replaces the anchor durably: after a crash it is the old verified state or the new one. */
 export function writeAnchor(p: RemotePaths, a: Anchor): void {
-  writeStateJson(p.dir, 'anchor.json', a);
+  writeStateJson(p.anchor, a);
 }

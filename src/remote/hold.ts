@@ -54,7 +54,7 @@ export function setHold(p: RemotePaths, e: LedgerError, kind: 'fork' | 'rollback
   }
   replaceFileDurable(realFileOps, dir, 'what.json', Buffer.from(`${JSON.stringify({ kind, message: e.message, data: e.data, remote_commit: commit, objects: p.repo, evidence_ref: commit ? `refs/handoff-ledger/evidence/${stamp}` : null })}\n`), 0o600);
   const hold: Hold = { v: 1, kind, code: e.code, message: e.message, evidence: dir, commit, at: now.toISOString() };
-  writeStateJson(p.dir, 'hold.json', hold);
+  writeStateJson(p.hold, hold);
   return hold;
 }
 

@@ -17,18 +17,16 @@ export interface OutboxEntry {
 
 interface OutboxFile { v: 1; entries: OutboxEntry[] }
 
-const OUTBOX = 'outbox.json';
-
 export function readOutbox(p: RemotePaths): OutboxEntry[] {
-  const v = readStateJson(`${p.dir}/${OUTBOX}`) as OutboxFile | null;
+  const v = readStateJson(p.outbox) as OutboxFile | null;
   if (v === null) return [];
-  if (v.v !== 1 || !Array.isArray(v.entries)) throw new LedgerError('OP_CORRUPT', `${p.dir}/${OUTBOX} is malformed`, {}, 'restore it, or remove it (its queued writes are then lost)');
+  if (v.v !== 1 || !Array.isArray(v.entries)) throw new LedgerError('OP_CORRUPT', `${p.outbox} is malformed`, {}, 'restore it, or remove it (its queued writes are then lost)');
   return v.entries;
 }
 
 /** Replaced whole, durably: the queue is small, and a crash leaves the old queue or the new. */
 export function writeOutbox(p: RemotePaths, entries: readonly OutboxEntry[]): void {
-  writeStateJson(p.dir, OUTBOX, { v: 1, entries });
+  writeStateJson(p.outbox, { v: 1, entries });
 }
 
 export function appendOutbox(p: RemotePaths, entry: OutboxEntry): void {

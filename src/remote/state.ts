@@ -5,14 +5,19 @@
 //
 //   remote/<ledger>/join.json    which remote this ledger is joined to, and the trust file
 //   remote/<ledger>/anchor.json  the last remote state this machine verified (anchor.ts)
-//   remote/<ledger>/hold.json    a fork or rollback found: every writer refuses (sync.ts)
+//   remote/<ledger>/hold.json    a fork or rollback found: every writer refuses (hold.ts)
 //   remote/<ledger>/objects.git  the private bare repository the ref is fetched into and
-//                                publications are built in (its config is ours alone)
-//   remote/<ledger>/evidence/    both states of each fork or rollback found
+//                                publications are built in (its config is ours alone). It
+//                                persists, as a cache of the remote's objects: the fetched ref
+//                                (FETCHED_REF), the last commit built (tree.ts BUILT_REF) and
+//                                each hold's remote commit (hold.ts) name what it keeps
+//   remote/<ledger>/evidence/    both states of each fork or rollback found (hold.ts)
 //   remote/<ledger>/outbox.json  drafts queued by --offline (outbox.ts)
 //
 // `<ledger>` digests the realpath of the ledger directory: one machine's copy of one ledger.
-import { join } from 'node:path';
+// Nothing else is written there: no staging copy, no temp folder (a join makes a new genesis in
+// memory), and a join that fails removes the folder it made (sync.ts joinLedger).
+import { basename, dirname, join } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { mkdirDurable, replaceFileDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
@@ -44,7 +49,7 @@ export function remotePaths(stateDir: string, ledgerDir: string): RemotePaths {
     hold: join(dir, 'hold.json'),
     repo: join(dir, 'objects.git'),
     evidence: join(dir, 'evidence'),
-    outbox: join(dir, 'outbox.jsonl'),
+    outbox: join(dir, 'outbox.json'),
   };
 }
 
@@ -73,8 +78,9 @@ export function readStateJson(path: string): unknown | null {
   }
 }
 
-export function writeStateJson(dir: string, name: string, value: unknown): void {
-  replaceFileDurable(realFileOps, dir, name, Buffer.from(`${JSON.stringify(value)}\n`), 0o600);
+/** Replaces one of our JSON state files (a RemotePaths path) durably: after a crash the old one or the new. */
+export function writeStateJson(path: string, value: unknown): void {
+  replaceFileDurable(realFileOps, dirname(path), basename(path), Buffer.from(`${JSON.stringify(value)}\n`), 0o600);
 }
 
 /** join.json: which remote, which ref, and the trust file the remote's records are checked against. */

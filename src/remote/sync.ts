@@ -2,12 +2,14 @@
 //   joinLedger    `ledger init --remote REMOTE`: take the remote's ledger (verified from genesis
 //                 against the trust file), or publish this one's (or a new genesis) when the
 //                 remote has none (a new genesis is made in memory, written here once the
-//                 remote took it); join.json is written last, so a join that fails is no join
+//                 remote took it); join.json is written last, so a join that fails is no
+//                 join, and a failed join removes what it made: it leaves nothing behind
 //   syncLedger    fetch, verify, update the local copy; then replay the outbox through the
 //                 store's transact, each entry decided again on the remote's tail
 //   acceptRemote  `ledger sync --accept-remote`: after a fork or rollback, clear the hold and
 //                 anchor on the remote as it is now, verified from genesis
-import { isAbsolute, resolve } from 'node:path';
+import { rmSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { idFromLine } from '../canonical.js';
 import { LedgerError } from '../errors.js';
 import { mkdirDurable } from '../fs/durable.js';
@@ -102,7 +104,16 @@ function localLines(ops: FileOps, paths: LedgerPaths, size: number): Buffer[] {
   return out;
 }
 
-/** `ledger init --remote`: see the header. */
+/** How many times a join fetches again after another machine created the ref first. */
+export const JOIN_ATTEMPTS = 8;
+
+/**
+ * `ledger init --remote`: see the header. Policy: a join that fails leaves the per-user state
+ * directory and the ledger directory as they were: the folder it made for this remote
+ * (`remote/<ledger>/`, with the private repository in it), the folders it made above it, and
+ * a ledger directory it made and left empty are removed. A new genesis is made in memory and
+ * written here only once the remote took it, so there is no staging copy to leave behind.
+ */
 export function joinLedger(o: JoinOptions): JoinResult {
   const ref = o.ref ?? LEDGER_REF;
   const now = o.now ?? (() => new Date());
@@ -111,28 +122,51 @@ export function joinLedger(o: JoinOptions): JoinResult {
   const paths = ledgerPaths(o.dir, stateDir);
   const rp = remotePaths(stateDir, paths.dir);
   if (readJoin(rp) && ops.exists(paths.head)) throw new LedgerError('INPUT_EXISTS', `the ledger at ${paths.dir} is already joined to a remote on this machine`, { dir: paths.dir }, 'run `ledger sync`');
-  ensureRemoteDir(rp);
-  ensureRepo(rp.repo);
   const join: JoinInfo = { v: 1, url: o.url, ref, trust: o.trustPath };
+  const madeState = missingDirs(ops, rp.dir);
   const madeDir = !ops.exists(paths.dir);
-  mkdirDurable(ops, paths.dir, 0o755);
   try {
+    ensureRemoteDir(rp);
+    ensureRepo(rp.repo);
+    mkdirDurable(ops, paths.dir, 0o755);
     return joinLoop(o, ops, paths, rp, join, ref, now);
   } catch (e) {
-    // A refused join leaves no ledger directory it made (rmdir: only if nothing is in it).
-    if (madeDir) {
-      try {
-        ops.rmdir(paths.dir);
-      } catch {
-        /* something was written: it stays for the person to see */
-      }
-    }
+    undoJoin(ops, paths, rp, madeDir, madeState);
     throw e;
   }
 }
 
+/** `dir` and those of its parents that do not exist yet, innermost first. */
+function missingDirs(ops: FileOps, dir: string): string[] {
+  const out: string[] = [];
+  for (let d = dir; !ops.exists(d) && dirname(d) !== d; d = dirname(d)) out.push(d);
+  return out;
+}
+
+/** What a failed join made goes again (see joinLedger); best effort, it never hides the failure. */
+function undoJoin(ops: FileOps, paths: LedgerPaths, rp: RemotePaths, madeDir: boolean, madeState: readonly string[]): void {
+  // rmdir: only an empty ledger directory; one a write reached stays for the person to see.
+  if (madeDir) {
+    try {
+      ops.rmdir(paths.dir);
+    } catch {
+      /* something was written: it stays */
+    }
+  }
+  // Policy: the remote's folder goes only when this join made it and no join.json is in it (a
+  // join of the same ledger that finished meanwhile keeps its own); it holds nothing but what
+  // this join fetched and built. Removed whole (the private repository is many files).
+  if (madeState[0] !== rp.dir || ops.exists(rp.join)) return;
+  try {
+    rmSync(rp.dir, { recursive: true, force: true });
+    for (const d of madeState.slice(1)) ops.rmdir(d); // the folders above it that this join made, while empty
+  } catch {
+    /* a folder someone else wrote into meanwhile stays */
+  }
+}
+
 function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePaths, join: JoinInfo, ref: string, now: () => Date): JoinResult {
-  for (let attempt = 1; attempt <= 8; attempt++) {
+  for (let attempt = 1; attempt <= JOIN_ATTEMPTS; attempt++) {
     const tip = fetchLedgerRef(rp.repo, o.url, ref);
     const lock = acquireLock(ops, paths.lock, o.waitMs ?? 10_000);
     let result: JoinResult | null = null;
@@ -179,7 +213,7 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
       lock.release();
     }
     if (result) {
-      writeStateJson(rp.dir, 'join.json', join);
+      writeStateJson(rp.join, join);
       return result;
     }
   }
