@@ -7,7 +7,7 @@
 // writer lock only.
 import { LedgerError } from '../errors.js';
 import type { Head } from '../record.js';
-import type { FileOps } from '../fs/ops.js';
+import { fsError, type FileOps, type FileStat } from '../fs/ops.js';
 import { writeLinesThenHead } from './append.js';
 import { rememberChain } from './chain-memo.js';
 import { parseHead } from './head.js';
@@ -27,10 +27,15 @@ export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: { head: 
   if (at + lines.length !== head.size) {
     throw new LedgerError('OP_REMOTE', `refusing to copy the remote's records: they end at byte ${at + lines.length}, the remote HEAD at ${head.size}; nothing was changed`, { at, lines: lines.length, size: head.size });
   }
-  // 7: bytes past the local HEAD were never published here: aside first, as an append does.
-  quarantineUnpublished(ops, paths, local ? local.head : null);
-  // 9: the append's own write.
-  const st = writeLinesThenHead(ops, paths, { at, lines, headBefore: local ? local.bytes : null, head: { head, bytes: headBytes } }, 'copy of the remote\'s records');
+  let st: FileStat | null;
+  try {
+    // 7: bytes past the local HEAD were never published here: aside first, as an append does.
+    quarantineUnpublished(ops, paths, local ? local.head : null);
+    // 9: the append's own write.
+    st = writeLinesThenHead(ops, paths, { at, lines, headBefore: local ? local.bytes : null, head: { head, bytes: headBytes } }, 'copy of the remote\'s records');
+  } catch (e) {
+    throw fsError(e, 'copy the remote\'s records to', paths.records);
+  }
   // The adopted records were checked from a trusted point (link, id, signature, pin): the
   // verified-chain memo may cover them, so the next writer does not re-read the whole chain.
   rememberChain(paths, head.genesis, st, { offset: head.size, seq: head.seq, id: head.tail });
