@@ -86,6 +86,11 @@ export interface LinkAttempt extends Attempt {
 /** The races a write has lost once attempt `a` was refused: a refused guess lost to nobody. */
 const lostAfter = (a: LinkAttempt): number => a.lost + (a.basis === 'guessed' ? 0 : 1);
 
+/** The count of the attempt after `prior` (null: a write's first); a later one only ever follows a refused push. */
+export function following(prior: LinkAttempt | null): { n: number; lost: number } {
+  return prior ? { n: prior.n + 1, lost: lostAfter(prior) } : { n: 1, lost: 0 };
+}
+
 export class RemoteLink implements Publisher<LinkAttempt> {
   private readonly maxAttempts: number;
   private readonly pauseMs: number;
@@ -116,7 +121,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     if (hold) throw holdRefusal(hold);
     ensureRepo(this.rp.repo);
     const anchor = readAnchor(this.rp);
-    const begun = { n: prior ? prior.n + 1 : 1, lost: prior ? lostAfter(prior) : 0, contendedAt: anchor?.contended_at, outcome: null };
+    const begun = { ...following(prior), contendedAt: anchor?.contended_at, outcome: null };
     // Policy: a machine whose write lost a race in the last CONTENDED_MS asks the remote first:
     // under contention the guess would let the last winner write again and again without a
     // fetch while the losers fetch, verify and lose again (the slowest of eight racing clones
