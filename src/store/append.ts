@@ -27,8 +27,9 @@
 // it, and a writer killed between the two is repaired by the next refresh). If anything fails
 // before the rename, the new bytes are cut back off, so a refused or failed append leaves
 // records.jsonl and HEAD as they were. `initLedger` is steps 1, 2, 6, 7, 9 and 10 for the
-// genesis record; `recoverLedger` is step 7 on its own, after step 4's checks but the chain's;
-// the adoption of a joined ledger (adopt.ts) is steps 7 and 9 for records the remote published.
+// genesis record; `recoverLedger` is step 7 on its own, after step 4's checks other than the
+// chain's; the adoption of a joined ledger (adopt.ts) is steps 7 and 9 for records the remote
+// published.
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { canonicalAroundSig, digestOf, ed25519SigJson, toBase64url } from '../canonical.js';
@@ -135,11 +136,13 @@ export function transact(
   // Before the lock: a state directory that cannot hold the mark refuses the append up front.
   prepareMarks(guard.stateDir);
   const write: Write = { ops, paths, guard, now, signer, decide, checkedDrafts };
-  const lock = acquireLock(ops, paths.lock, waitMs); // 2
+  // 2. the lock
+  const lock = acquireLock(ops, paths.lock, waitMs);
   try {
     const pub = opts.publisher;
     if (!pub) return appendOnce(write, null)!; // null only when a publisher says 'moved'
-    for (let attempt = pub.refresh(ops, paths, null); ; attempt = pub.refresh(ops, paths, attempt)) { // 3
+    // 3. refresh, a new attempt each time; then 4-10; after 'moved', again or give up
+    for (let attempt = pub.refresh(ops, paths, null); ; attempt = pub.refresh(ops, paths, attempt)) {
       const done = appendOnce(write, { pub, attempt });
       if (done) return done;
       if (!pub.again(attempt)) throw contended(attempt);
@@ -147,7 +150,8 @@ export function transact(
   } catch (e) {
     throw fsError(e, 'append to', paths.records);
   } finally {
-    lock.release(); // 11
+    // 11. unlock
+    lock.release();
   }
 }
 
@@ -161,23 +165,30 @@ function contended(attempt: Attempt): LedgerError {
  */
 function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | null): AppendResult | null {
   const { ops, paths } = w;
-  const current = readHeadWithBytes(ops, paths); // 4
+  // 4. HEAD, and whether this writer may build on it
+  const current = readHeadWithBytes(ops, paths);
   if (!current) throw notALedger(paths, ops);
   const { head } = current;
   const tail = buildableTail(ops, paths, w.guard, head, w.signer.publicKey);
-  const drafts = w.decide({ paths, head, tail: { id: tail.id, record: tail.record } }); // 5
+  // 5. the caller's decision on it
+  const drafts = w.decide({ paths, head, tail: { id: tail.id, record: tail.record } });
   if (drafts.length === 0) return { records: [], head, recovered: null };
   if (!allChecked(drafts, w.checkedDrafts)) assertDrafts(drafts);
-  const placed = placeDrafts(drafts, head, w.now(), w.signer); // 6
+  // 6. place and sign
+  const placed = placeDrafts(drafts, head, w.now(), w.signer);
   const newHead = closingHead(head, placed, w.now(), w.signer);
-  const recovered = quarantineUnpublished(ops, paths, head); // 7
-  if (remote) { // 8
+  // 7. quarantine
+  const recovered = quarantineUnpublished(ops, paths, head);
+  // 8. publish (a joined ledger)
+  if (remote) {
     const outcome = remote.pub.publish(remote.attempt, { base: head, lines: placed.data, head: newHead, drafts });
     if (outcome === 'moved') return null;
     if (outcome === 'queued') return { records: placed.appended, head, recovered: null, queued: true };
   }
-  const st = writeLinesThenHead(ops, paths, { at: head.size, lines: placed.data, headBefore: current.bytes, head: newHead }); // 9
-  const last = placed.appended[placed.appended.length - 1]; // 10
+  // 9. lines, then HEAD
+  const st = writeLinesThenHead(ops, paths, { at: head.size, lines: placed.data, headBefore: current.bytes, head: newHead });
+  // 10. remember
+  const last = placed.appended[placed.appended.length - 1];
   rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
   remember(paths, w.guard, w.signer.publicKey, newHead.head, last.offset, st);
   return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
@@ -199,7 +210,8 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
   const { paths, ops, waitMs, now, guard } = resolve(opts);
   if (ops.exists(paths.head)) throw ledgerExists(paths);
   prepareMarks(guard.stateDir);
-  const draft = genesisDraft(agent, name); // 1
+  // 1. validate
+  const draft = genesisDraft(agent, name);
   try {
     // A directory's entry lives in its parent: fsync the parent of the ledger directory and of
     // every directory made here, or a power cut after init returned can lose the whole ledger.
@@ -207,19 +219,25 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
   } catch (e) {
     throw ioError(e, 'create', paths.dir);
   }
-  const lock = acquireLock(ops, paths.lock, waitMs); // 2
+  // 2. the lock
+  const lock = acquireLock(ops, paths.lock, waitMs);
   try {
     assertNoHead(ops, paths);
-    const genesis = placeGenesis(draft, now, signer); // 6
-    const recovered = quarantineUnpublished(ops, paths, null); // 7
+    // 6. place and sign
+    const genesis = placeGenesis(draft, now, signer);
+    // 7. quarantine (bytes of an earlier init that never published), and a killed one's temp files
+    const recovered = quarantineUnpublished(ops, paths, null);
     removeLeftovers(ops, paths);
-    const st = writeLinesThenHead(ops, paths, { at: 0, lines: genesis.placed.data, headBefore: null, head: genesis.head }, 'genesis'); // 9
-    remember(paths, guard, signer.publicKey, genesis.head.head, 0, st); // 10
+    // 9. the line, then HEAD
+    const st = writeLinesThenHead(ops, paths, { at: 0, lines: genesis.placed.data, headBefore: null, head: genesis.head }, 'genesis');
+    // 10. remember
+    remember(paths, guard, signer.publicKey, genesis.head.head, 0, st);
     return { records: genesis.placed.appended, head: genesis.head.head, recovered: recovered.unpublished ? recovered : null };
   } catch (e) {
     throw e instanceof LedgerError ? e : ioError(e, 'initialise', paths.dir);
   } finally {
-    lock.release(); // 11
+    // 11. unlock
+    lock.release();
   }
 }
 
@@ -244,7 +262,7 @@ function assertNoHead(ops: FileOps, paths: LedgerPaths): void {
 
 /**
  * `ledger recover`: step 7 on its own, under the lock, on a HEAD that a writer may build on
- * (step 4's checks of its key and of the marks, but not the chain's): `ownKey` is the caller's
+ * (step 4's checks of its key and of the marks, not of the chain): `ownKey` is the caller's
  * public key, or null when it has none (then HEAD's key must be pinned in the guard's trust
  * file, and every mark of this user is checked).
  */
