@@ -1,6 +1,8 @@
 // `ledger mcp`: a Model Context Protocol server on stdio (SPEC 12), built on the official
-// TypeScript SDK's low-level `Server` and `StdioServerTransport`. Every tool (tools/index.ts) is
-// listed with its input and output JSON Schema (from its zod schemas), and every call is:
+// TypeScript SDK's low-level `Server` and `StdioServerTransport`, behind the front that answers
+// `initialize` and `tools/list` before this module loads (mcp-front.ts). Every tool
+// (tools/index.ts) is listed with its input and output JSON Schema (mcp-listing.ts, from its zod
+// schemas), and every call is:
 //   1. looked up and its arguments checked against the strict input schema: an unknown argument
 //      (`agent` among them: the agent is the server's) or a wrong type is refused, one line;
 //   2. run against the ledger with the server's agent and key (the workflow checks the values);
@@ -9,36 +11,28 @@
 // A refusal is an `isError` result whose text is the one-line reason (the CLI's message and
 // hint); nothing was written. stdout carries only the protocol; every log line goes to stderr.
 //
-// The SDK and zod are loaded with this module, which only `ledger mcp` imports (the CLI bundle
+// The SDK and zod are loaded with this module, which only mcp-front.ts imports (the CLI bundle
 // keeps them external and requires them when this module first runs), so no other verb pays for
-// them at start-up. Static imports on purpose: the bundle runs as a vm.Script, where a dynamic
-// import() of a package has no loader.
+// them at start-up, and `ledger mcp` not before its tools are listed. Static imports on purpose:
+// the bundle runs as a vm.Script, where a dynamic import() of a package has no loader.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import * as z from 'zod';
 import { LedgerError } from '../errors.js';
 import { neutraliseLine } from '../text/sanitize.js';
+import type { McpServeOptions } from './mcp-front.js';
+import { SERVER_INSTRUCTIONS, SERVER_NAME, listTool } from './mcp-listing.js';
 import type { Tool, ToolContext } from './tools/kit.js';
 import { toolsFor } from './tools/index.js';
 
-export interface McpServeOptions {
-  ctx: ToolContext;
-  /** The server's version, as `ledger --version` says it. */
-  version: string;
-  /** One line to stderr (never stdout: it carries the protocol). */
-  log: (line: string) => void;
-  stdin?: NodeJS.ReadableStream;
-  stdout?: NodeJS.WritableStream & { writableLength?: number };
+export interface SdkServeOptions extends McpServeOptions {
+  stdin: NodeJS.ReadableStream;
+  stdout: NodeJS.WritableStream & { writableLength?: number };
+  /** The requests the front has answered (by id), whose answers from the SDK are compared, not sent. */
+  answered: Map<string | number, unknown>;
+  /** The front has logged what it serves already. */
+  listed?: boolean;
 }
-
-/** What the server tells a client at `initialize`: the workflow in a few lines. */
-export const SERVER_INSTRUCTIONS = [
-  'handoff-ledger: signed, hash-chained handoffs between agents on this project. You write as the agent this server was started for; never try to write as another.',
-  'Call status (or resume) first. Call start with a slug and a summary before substantive work.',
-  'Call checkpoint after each verified milestone and at least every 30 minutes, with tests_cmd so the server runs the tests and records the real output, and exactly one next action.',
-  'Before you stop: finish (with outcome and invariants) or release the item. Never edit HANDOFF.md or HANDOFF.yml by hand.',
-].join('\n');
 
 interface CallResult {
   content: { type: 'text'; text: string }[];
@@ -116,24 +110,19 @@ export async function callTool(tools: readonly Tool[], ctx: ToolContext, name: s
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
 }
 
-/** Serves the tools on stdio until the client closes stdin; every call started is answered first. */
-export async function serveMcp(o: McpServeOptions): Promise<void> {
+/**
+ * Serves the tools on `o.stdin` until it ends; every call started is answered first. The requests
+ * in `o.answered` were answered by the front: the SDK's answer to each is compared with the one
+ * sent, and dropped.
+ */
+export async function serveSdk(o: SdkServeOptions): Promise<void> {
   const tools = toolsFor(o.ctx);
-  // JSON Schema draft-07, the one the SDK's own client validates structured results with.
-  const listed = tools.map((t) => ({
-    name: t.name,
-    title: t.title,
-    description: t.description,
-    inputSchema: z.toJSONSchema(t.input, { target: 'draft-7', io: 'input' }) as { type: 'object'; [k: string]: unknown },
-    outputSchema: z.toJSONSchema(t.output, { target: 'draft-7', io: 'output' }) as { type: 'object'; [k: string]: unknown },
-    annotations: { title: t.title, readOnlyHint: !t.writes, destructiveHint: false, idempotentHint: !t.writes, openWorldHint: false },
-  }));
-  const server = new Server({ name: 'handoff-ledger', version: o.version }, { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS });
+  const listed = tools.map(listTool);
+  const server = new Server({ name: SERVER_NAME, version: o.version }, { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => callTool(tools, o.ctx, req.params.name, req.params.arguments, o.log));
   server.onerror = (e) => o.log(`protocol error: ${e.message}`);
-  const stdin = o.stdin ?? process.stdin;
-  const stdout = o.stdout ?? process.stdout;
+  const { stdin, stdout } = o;
   const transport = new StdioServerTransport(stdin as never, stdout as never);
   const ended = new Promise<void>((resolve) => {
     stdin.once('end', resolve);
@@ -152,10 +141,16 @@ export async function serveMcp(o: McpServeOptions): Promise<void> {
   };
   const send = transport.send.bind(transport);
   transport.send = async (m) => {
-    await send(m);
-    if (!('method' in m) && 'id' in m && m.id !== undefined && pending.delete(m.id) && pending.size === 0) drained?.();
+    const answer = !('method' in m) && 'id' in m && m.id !== undefined ? m.id : undefined;
+    if (answer !== undefined && o.answered.has(answer)) {
+      // Answered by the front already: the same answer, or this server's bug, said on stderr.
+      const early = o.answered.get(answer);
+      o.answered.delete(answer);
+      if (!('result' in m) || JSON.stringify(m.result) !== JSON.stringify(early)) o.log(`internal error: the early answer to request ${JSON.stringify(answer)} differs from the SDK's`);
+    } else await send(m);
+    if (answer !== undefined && pending.delete(answer) && pending.size === 0) drained?.();
   };
-  o.log(`serving ${tools.length} tools as ${o.ctx.agent} on ${o.ctx.dir}`);
+  if (!o.listed) o.log(`serving ${tools.length} tools as ${o.ctx.agent} on ${o.ctx.dir}`);
   await ended;
   // Policy: a call that was running when the client hung up (a test suite under tests_cmd) is
   // finished and answered, so the ledger never holds half of what the agent asked for. The answer

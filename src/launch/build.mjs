@@ -2,11 +2,12 @@
 // paths are taken from this file's place (src/launch/ in the project root).
 //
 //   1. tsc              src/, audit/, test/  ->  dist/  (type-checks everything, emits the library)
-//   2. the CLI bundle   dist/src/cli/main.js ->  dist/cli/bundle.cjs
-//   3. the launcher     src/launch/launcher.cts -> dist/cli/ledger.cjs   (what `bin` names)
-//   4. the cache primer src/launch/prime-cache.cts -> dist/cli/prime-cache.cjs
-//   5. the audit worker dist/audit/worker.js -> dist/cli/worker.js
-//   6. the code cache   run the primer: dist/cli/bundle.cache, and bundle.<verb>.cache for the
+//   2. the MCP listing  dist/src/agents/mcp-listing.js -> mcp-listing.json (dist/src/agents, dist/cli)
+//   3. the CLI bundle   dist/src/cli/main.js ->  dist/cli/bundle.cjs
+//   4. the launcher     src/launch/launcher.cts -> dist/cli/ledger.cjs   (what `bin` names)
+//   5. the cache primer src/launch/prime-cache.cts -> dist/cli/prime-cache.cjs
+//   6. the audit worker dist/audit/worker.js -> dist/cli/worker.js
+//   7. the code cache   run the primer: dist/cli/bundle.cache, and bundle.<verb>.cache for the
 //                       verbs with their own (append, audit, gate, the handoff verbs: bundle-loader.cts VERB_CACHES)
 //
 // A step that fails stops the build with `build: <step> failed: <why>` and exit code 1, so
@@ -20,10 +21,10 @@
 // works from a clone) and the cache primer (the shipped cache is made here; on another Node the
 // launcher rewrites it at first run). `npm pack --dry-run` lists what ships.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -59,6 +60,18 @@ await step('tsc', () => {
   node(join(dirname(pkg), 'bin', 'tsc'), ['-p', at('tsconfig.json')]);
 });
 
+// The MCP server's first answers (src/agents/mcp-listing.ts): what `initialize` and `tools/list`
+// say, computed here from the tools' zod schemas, so `ledger mcp` answers them before it loads
+// the SDK and zod. Written beside the compiled front and beside the bundle, where each reads it.
+await step('MCP listing', async () => {
+  const { mcpListing } = await import(pathToFileURL(at('dist/src/agents/mcp-listing.js')).href);
+  const text = JSON.stringify(mcpListing());
+  for (const dir of ['dist/src/agents', 'dist/cli']) {
+    mkdirSync(at(dir), { recursive: true });
+    writeFileSync(at(`${dir}/mcp-listing.json`), text);
+  }
+});
+
 await step('CLI bundle', () =>
   build({
     ...forNode,
@@ -73,13 +86,13 @@ await step('CLI bundle', () =>
     minifyWhitespace: true,
     minifySyntax: true,
     // yaml stays a runtime dependency of the library; the CLI loads its own bundle of it
-    // (dist/cli/yaml.cjs, step 4b) only in the verbs that write HANDOFF.yml; bundled, every
+    // (dist/cli/yaml.cjs, step 5b) only in the verbs that write HANDOFF.yml; bundled, every
     // start would read its source and carry it in the cache. The MCP SDK and zod (`ledger mcp`
     // alone loads them) and smol-toml (`ledger setup codex`) stay external for the same reason.
     external: ['yaml', '@modelcontextprotocol/sdk', 'zod', 'smol-toml'],
     // import.meta does not exist in CommonJS, and the audit finds its worker at
     // new URL('./worker.js', import.meta.url): give the bundle its own file URL instead, so that
-    // URL is dist/cli/worker.js (step 5).
+    // URL is dist/cli/worker.js (step 6).
     define: { 'import.meta.url': '__import_meta_url' },
     banner: { js: "var __import_meta_url=require('url').pathToFileURL(__filename).href;" },
   }),
@@ -103,7 +116,7 @@ await step('cache primer', () =>
 // The bundled CLI's audit threads run this (see step 2's define). ESM, as Node loads a .js file
 // in this package ("type": "module"); bundled, so the bundle needs nothing from dist/audit.
 // The libraries some verbs load on first use (bundle-loader.cts LIBRARIES): one file each, with
-// its own code cache (step 6), so a verb that never renders HANDOFF.yml never reads yaml.
+// its own code cache (step 7), so a verb that never renders HANDOFF.yml never reads yaml.
 // yaml: only what HANDOFF.yml's writer uses (src/handoff/yaml-lib.ts CliYaml), taken from the
 // package's ESM build so esbuild leaves out the parser: 69 KB instead of 160 KB to read at the
 // start of every verb that writes the views (the same stringify code; a test renders both).

@@ -3,8 +3,11 @@
 // the library in-process, plus the stdio round trip (measured as MCP `ping`, which touches no
 // ledger): ratio = (call - round trip) / library. (2) `ledger hook claude session-start` and
 // `stop` (the agent owns a live item and changed a file: the path that asks git) cost at most
-// 1.5x `node -e ''`. Each pair is timed alternately in the same run.
-import { execFileSync } from 'node:child_process';
+// 1.5x `node -e ''`. (3) Issue 22: `ledger mcp` answers `tools/list` at most 2x a bare `node -e ''`
+// (bareEnv on both sides), timed from the spawn to the answer's line on stdout, as a client that
+// sends initialize, waits, then lists the tools sees it. Each pair is timed alternately in the
+// same run.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Ledger } from '../../src/ledger.js';
 import { writeSecretKey } from '../../src/keys/key-file.js';
 import { seedFrom, streamLedger } from '../helpers/gen-ledger.js';
-import { alternate, atMost, median, nowMs, timeCommand, LEDGER_BIN, type BenchResult } from './bench-kit.js';
+import { alternate, atMost, bareEnv, median, nowMs, timeCommand, LEDGER_BIN, type BenchResult } from './bench-kit.js';
 
 const BASE = fileURLToPath(new URL('../../../test/.scratch/', import.meta.url));
 const COUNT = 10_000;
@@ -35,6 +38,38 @@ async function alternateAsync(n: number, a: () => Promise<unknown>, b: () => Pro
     tb.push(await timed(b));
   }
   return [median(ta), median(tb)];
+}
+
+/**
+ * Milliseconds from spawning `ledger mcp` to its answer to `tools/list` on stdout, the client
+ * sending `initialize`, then (on its answer) `notifications/initialized` and `tools/list`, as the
+ * SDK's Client does.
+ */
+function timeToolsList(cwd: string, env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = nowMs();
+    const child = spawn(process.execPath, [LEDGER_BIN, 'mcp'], { cwd, env, stdio: ['pipe', 'pipe', 'ignore'] });
+    const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    let buf = '';
+    child.stdout.on('data', (d: Buffer) => {
+      buf += d.toString();
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const m = JSON.parse(buf.slice(0, nl)) as { id?: number };
+        buf = buf.slice(nl + 1);
+        if (m.id === 1) {
+          send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+          send({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+        } else if (m.id === 2) {
+          resolve(nowMs() - t0);
+          child.stdin.end();
+        }
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => code !== 0 && reject(new Error(`ledger mcp exited ${code}`)));
+    send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '0' } } });
+  });
 }
 
 export default async function agentsBench(): Promise<BenchResult[]> {
@@ -71,6 +106,16 @@ export default async function agentsBench(): Promise<BenchResult[]> {
   } finally {
     await client.close();
   }
+
+  // Start-up to the tools listed, on the 10,000-record ledger, in the bare environment.
+  const bare = bareEnv(env);
+  const bareNode = () => {
+    const t0 = nowMs();
+    spawnSync(process.execPath, ['-e', ''], { cwd: work, env: bare });
+    return nowMs() - t0;
+  };
+  const [list, listNode] = await alternateAsync(CALLS, () => timeToolsList(work, bare), async () => bareNode());
+  results.push(atMost('mcp tools/list from spawn (bare env)', list / listNode, 2, `${list.toFixed(1)} ms against node -e '' ${listNode.toFixed(1)} ms`));
 
   // The hooks, on a small git project where the agent owns a live item and changed a file.
   const proj = join(work, 'project');

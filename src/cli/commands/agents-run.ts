@@ -58,7 +58,7 @@ export async function runMcp(io: CliIO, opts: Opts): Promise<number> {
     hasKey: () => seed !== null,
     joined: joinedRemote(loc.dir, stateDirFrom(io.env)) !== null,
   };
-  const { serveMcp } = await import('../../agents/mcp-server.js');
+  const { serveMcp } = await import('../../agents/mcp-front.js');
   await serveMcp({ ctx, version: VERSION, log });
   return EXIT.ok;
 }
