@@ -9,11 +9,18 @@
 // consume record.
 export {
   Ledger, type OpenOptions, type LogFilter, type AppendResult, type AppendedRecord, type GateCallOptions, type LedgerAuditOptions,
+  type ResumeAnswer, type ViewsRequest,
 } from './ledger.js';
-export type { StartRequest, CheckpointRequest, FinishRequest, TestsRequest, WorkResult, WriteResult, ViewsRefresh } from './handoff/workflow.js';
-export type { ReleaseRequest, ReleaseResult } from './handoff/release.js';
-export type { NoteRequest } from './handoff/note.js';
-export type { StatusReport, StatusItem } from './handoff/status.js';
+// The request each verb takes (src/requests/), checked once before anything runs or is written;
+// the messages name each field by its command-line flag.
+export type { StartRequest, CheckpointRequest, FinishRequest, TestsRequest, ReleaseRequest, NoteRequest } from './requests/work.js';
+export type { HandoffRequest, IntentRequest, GateRequest, RevokeRequest, ConsumeFailedRequest } from './requests/causal.js';
+export type { StatusRequest, ResumeRequest, LogRequest } from './requests/read.js';
+export type { WorkResult, WriteResult, ViewsRefresh } from './handoff/workflow.js';
+export type { ReleaseResult } from './handoff/release.js';
+// What status and resume report, and their text as `ledger` prints it.
+export { formatStatus, STATUS_MAX_ROWS, type StatusReport, type StatusItem } from './handoff/status.js';
+export type { ResumeReport } from './handoff/resume.js';
 export { digestSource, type EvidenceContext } from './causal/evidence.js';
 // Which ledger a folder uses, found as git finds its repository (SPEC 3).
 export { locateLedger, type LedgerLocation, type LocateOptions, type LedgerSource } from './project/locate.js';
@@ -21,6 +28,8 @@ export { locateLedger, type LedgerLocation, type LocateOptions, type LedgerSourc
 // Across machines (SPEC 11): Ledger.join joins a ledger to a git remote; a joined Ledger
 // publishes every write there (ledger.sync(), ledger.remote()).
 export type { JoinResult, SyncReport, RemoteSummary } from './remote/sync.js';
+// Whether a refusal is a fork or rollback of the remote, which holds every writer until a person decides.
+export { holdKind } from './remote/hold.js';
 
 // Keys and trust files: the secret key a writer signs with, the trust file a reader checks with.
 export { readSecretKey, writeSecretKey } from './keys/key-file.js';
@@ -32,6 +41,7 @@ export { formatReportText, type AuditReport, type AuditOptions } from '../audit/
 export { formatGateText, TERMS, type GateResult, type Term } from './causal/gate/index.js';
 export type { GateRun } from './causal/gate-run.js';
 export type { PendingEntry, PendingReport, UnresolvedOutcome } from './causal/pending.js';
+export { formatPendingText } from './causal/pending-text.js';
 
 // Errors and exit codes: bad input throws a coded LedgerError; every exit code comes from EXIT.
 export { LedgerError, EXIT, EXIT_MEANINGS, exitCodeFor, type ErrorCode, type ExitName } from './errors.js';

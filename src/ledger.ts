@@ -2,14 +2,18 @@
 // one of them, so a library caller can write only what `ledger` itself would write, and so only
 // what the auditor accepts:
 //   init                       the genesis record (a ledger has one; `append` refuses another)
-//   append                     handoff, intent, revoke, with retry identity (causal/retry.ts)
+//   append                     handoff, intent, revoke, with retry identity (causal/retry.ts);
+//   handoff, intent, revoke      the same, one record from its request (requests/causal.ts)
 //   start/checkpoint/finish    the handoff-log workflow with its ownership and lease rules
 //                              (handoff/workflow.ts)
 //   release/note               hand an item back, annotate one (handoff/release.ts, note.ts)
 //   gate(op, { consumeAs })    the only way to a consume record (causal/gate-run.ts)
 //   consumeFailed              the consumer's report that its action failed (causal/consume-failed.ts)
-// The CLI calls these same methods. Below them the store's transact decides and appends under
-// the writer lock; it is not exposed, since a caller's decide function could return any draft.
+// and the reads: status, resume, log, get/resolve, pending, the views (render, check), audit.
+// The CLI and the MCP server call these same methods with the requests of requests/, each checked
+// once: by its builder (requests/checked.ts) or here, for a library caller's. Below them the
+// store's transact decides and appends under the writer lock; it is not exposed, since a
+// caller's decide function could return any draft.
 import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
 import { canonicalJson, canonicalLine } from './canonical.js';
@@ -20,7 +24,7 @@ import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
 import type { TrustRef } from './store/head-guard.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
-import { AGENT_RE, KINDS, charCount, isTextOf, type Draft, type Head, type Kind, type TrustFloor } from './record.js';
+import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
@@ -32,22 +36,32 @@ import { parseRecordRef, recordAtSeq, recordById, resolveRecordRef, type LocateI
 import { RecordIndex } from './causal/index/record-index.js';
 import { idKey } from './causal/index/keys.js';
 import type { RecoverReport } from './store/recover.js';
+import type { DoctorOptions, DoctorReport } from './project/doctor.js';
 import { runGate, runGateAndConsume, type GateRun, type GateRunOptions } from './causal/gate-run.js';
-import { checkConsumer, checkGateOptions, checkOp } from './causal/gate/options.js';
-import { checkConsumeFailedTarget, reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
+import { reportConsumeFailed, type ConsumeFailedResult } from './causal/consume-failed.js';
 import type { WorkItemFold } from './causal/work-lease.js';
 import { leaseLive } from './handoff/lease.js';
 import { foldWorkLog } from './handoff/workitems.js';
 import { findPending, scanPending, type PendingEntry, type PendingReport } from './causal/pending.js';
 import { appendCausal, type CausalAppendResult, type CausalAppended } from './causal/retry.js';
-import {
-  checkAgent, checkpointWork, finishWork, startWork,
-  type CheckpointRequest, type FinishRequest, type StartRequest, type WorkResult, type WorkWriter, type WriteResult,
-} from './handoff/workflow.js';
-import { releaseWork, type ReleaseRequest, type ReleaseResult } from './handoff/release.js';
-import { noteWork, type NoteRequest } from './handoff/note.js';
+import { checkpointWork, digestEvidence, finishWork, startWork, type WorkResult, type WorkWriter, type WriteResult } from './handoff/workflow.js';
+import { releaseWork, type ReleaseResult } from './handoff/release.js';
+import { noteWork } from './handoff/note.js';
 import { statusOf, type StatusReport } from './handoff/status.js';
-import { readFolds } from './handoff/fold-memo.js';
+import { readFolds, type Folds } from './handoff/fold-memo.js';
+import { openItems, type WorkLog } from './handoff/workitems.js';
+import type { ResumeReport } from './handoff/resume.js';
+import type { ViewCheck, WrittenViews } from './handoff/views.js';
+import { checkOnce } from './requests/checked.js';
+import {
+  checkCheckpoint, checkFinish, checkNote, checkRelease, checkStart,
+  type CheckpointChecked, type CheckpointRequest, type FinishChecked, type FinishRequest, type NoteRequest, type ReleaseRequest, type StartChecked, type StartRequest,
+} from './requests/work.js';
+import {
+  checkConsumeFailed, checkGate, checkHandoff, checkIntent, checkOp, checkRevoke,
+  type ConsumeFailedRequest, type GateChecked, type GateRequest, type HandoffChecked, type HandoffRequest, type IntentRequest, type RevokeRequest,
+} from './requests/causal.js';
+import { checkLog, checkResume, checkStatus, type LogRequest, type ResumeChecked, type ResumeRequest, type StatusChecked, type StatusRequest } from './requests/read.js';
 import { readTrust } from './keys/trust-file.js';
 import type { RemoteLink } from './remote/link.js';
 import { acceptRemote, joinedRemote, joinLedger, openRemoteLink, resolveRemoteUrl, summarizeRemote, syncLedger, type JoinResult, type RemoteContext, type RemoteSummary, type SyncReport } from './remote/sync.js';
@@ -87,20 +101,32 @@ export interface OpenOptions {
   onRemoteNotice?: (text: string) => void;
 }
 
-export interface LogFilter { op?: string; kind?: Kind; limit?: number }
+/** `log`'s filter (requests/read.ts LogRequest). */
+export type LogFilter = LogRequest;
 
 /** One record of an append: the one written, or the identical one already there (`existing`). */
 export type AppendedRecord = CausalAppended;
 /** What `append` and `init` return: one entry per draft, in order. */
 export type AppendResult = CausalAppendResult;
 
-export interface GateCallOptions extends Partial<Omit<GateRunOptions, 'trust'>> {
-  /** The trust file's keys (keys/trust-file.ts readTrust); the chain must audit clean under them. */
-  trust: Trust;
-  /** If the gate passes, record under the writer lock that this consumer acted on the handoff. */
-  consumeAs?: string;
-  /** Who writes the consume record; default the consumer, when that is a valid agent name. */
-  agent?: string;
+/** A gate's options beside its operation (requests/causal.ts GateRequest). */
+export type GateCallOptions = Omit<GateRequest, 'op'>;
+
+/**
+ * What `resume` answers: one work item (`resume`, with its text), or, without a slug when the
+ * asker does not own exactly one open item, the status (`reason` says why).
+ */
+export type ResumeAnswer =
+  | { mode: 'resume'; slug: string; /** chosen as the asker's one open item */ own: boolean; report: ResumeReport; lines: string[] }
+  | { mode: 'status'; reason: 'no-agent' | 'none' | 'several'; own: string[]; report: StatusReport };
+
+/** `render`: where the views are (default: the folder that holds the ledger directory). */
+export interface ViewsRequest {
+  views?: string;
+  /** Rewrite views that another ledger (another genesis) rendered. */
+  adopt?: boolean;
+  /** How long to wait for the views lock (default: the ledger's waitMs, else 10 s). */
+  waitMs?: number;
 }
 
 export type LedgerAuditOptions = Omit<AuditOptions, 'dir' | 'now'> & { now?: number | Date };
@@ -174,6 +200,7 @@ export class Ledger {
     // Policy: a joined ledger's HEAD is signed by whichever machine published last, so its
     // writers check it against the trust file named at join unless one is given.
     const given = opts.trust ?? this.remoteCtx?.join.trust;
+    this.trustGiven = given;
     const trust: TrustRef = given === undefined ? null : typeof given === 'string' ? { path: resolve(given) } : { trust: given };
     this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now, guard: { stateDir, trust } };
     this.keyOpt = opts.key;
@@ -187,6 +214,14 @@ export class Ledger {
     }
   }
 
+  /** The trust file this ledger was opened with (or its join's), for a gate that names none. */
+  private trustFile(): { trust: Trust; path?: string } {
+    const t = this.trustGiven;
+    if (t === undefined) throw new LedgerError('USAGE', 'the gate needs a trust file', {}, 'pass --trust FILE; a library caller gives { trust } to Ledger.open or to gate()');
+    return typeof t === 'string' ? { trust: readTrust(t), path: t } : { trust: t };
+  }
+
+  private readonly trustGiven: string | Trust | undefined;
   private readonly remoteCtx: RemoteContext | null;
   private readonly link: RemoteLink | null = null;
   private readonly trustOf: () => Trust = () => {
@@ -210,6 +245,16 @@ export class Ledger {
     if (!this.remoteCtx || !this.link) throw new LedgerError('USAGE', `the ledger at ${this.paths.dir} is not joined to a remote on this machine`, {}, 'join it with `ledger init --remote REMOTE`');
     if (opts.acceptRemote) acceptRemote(this.remoteCtx, this.store, this.trustOf(), this.clock());
     return syncLedger(this.link, { ...this.store, publisher: this.link }, () => (this.keyOpt === undefined ? null : this.signer()));
+  }
+
+  /**
+   * `ledger doctor`: read-only checks of the deployment around the ledger at `o.dir` (key, trust
+   * file, pins, HEAD, unpublished bytes, git, lock, the views, a joined remote), each with its fix.
+   */
+  static async doctor(o: Omit<DoctorOptions, 'checkViews' | 'checkRemote'> & { env?: Env }): Promise<DoctorReport> {
+    const [{ runDoctor }, { checkViews }, { remoteChecks }] = await Promise.all([import('./project/doctor.js'), import('./handoff/views.js'), import('./remote/doctor-checks.js')]);
+    const { env, ...rest } = o;
+    return runDoctor({ ...rest, checkViews, checkRemote: (ledger, seq) => remoteChecks(ledger, env ?? process.env, seq) });
   }
 
   /** Opens an existing ledger. Nothing is read until a method needs it. */
@@ -287,59 +332,161 @@ export class Ledger {
   }
 
   /** Takes a work item (SPEC 10 `ledger start`); refused while another agent's lease is live. */
-  start(req: StartRequest): Promise<WorkResult<'start'>> {
-    return startWork(this.writer(), req);
+  async start(req: StartRequest | StartChecked): Promise<WorkResult<'start'>> {
+    return startWork(this.writer(), checkOnce(req, checkStart));
   }
 
   /** Records a milestone of a work item this agent owns, renewing its lease (`ledger checkpoint`). */
-  checkpoint(req: CheckpointRequest): Promise<WriteResult<'checkpoint'>> {
-    return checkpointWork(this.writer(), req);
+  async checkpoint(req: CheckpointRequest | CheckpointChecked): Promise<WriteResult<'checkpoint'>> {
+    return checkpointWork(this.writer(), checkOnce(req, checkCheckpoint));
   }
 
   /** Closes a work item this agent owns as a handoff the gate can accept (`ledger finish`). */
-  finish(req: FinishRequest): Promise<WriteResult<'finish'>> {
-    return finishWork(this.writer(), req);
+  async finish(req: FinishRequest | FinishChecked): Promise<WriteResult<'finish'>> {
+    const c = checkOnce(req, checkFinish);
+    // A record named as people type it (a seq, HEAD, a prefix) is the one record it names now;
+    // the workflow decides under the lock whether it may be superseded.
+    const supersedes = c.supersedes?.map((ref) => this.recordId(ref, '--supersedes'));
+    return finishWork(this.writer(), supersedes === undefined ? c : { ...c, supersedes });
   }
 
   /** Hands a work item this agent owns back, open and unowned (`ledger release`). */
-  release(req: ReleaseRequest): Promise<ReleaseResult> {
-    return releaseWork(this.writer(), req);
+  async release(req: ReleaseRequest): Promise<ReleaseResult> {
+    return releaseWork(this.writer(), checkOnce(req, checkRelease));
   }
 
   /** Adds anyone's note to an existing work item; takes no ownership (`ledger note`). */
-  note(req: NoteRequest): Promise<WorkResult<'note'>> {
-    return noteWork(this.writer(), req);
+  async note(req: NoteRequest): Promise<WorkResult<'note'>> {
+    return noteWork(this.writer(), checkOnce(req, checkNote));
+  }
+
+  /**
+   * One handoff (`ledger append handoff`), its evidence digested now and its supersedes resolved;
+   * an identical retry (same operation, execution and claim) returns the record that exists.
+   */
+  handoff(req: HandoffRequest | HandoffChecked): AppendResult {
+    const h = checkOnce(req, checkHandoff);
+    const evidence = digestEvidence(this.paths, h.evidence, h.cwd);
+    const supersedes = h.supersedes?.map((ref) => this.recordId(ref, '--supersedes'));
+    return this.append({
+      kind: 'handoff', agent: h.agent, logical_operation_id: h.op, execution_id: h.exec, outcome: h.outcome, evidence, invariants: h.invariants, depends_on: h.depends_on,
+      ...(supersedes !== undefined ? { supersedes } : {}), ...(h.note !== undefined ? { note: h.note } : {}),
+    });
+  }
+
+  /** One intent (`ledger append intent`): the external side effect an execution is about to have. */
+  intent(req: IntentRequest): AppendResult {
+    const i = checkOnce(req, checkIntent);
+    return this.append({ kind: 'intent', agent: i.agent, logical_operation_id: i.op, execution_id: i.exec, action: i.action, ...(i.note !== undefined ? { note: i.note } : {}) });
+  }
+
+  /** Revokes a handoff or finish (`ledger revoke`): a gate on it holds from then on. */
+  revoke(req: RevokeRequest): AppendResult {
+    const r = checkOnce(req, checkRevoke);
+    return this.append({ kind: 'revoke', agent: r.agent, target: this.recordId(r.target, 'revoke'), reason: r.reason });
+  }
+
+  /**
+   * Evidence digested now (`--evidence NAME=SOURCE`, SPEC 6): each source a path, `file:PATH`,
+   * `dir:PATH`, `git:REV` or `sha256:HEX`, inside this ledger's project; a relative path starts
+   * at `cwd` (default: the working directory).
+   */
+  evidence(sources: Readonly<Record<string, string>>, cwd?: string): Record<string, Evidence> {
+    return digestEvidence(this.paths, sources, cwd);
+  }
+
+  /** The work log and the outcome fold through `head`, from one pass (what status, resume and the hooks read). */
+  folds(head: Head = this.head()): Folds {
+    return readFolds(this.paths, head, { ops: this.store.ops });
+  }
+
+  /** The work log and the status from one fold (what a hook reads: `agent`'s own items first). */
+  workState(req: StatusRequest | StatusChecked = {}): { log: WorkLog; status: StatusReport } {
+    const { agent, now } = checkOnce(req, checkStatus);
+    const { log, outcomes } = this.folds();
+    return { log, status: statusOf(log, outcomes, agent, now ?? this.clock()) };
+  }
+
+  /** Whether this ledger is joined to a git remote on this machine (SPEC 11); reads nothing. */
+  joined(): boolean {
+    return this.remoteCtx !== null;
   }
 
   /** What is open, who holds it, what waits (`ledger status`); `agent`'s own items first. */
-  status(opts: { agent?: string; now?: Date; head?: Head } = {}): StatusReport {
-    const agent = opts.agent === undefined ? null : checkAgent(opts.agent);
-    // The work log and the outcomes, from the records the fold memo names and those after it.
-    const { log, outcomes } = readFolds(this.paths, opts.head ?? this.head(), { ops: this.store.ops });
-    return statusOf(log, outcomes, agent, opts.now ?? this.clock());
+  status(req: (StatusRequest | StatusChecked) & { head?: Head } = {}): StatusReport {
+    const { agent, now } = checkOnce(req, checkStatus);
+    const { log, outcomes } = this.folds(req.head ?? this.head());
+    return statusOf(log, outcomes, agent, now ?? this.clock());
+  }
+
+  /**
+   * The short, bounded read for whoever takes a work item up (`ledger resume`, at most 80 lines
+   * of text, `lead` first, after the line naming the asker's own item); without a slug, the
+   * asker's own open item when there is exactly one, else the status.
+   */
+  async resume(req: ResumeRequest | ResumeChecked = {}, lead: readonly string[] = []): Promise<ResumeAnswer> {
+    const r = checkOnce(req, checkResume);
+    const now = r.now ?? this.clock();
+    const root = dirname(this.paths.dir);
+    const [{ gitFacts }, { RESUME_MAX_LINES, buildResume, formatResume }] = await Promise.all([import('./handoff/git.js'), import('./handoff/resume.js')]);
+    // Speed (issue 14: `resume` <= 1.5x `node -e ''`): git's two read-only questions run beside
+    // the fold. Policy: for an unknown slug their answer is dropped; the refusal is the same.
+    const git = r.slug !== null ? gitFacts(root) : null;
+    const { log, outcomes } = this.folds();
+    let slug = r.slug;
+    if (slug === null) {
+      const own = r.agent === null ? [] : openItems(log).filter((i) => i.owner === r.agent).map((i) => i.slug);
+      if (own.length !== 1) return { mode: 'status', reason: r.agent === null ? 'no-agent' : own.length === 0 ? 'none' : 'several', own, report: statusOf(log, outcomes, r.agent, now) };
+      slug = own[0];
+    }
+    const bare = { now, root, ledgerDir: this.paths.dir, git: null };
+    // An unknown slug is refused before git's answer is waited for (or, for one's own, asked).
+    if (!log.items.has(slug)) buildResume(log, slug, bare);
+    const ctx = { ...bare, git: await (git ?? gitFacts(root)) };
+    const report = buildResume(log, slug, ctx);
+    // The lead lines take lines of the 80-line budget: the last ones go when they would not fit.
+    const first = [...(r.slug === null ? [`${r.agent}'s open item: ${slug}`] : []), ...lead];
+    const text = formatResume(report, ctx);
+    return { mode: 'resume', slug, own: r.slug === null, report, lines: first.length ? [...first, ...text].slice(0, RESUME_MAX_LINES) : text };
+  }
+
+  /** `ledger render`: rewrites HANDOFF.md and HANDOFF.yml from the ledger; `warnings` name edits kept beside them. */
+  async renderViews(req: ViewsRequest = {}): Promise<WrittenViews & { warnings: string[] }> {
+    const { defaultViewsDir, keptNotice, writeViews } = await import('./handoff/views.js');
+    const written = writeViews(this.paths.dir, req.views ?? defaultViewsDir(this.paths.dir), req.waitMs ?? this.store.waitMs ?? 10_000, this.clock(), req.adopt === true);
+    return { ...written, warnings: written.kept.map(keptNotice) };
+  }
+
+  /** `ledger render --check`: whether both views are what the ledger renders now; writes nothing. */
+  async checkViews(req: Pick<ViewsRequest, 'views'> = {}): Promise<{ ok: boolean; through: { seq: number; id: string } | null; views: ViewCheck[] }> {
+    const { checkViews, defaultViewsDir } = await import('./handoff/views.js');
+    return checkViews(this.paths.dir, req.views ?? defaultViewsDir(this.paths.dir));
   }
 
   /**
    * May a consumer act on operation `op` now (SPEC 9)? With `consumeAs`, and only if the gate
    * passes, the consume record is appended under the writer lock in the same critical section.
    */
-  gate(op: string, opts: GateCallOptions): GateRun {
-    checkOp(op);
-    const { consumeAs, agent, ...rest } = opts;
+  gate(op: string, opts: GateCallOptions): GateRun;
+  gate(req: GateRequest | GateChecked): GateRun;
+  gate(opOrReq: string | GateRequest | GateChecked, opts?: GateCallOptions): GateRun {
+    const g = checkOnce(typeof opOrReq === 'string' ? { ...opts, op: opOrReq } : opOrReq, checkGate);
+    // A record named as people type it is the one it names now; a full id goes to the gate as typed.
+    const expectHandoff = g.expectHandoff === null ? null : this.recordId(g.expectHandoff, '--handoff');
+    const t = g.trust !== undefined ? { trust: g.trust, path: g.trustPath } : g.trustPath !== undefined ? { trust: readTrust(g.trustPath), path: g.trustPath } : this.trustFile();
     const o: GateRunOptions = {
-      accept: ['success'],
-      requireInvariants: [],
-      maxAgeMs: null,
-      ...rest,
-      now: rest.now ?? this.clock().getTime(),
+      trust: t.trust,
+      ...(t.path !== undefined ? { trustPath: t.path } : {}),
+      floorPath: g.floorPath,
+      accept: g.accept,
+      requireInvariants: g.requireInvariants,
+      maxAgeMs: g.maxAgeMs,
+      allowOpaque: g.allowOpaque,
+      expectHandoff,
+      now: g.now ?? this.clock().getTime(),
     };
-    checkGateOptions(o);
-    if (consumeAs === undefined) return runGate(this.writer(), o, op);
-    checkConsumer(consumeAs);
-    // Policy: the agent defaults to the consumer's name when that is a valid agent name (the
-    // consumer is who acts), as the CLI does.
-    const who = checkAgent(agent ?? (AGENT_RE.test(consumeAs) ? consumeAs : undefined));
-    return runGateAndConsume(this.writer(), { ...o, agent: who }, op, consumeAs);
+    if (g.consume === null) return runGate(this.writer(), o, g.op);
+    return runGateAndConsume(this.writer(), { ...o, agent: g.consume.agent }, g.op, g.consume.consumer);
   }
 
   /**
@@ -348,19 +495,15 @@ export class Ledger {
    * After it the gate lets that consumer consume the handoff again. Only the agent that wrote
    * the consume record, for the same consumer, may report it.
    */
-  consumeFailed(target: string, opts: { consumer: string; agent?: string; reason: string }): ConsumeFailedResult {
-    checkConsumer(opts.consumer);
-    checkConsumeFailedTarget(target);
-    if (!isTextOf(opts.reason, 1, 4096)) {
-      throw new LedgerError('USAGE', `--reason must be 1-4096 characters, got ${typeof opts.reason === 'string' ? `${charCount(opts.reason)}` : String(opts.reason)}`);
-    }
-    // Policy: the agent defaults to the consumer's name when that is a valid agent name, as for gate.
-    const agent = checkAgent(opts.agent ?? (AGENT_RE.test(opts.consumer) ? opts.consumer : undefined));
-    return reportConsumeFailed(this.writer(), { target, consumer: opts.consumer, agent, reason: opts.reason });
+  consumeFailed(req: ConsumeFailedRequest): ConsumeFailedResult;
+  consumeFailed(target: string, opts: Omit<ConsumeFailedRequest, 'target'>): ConsumeFailedResult;
+  consumeFailed(a: string | ConsumeFailedRequest, opts?: Omit<ConsumeFailedRequest, 'target'>): ConsumeFailedResult {
+    return reportConsumeFailed(this.writer(), checkOnce(typeof a === 'string' ? { ...opts!, target: a } : a, checkConsumeFailed));
   }
 
   /** Executions with an intent or start and no terminal outcome since (`ledger pending`). */
   pending(opts: { op?: string; now?: number; head?: Head } = {}): PendingEntry[] {
+    if (opts.op !== undefined) checkOp(opts.op);
     return findPending(this.paths, opts.head ?? this.head(), opts.now ?? this.clock().getTime(), opts.op);
   }
 
@@ -369,6 +512,7 @@ export class Ledger {
    * timed-out outcomes no later success or cancel resolved (causal/pending.ts).
    */
   pendingReport(opts: { op?: string; now?: number; head?: Head } = {}): PendingReport {
+    if (opts.op !== undefined) checkOp(opts.op);
     return scanPending(this.paths, opts.head ?? this.head(), opts.now ?? this.clock().getTime(), opts.op);
   }
 
@@ -401,9 +545,10 @@ export class Ledger {
    * or INPUT_AMBIGUOUS listing the candidates.
    */
   resolve(ref: string | RecordRef, what = 'record'): RecordAt {
+    // The form first: a malformed reference is refused before anything is read.
+    const r = typeof ref === 'string' ? parseRecordRef(ref, what) : ref;
     const head = this.head();
     assertPublishedChain(this.store.ops!, this.paths, head);
-    const r = typeof ref === 'string' ? parseRecordRef(ref, what) : ref;
     return resolveRecordRef(this.paths, head, r, { ops: this.store.ops, locate: this.locator(head) });
   }
 
@@ -419,8 +564,18 @@ export class Ledger {
     };
   }
 
+  /**
+   * The full id of the record `text` names (SPEC 10): a full id as typed (the rule that uses it
+   * looks it up where it decides), or the one record a seq, HEAD or unique prefix names now.
+   */
+  recordId(text: string, what = 'record'): string {
+    const ref = parseRecordRef(text, what);
+    return ref.kind === 'id' ? ref.id : this.resolve(ref, what).id;
+  }
+
   /** Records matching the filter, newest first, at most `limit` (default 20). */
-  log(filter: LogFilter = {}): RecordAt[] {
+  log(req: LogFilter = {}): RecordAt[] {
+    const filter = checkOnce(req, checkLog);
     const limit = filter.limit ?? 20;
     const out: RecordAt[] = [];
     if (limit <= 0) return out;

@@ -428,3 +428,16 @@ export function floorProblems(value: unknown): string[] {
   FLOOR_CHECK(value, '$', errs);
   return errs;
 }
+
+/**
+ * Every problem of one payload field of a `kind` as the schema checks it, or []: a request's
+ * structured fields (evidence, invariants, depends_on, supersedes) are checked by the store's own
+ * rules before anything runs (src/requests/work.ts).
+ */
+export function payloadFieldProblems(kind: Kind, field: string, value: unknown): string[] {
+  const errs: string[] = [];
+  const spec = PAYLOAD_SHAPES[kind][field];
+  if (spec === undefined) return [`$.${field}: unknown field`];
+  (typeof spec === 'function' ? spec : spec.check)(value, `$.${field}`, errs);
+  return errs;
+}

@@ -57,11 +57,6 @@ function recordRefOf(target: string): RecordRef | null {
   }
 }
 
-/** The forms consume-failed takes (SPEC 10), checked before anything is read; USAGE otherwise. */
-export function checkConsumeFailedTarget(target: unknown): string {
-  if (typeof target === 'string' && (recordRefOf(target) !== null || (ID_RE.test(target) && !target.startsWith('sha256:')))) return target;
-  throw new LedgerError('USAGE', `consume-failed names a record (a seq, HEAD, a record id or its first 8+ hex digits) or an operation id, got "${String(target)}"`, { target: String(target) });
-}
 
 /** The full id of the record `target` names, or null when it names an operation (Policy above). */
 function targetRecordId(paths: LedgerPaths, head: Head, view: CausalView, req: ConsumeFailedRequest): string | null {

@@ -5,8 +5,9 @@
 import { cac, type CAC } from 'cac';
 import { EXIT, EXIT_MEANINGS, LedgerError } from '../errors.js';
 import { neutralise, neutraliseDiagnostic, neutraliseLine } from '../text/sanitize.js';
-import { restoreRawValues, type CliIO } from './commands/common.js';
-import { declareVerbs, type VerbDeclaration } from './verbs.js';
+import { GLOBAL, restoreRawValues, type CliIO } from './commands/common.js';
+import { declare } from './flags.js';
+import { declareVerbs, type Plane, type VerbDeclaration } from './verbs.js';
 import { withProgressLine } from './progress-line.js';
 import { WRITE_VERBS } from './commands/write.js';
 import { READ_VERBS } from './commands/read.js';
@@ -19,8 +20,24 @@ import { AGENTS_VERBS } from './commands/agents.js';
 
 export const VERSION = '0.1.0';
 
-/** Every verb, in the order the top-level help lists them. */
-export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...READ_VERBS, ...HANDOFF_VERBS, ...AUDIT_VERBS, ...CAUSAL_VERBS, ...REMOTE_VERBS, ...DOCTOR_VERBS, ...AGENTS_VERBS];
+/** Every verb, in the order the top-level help lists them: the porcelain first, then the plumbing (verbs.ts). */
+export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...HANDOFF_VERBS, ...READ_VERBS, ...CAUSAL_VERBS, ...AUDIT_VERBS, ...REMOTE_VERBS, ...AGENTS_VERBS, ...DOCTOR_VERBS]
+  .map((v, i) => ({ v, i }))
+  .sort((a, b) => (a.v.plane === b.v.plane ? a.i - b.i : a.v.plane === 'porcelain' ? -1 : 1))
+  .map(({ v }) => v);
+
+/** The top-level help's two lists of verbs, as git's help splits its commands. */
+const PLANE_TITLES: Record<Plane, string> = {
+  porcelain: 'Commands (what people and agents type)',
+  plumbing: 'Plumbing (what scripts and other machines call; their output stays stable)',
+};
+
+/** cac's one "Commands" section split in two, each line kept as cac wrote it (one per verb, in VERBS order). */
+function commandSections(body: string): { title: string; body: string }[] {
+  const lines = body.split('\n');
+  const planeOf = (line: string) => VERBS.find((v) => line.trimStart().split(' ', 1)[0] === v.name)?.plane ?? 'porcelain';
+  return (['porcelain', 'plumbing'] as const).map((p) => ({ title: PLANE_TITLES[p], body: lines.filter((l) => planeOf(l) === p).join('\n') }));
+}
 
 /**
  * The command line. With `verb`, only that verb's command is built (an unknown word builds them
@@ -28,8 +45,7 @@ export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...READ_VERBS,
  */
 export function createCli(io: CliIO, verb?: string, noVerbs = false): CAC {
   const cli = cac('ledger');
-  cli.option('--dir <dir>', 'Ledger directory (default: $LEDGER_DIR, else the nearest .ledger here or above)', { type: [String] });
-  cli.option('--json', 'Print one JSON object on stdout');
+  declare(cli.globalCommand, GLOBAL);
   if (!noVerbs) declareVerbs(cli, io, VERBS, verb);
   cli.example('ledger init --name my-project                    # a ledger in .ledger/, a key in keys/');
   cli.example('ledger append handoff --agent codex --op migrate_schema_17 --exec execution_002 --outcome success --evidence schema=db/schema.sql --invariant tests=ok');
@@ -54,7 +70,7 @@ export function createCli(io: CliIO, verb?: string, noVerbs = false): CAC {
     return [
       sections[0],
       { body: 'Signed, hash-chained handoffs between coding agents and people, an independent auditor,\nand a gate that says whether the next step may act now.' },
-      ...sections.slice(1).map((sec) => (sec.title?.startsWith('For more info') ? { title: 'For a verb\'s flags, examples and exit codes', body: '  $ ledger help VERB        (the same as ledger VERB --help)' } : sec)),
+      ...sections.slice(1).flatMap((sec) => (sec.title === 'Commands' ? commandSections(sec.body) : sec.title?.startsWith('For more info') ? [{ title: 'For a verb\'s flags, examples and exit codes', body: '  $ ledger help VERB        (the same as ledger VERB --help)' }] : [sec])),
       { title: 'Exit codes', body: EXIT_MEANINGS.map((e) => `  ${String(e.code).padEnd(3)} ${e.meaning}`).join('\n') },
     ];
   });

@@ -1,13 +1,23 @@
 // How a verb is declared. Each registration file in commands/ exports a list of declarations made
-// with `verb(usage, description, exits, define)`: `define` adds the verb's options and examples
-// and an action that `await import()`s the implementation, so nothing of a verb is loaded, and
-// its cac command is not even built, unless that verb runs. createCli (cli.ts) builds only the
-// declaration whose name is the first argument, or all of them for the top-level help and an
-// unknown word. The verb's name is read from its usage string, so it is written once; its exit
-// codes are data beside it, so its --help can never leave one out (issue 14.9).
+// with `verb(usage, description, exits, { plane, flags, examples, run })`: its flags as data
+// (flags.ts: each declared once, for cac and for reading them back typed), its examples, and `run`,
+// which `await import()`s the implementation, so nothing of a verb is loaded, and its cac command
+// is not even built, unless that verb runs. createCli (cli.ts) builds only the declaration whose
+// name is the first argument, or all of them for the top-level help and an unknown word. The
+// verb's name is read from its usage string, so it is written once; its exit codes are data
+// beside it, so its --help can never leave one out (issue 14.9).
+//
+// Policy (issue 22), the verbs split as git splits its commands: porcelain is what people and
+// agents type (init, status, start, checkpoint, finish, release, note, resume, render, log, show,
+// gate, audit, revoke, sync, setup, doctor); plumbing is what scripts and other machines' code
+// call (append, including --batch; head; pending; consume-failed, a deploy step's report;
+// recover; keygen; mcp and hook, which agents' harnesses start). `ledger --help` lists the
+// porcelain first. Plumbing output is for programs: its text and --json stay stable, a field
+// added at the end at most; porcelain text is for people and may be reworded.
 import type { CAC } from 'cac';
 import { EXIT, EXIT_MEANINGS, type ExitName } from '../errors.js';
-import type { CliIO } from './commands/common.js';
+import { GLOBAL, type CliIO, type Global } from './commands/common.js';
+import { declare, readFlags, type FlagSet, type Flags } from './flags.js';
 
 export type Command = ReturnType<CAC['command']>;
 
@@ -17,9 +27,13 @@ export type VerbExits = { ok: string } & Partial<Record<Exclude<ExitName, 'ok'>,
 /** One line of a verb's "Exit codes" help. */
 export interface VerbExit { code: number; meaning: string }
 
+export type Plane = 'porcelain' | 'plumbing';
+
 export interface VerbDeclaration {
   /** The word that names the verb (`ledger NAME ...`), the first word of its usage. */
   readonly name: string;
+  /** Porcelain (people and agents type it) or plumbing (scripts and machines call it): see the Policy above. */
+  readonly plane: Plane;
   /** What it does, in one line: the first thing its --help says. */
   readonly description: string;
   /** Every code it can exit with, in order, with what each means for this verb. */
@@ -40,16 +54,46 @@ const EVERY_VERB: Partial<Record<ExitName, string>> = {
   operational: meaningOf(EXIT.operational),
 };
 
+/** What a verb is besides its usage, description and exit codes. */
+export interface VerbSpec<S extends FlagSet> {
+  plane: Plane;
+  /** Its flags, in the order its help lists them (the global --dir and --json come with every verb). */
+  flags: S;
+  examples?: readonly string[];
+  /** Lets unknown flags through, and answers flags given wrongly with this instead of a refusal (the hook: no argv may make it fail). */
+  lenient?: { onBadFlags: () => number };
+  /** Runs it: the positional arguments as cac gives them, then the flags, typed. */
+  run: (io: CliIO, args: (string | undefined)[], f: Flags<S> & Global) => Promise<number> | number;
+}
+
 /**
  * A verb: `usage` as cac takes it (`'show <ref>'`, `'append [kind]'`), its one-line description,
- * what its exit codes mean (0 at least; 1, 2 and 3 are added), and `define`, which adds the
- * options, examples and action to the command it is handed.
+ * what its exit codes mean (0 at least; 1, 2 and 3 are added), its plane, flags, examples and run.
  */
-export function verb(usage: string, description: string, exits: VerbExits, define: (command: Command, io: CliIO) => void): VerbDeclaration {
+export function verb<S extends FlagSet>(usage: string, description: string, exits: VerbExits, spec: VerbSpec<S>): VerbDeclaration {
   const name = usage.split(' ', 1)[0];
   const all: Partial<Record<ExitName, string>> = { ...EVERY_VERB, ...exits };
   const list = (Object.keys(all) as ExitName[]).map((k) => ({ code: EXIT[k], meaning: all[k]! })).sort((a, b) => a.code - b.code);
-  return { name, description, exits: list, declare: (cli, io) => define(cli.command(usage, description), io) };
+  const read = { ...GLOBAL, ...spec.flags };
+  return {
+    name, plane: spec.plane, description, exits: list,
+    declare: (cli, io) => {
+      const c = declare(cli.command(usage, description), spec.flags);
+      if (spec.lenient) c.allowUnknownOptions();
+      for (const e of spec.examples ?? []) c.example(e);
+      c.action((...a: unknown[]) => {
+        const args = a.slice(0, -1).map((x) => (x === undefined ? undefined : String(x)));
+        let f: Flags<S> & Global;
+        try {
+          f = readFlags(a[a.length - 1] as Record<string, unknown>, read) as Flags<S> & Global;
+        } catch (e) {
+          if (spec.lenient) return spec.lenient.onBadFlags();
+          throw e;
+        }
+        return spec.run(io, args, f);
+      });
+    },
+  };
 }
 
 /**

@@ -3,7 +3,7 @@
 // text a record carries is made one line (oneLine) and then passed through `q`, which a
 // renderer sets to make it inert in its own format (HANDOFF.md: a code span); terminal output
 // is neutralised at the CLI's sinks, and HANDOFF.yml quotes what needs it.
-import { oneLine } from './text.js';
+import { oneLine } from '../text/lines.js';
 import type { Note, Release, WorkItem } from './workitems.js';
 
 /** Makes a piece of record text safe where it is placed; identity for plain text. */

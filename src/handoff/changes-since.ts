@@ -15,7 +15,7 @@
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { git, isLedgerFile, type GitFacts } from './git.js';
-import { oneLine } from './text.js';
+import { oneLine } from '../text/lines.js';
 import type { WorkItem } from './workitems.js';
 
 const LIST_MAX = 50;

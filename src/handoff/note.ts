@@ -1,30 +1,16 @@
 // `ledger note SLUG --text TEXT`: anyone (a reviewer, a person) adds a note to a work item
 // (SPEC 10, issue 14). It takes no ownership and renews no lease; the views and `resume` show
-// it. Decided under the writer lock like every write (ownership.ts decideNote: the item must
-// exist), then the views are rewritten.
+// it. On a request checked before (../requests/work.ts), decided under the writer lock like every
+// write (ownership.ts decideNote: the item must exist), then the views are rewritten.
 import type { Draft, NotePayload } from '../record.js';
+import type { NoteRequest } from '../requests/work.js';
 import { transact } from '../store/append.js';
 import { decideNote } from './ownership.js';
-import {
-  at, checkAgent, checkText, checkSlug, guardViews, recoveredWarning, refreshViews, workLog, type WorkResult, type WorkWriter,
-} from './workflow.js';
-
-export interface NoteRequest {
-  slug: string;
-  /** Who writes the note: any agent name, owner or not. */
-  agent: string;
-  /** 1-4096 characters, not blank. */
-  text: string;
-  views?: string | false;
-  /** Rewrite views that another ledger rendered (workflow.ts StartRequest). */
-  adoptViews?: boolean;
-}
+import { at, guardViews, recoveredWarning, refreshViews, workLog, type WorkResult, type WorkWriter } from './workflow.js';
 
 /** Appends a note to an existing work item (open or finished). */
-export async function noteWork(w: WorkWriter, req: NoteRequest): Promise<WorkResult<'note'>> {
-  const slug = checkSlug(req.slug);
-  const agent = checkAgent(req.agent);
-  const text = checkText(req.text, 'text', 'the note');
+export async function noteWork(w: WorkWriter, req: Readonly<NoteRequest>): Promise<WorkResult<'note'>> {
+  const { slug, agent, text } = req;
   await guardViews(w, w.head(), req.views, req.adoptViews);
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {

@@ -5,8 +5,8 @@
 // win, because the second one decides on a HEAD that already holds the first one's start).
 //
 // Refusals are LedgerErrors (exit 2, nothing written), each stating what was wrong, with what to do
-// as its hint:
-//   USAGE            --force without --takeover, or without --reason (a forced takeover says why)
+// as its hint (the takeover flags themselves, --force only with --takeover and --reason, are the
+// request's: ../requests/work.ts checkTakeoverFlags):
 //   INPUT_CONFLICT   another agent owns the item: its lease is live and --takeover --force was not
 //                    given, or it lapsed and --takeover was not given; a checkpoint, finish or
 //                    release from anyone but the owner (the old owner after a takeover is told who
@@ -36,7 +36,7 @@ export interface StartRequest {
   summary: string;
   leaseMs: number;
   takeover: boolean;
-  /** Take over a live lease (with takeover and reason; checked by checkTakeoverFlags). */
+  /** Take over a live lease (with takeover and reason; checked with the request, ../requests/work.ts). */
   force: boolean;
   /** Why the item is taken over; required with force. */
   reason: string | null;
@@ -45,16 +45,8 @@ export interface StartRequest {
   seq: number;
 }
 
-/** The flag rules of a takeover (SPEC 10): --force only with --takeover, and never without --reason. */
-export function checkTakeoverFlags(req: Pick<StartRequest, 'takeover' | 'force' | 'reason'>): void {
-  if (req.force && !req.takeover) throw new LedgerError('USAGE', '--force applies only with --takeover (--takeover --force --reason TEXT takes over a live lease)');
-  if (req.force && req.reason === null) throw new LedgerError('USAGE', '--takeover --force needs --reason TEXT: a forced takeover records why (the owner hit its usage limit, its session died, ...)');
-  if (req.reason !== null && !req.takeover) throw new LedgerError('USAGE', '--reason applies only with --takeover: it records why the item was taken over');
-}
-
 /** Decides a start; returns its payload or throws the refusal. */
 export function decideStart(item: WorkItem | undefined, req: StartRequest): StartPayload {
-  checkTakeoverFlags(req);
   const payload: StartPayload = {
     logical_operation_id: req.slug,
     execution_id: executionIdFor(req.agent, req.seq),

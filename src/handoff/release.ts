@@ -1,24 +1,13 @@
 // `ledger release SLUG`: the owner hands an unfinished work item back (SPEC 10, issue 14). The
 // item stays open, unowned and without a lease, so the next `start` by anyone takes it without
-// --takeover. Same steps as the workflow's (workflow.ts): check the request, decide under the
-// writer lock on the current HEAD (ownership.ts decideWrite: only the owner), append, rewrite
-// the views.
+// --takeover. Same steps as the workflow's (workflow.ts), on a request checked before
+// (../requests/work.ts): decide under the writer lock on the current HEAD (ownership.ts
+// decideWrite: only the owner), append, rewrite the views.
 import type { Draft, ReleasePayload } from '../record.js';
+import type { ReleaseRequest } from '../requests/work.js';
 import { transact } from '../store/append.js';
 import { decideWrite } from './ownership.js';
-import {
-  at, checkAgent, checkText, checkSlug, guardViews, recoveredWarning, refreshViews, workLog, type WorkResult, type WorkWriter,
-} from './workflow.js';
-
-export interface ReleaseRequest {
-  slug: string;
-  agent: string;
-  /** Why, or what the next one should know (1-4096 characters). */
-  note?: string;
-  views?: string | false;
-  /** Rewrite views that another ledger rendered (workflow.ts StartRequest). */
-  adoptViews?: boolean;
-}
+import { at, guardViews, recoveredWarning, refreshViews, workLog, type WorkResult, type WorkWriter } from './workflow.js';
 
 export interface ReleaseResult extends WorkResult<'release'> {
   /** Set when the owner's lease had already lapsed (nobody took over). */
@@ -26,10 +15,8 @@ export interface ReleaseResult extends WorkResult<'release'> {
 }
 
 /** Hands a work item the agent owns back, unowned; refused from anyone but the owner. */
-export async function releaseWork(w: WorkWriter, req: ReleaseRequest): Promise<ReleaseResult> {
-  const slug = checkSlug(req.slug);
-  const agent = checkAgent(req.agent);
-  const note = req.note === undefined ? undefined : checkText(req.note, 'note', 'what the next one should know');
+export async function releaseWork(w: WorkWriter, req: Readonly<ReleaseRequest>): Promise<ReleaseResult> {
+  const { slug, agent, note } = req;
   await guardViews(w, w.head(), req.views, req.adoptViews);
   const now = w.now();
   let lapsedAt: string | null = null;

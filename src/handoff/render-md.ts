@@ -8,7 +8,7 @@
 // the log stays skimmable; its <summary> holds only words and numbers of ours.
 import type { Annotation, Entry, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
-import { shortId } from './text.js';
+import { shortId } from '../text/lines.js';
 import { codeSpan, fencedBlock, htmlText, isMultiLine } from '../text/markdown.js';
 import { releaseLine, takeoverLine, takeoverText } from './annotations.js';
 

@@ -12,7 +12,7 @@ import { yamlLib } from './yaml-lib.js';
 import type { Entry, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
 import { genesisLine, throughLine } from './render-md.js';
-import { oneLine } from './text.js';
+import { oneLine } from '../text/lines.js';
 import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
 import { annotationData } from './annotations.js';
 import { fragment, type Fragments } from './view-fragments.js';

@@ -12,7 +12,7 @@ import type { GitFacts } from './git.js';
 import { changesSince, changesSinceLines, type ChangesSince } from './changes-since.js';
 import { describeLease, leaseLive } from './lease.js';
 import { entryData, trailLine, TRAIL_LENGTH } from './render-yml.js';
-import { clipLines, oneLine, textLines } from './text.js';
+import { clipLines, oneLine, textLines } from '../text/lines.js';
 import { excerptWithin } from './excerpt.js';
 import { releaseLine, takeoverLine } from './annotations.js';
 import { latestCheckpoint, type Entry, type WorkItem, type WorkLog } from './workitems.js';

@@ -6,7 +6,7 @@
 // as data (the --json output, documented in docs/handoff-log.md) and then shaped into aligned columns.
 import { formatTable } from '../text/table.js';
 import { leaseLive, span } from './lease.js';
-import { oneLine } from './text.js';
+import { oneLine } from '../text/lines.js';
 import type { OutcomeFold, PendingIntent, UnresolvedOutcome } from './unresolved.js';
 import { openItems, type WorkItem, type WorkLog } from './workitems.js';
 

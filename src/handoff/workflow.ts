@@ -1,14 +1,16 @@
 // The handoff-log workflow (SPEC 6 and 10): start, checkpoint and finish, with the rules that the
-// CLI's verbs and the library's Ledger.start/checkpoint/finish share. Each one:
-//   1. checks the request (a bad one is refused before anything runs or is written); a
-//      checkpoint or finish checks its whole draft by the store's schema, with placeholders
-//   2. checkpoint/finish: advisory ownership and --supersedes checks on the current HEAD, and the
-//      key read (so nothing that will be refused waits for, or runs, a test command), then the
-//      test command (as the caller, tests-user.ts; output scanned for the key, secret-scan.ts;
-//      a finish's `tests` invariant against the observed exit), or the reported output, into
-//      the blob store
+// CLI's verbs, the MCP server's tools and the library's Ledger.start/checkpoint/finish share. Each
+// takes its request as checked (../requests/work.ts: checked once, before anything runs or is
+// written; the Ledger checks a library caller's) and:
+//   1. refuses view targets that could not be replaced
+//   2. checkpoint/finish: digests the evidence sources; advisory ownership and --supersedes checks
+//      on the current HEAD, and the key read (so nothing that will be refused waits for, or runs,
+//      a test command), then the test command (as the caller, tests-user.ts; output scanned for
+//      the key, secret-scan.ts; a finish's `tests` invariant against the observed exit), or the
+//      reported output, into the blob store
 //   3. decides under the writer lock on the current HEAD (ownership.ts and lease.ts: pure, `now`
-//      passed in) and appends in the same critical section (the store's transact)
+//      passed in) and appends in the same critical section (the store's transact, which checks
+//      the record it signs by the schema)
 //   4. rewrites HANDOFF.md and HANDOFF.yml from the ledger
 // Policy: `now` is read once per step, right before the decision that writes (for a checkpoint
 // with a test command that is when the tests have finished: the record says what was true then,
@@ -16,23 +18,19 @@
 //
 // The views (and with them the YAML library) and the test runner are loaded only when a step
 // needs them, so a program that only appends or reads never pays for them at start-up.
-//
-// Messages name a field by its command-line flag (`--done`): the vocabulary the CLI, the library
-// and an agent's tools share (SPEC 12). The check* functions are exported so that the CLI
-// checks its flags in its own order with the very same rules.
 import { realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
-import {
-  AGENT_RE, ID_RE, charCount,
-  type CheckpointPayload, type Dependency, type Draft, type Evidence, type FinishPayload, type Head, type Invariant, type LedgerRecord, type Outcome, type TestsRun,
-} from '../record.js';
-import { assertDrafts, transact, type Appended, type StoreOptions } from '../store/append.js';
+import type { CheckpointPayload, Draft, Evidence, FinishPayload, Head, Invariant, LedgerRecord, TestsRun } from '../record.js';
+import { digestSource } from '../causal/evidence.js';
+import type { CheckpointChecked, FinishChecked, StartChecked } from '../requests/work.js';
+import { transact, type Appended, type StoreOptions } from '../store/append.js';
+import type { LedgerPaths } from '../store/paths.js';
 import type { RecoverReport } from '../store/recover.js';
 import { readRecords, type RecordAt } from '../store/read.js';
 import type { LedgerWriter } from '../causal/retry.js';
 import { DEFAULT_LEASE_MS } from './lease.js';
-import { checkTakeoverFlags, decideStart, decideWrite } from './ownership.js';
+import { decideStart, decideWrite } from './ownership.js';
 import type { CapturedTests, RanTests } from './tests-cmd.js';
 import { valueContainsSecret, type KeySecret } from './secret-scan.js';
 import { readWorkLogFast } from './fold-memo.js';
@@ -44,79 +42,6 @@ export interface WorkWriter extends LedgerWriter {
   /** The signing key's secret, so that test output carrying it is never recorded (secret-scan.ts);
    * null when the writer holds only a Signer. Read before a test command runs. */
   keySecret?(): KeySecret | null;
-}
-
-/** Policy: a lease is at most 30 days; a longer one would only lock others out of a slug. */
-export const MAX_LEASE_MS = 30 * 86_400_000;
-/** A timer longer than 2^31-1 ms fires at once in Node; 24 days is far beyond any suite. */
-export const MAX_TESTS_TIMEOUT_MS = 24 * 86_400_000;
-
-export interface StartRequest {
-  slug: string;
-  agent: string;
-  /** What the agent is about to do (1-4096 chars). */
-  summary: string;
-  /** How long the item is held without a checkpoint; default 60 minutes, at most 30 days. */
-  leaseMs?: number;
-  /** Take over an item whose owner's lease has lapsed; with `force` and `reason`, a live one. */
-  takeover?: boolean;
-  /** With takeover: take over a live lease (the owner's session died at its usage limit). */
-  force?: boolean;
-  /** Why it is taken over (1-4096 characters); required with force, recorded in the start. */
-  reason?: string;
-  /** Where HANDOFF.md and HANDOFF.yml are rewritten; false: not at all. Default: the folder that holds the ledger directory. */
-  views?: string | false;
-  /** Rewrite views that another ledger (another genesis) rendered; without it they are refused. */
-  adoptViews?: boolean;
-}
-
-/** Test output for a checkpoint or finish: run by the ledger (`command`), or as reported (`text`). */
-export type TestsRequest =
-  | { text: string }
-  | {
-      /** Run with /bin/sh in `cwd`, as the caller (tests-user.ts), never with the key's privileges. */
-      command: string;
-      /** Where it runs: the caller's working directory (default: process.cwd()). Its git commit,
-       * branch and clean state are recorded as `tests.workdir`. */
-      cwd?: string;
-      /** Default 30 minutes; then the run is stopped and recorded as exit code 124. */
-      timeoutMs?: number;
-      /** The environment of the run (default: this process's), less every LEDGER_* variable and
-       * anything naming the key (tests-cmd.ts testsEnv). */
-      env?: NodeJS.ProcessEnv;
-      /** What says who the caller is: SUDO_UID, SUDO_GID, LEDGER_TESTS_USER (default: `env`). */
-      callerEnv?: Record<string, string | undefined>;
-      /** How the timeout is named in the warning when it fires (default: from timeoutMs). */
-      timeoutLabel?: string;
-    };
-
-export interface CheckpointRequest {
-  slug: string;
-  agent: string;
-  done: string;
-  state: string;
-  /** Exactly one concrete next action. */
-  next: string;
-  verified?: string[];
-  attempted?: string[];
-  blockers?: string[];
-  tests?: TestsRequest;
-  /** Evidence, already digested (src/causal/evidence.ts digestSource). */
-  evidence?: Record<string, Evidence>;
-  /** The renewed lease; default 60 minutes. */
-  leaseMs?: number;
-  views?: string | false;
-  adoptViews?: boolean;
-}
-
-export interface FinishRequest extends Omit<CheckpointRequest, 'leaseMs'> {
-  /** Default success. */
-  outcome?: Outcome;
-  invariants?: Record<string, Invariant>;
-  depends_on?: Dependency[];
-  /** Earlier handoff or finish records of this slug that this one replaces. */
-  supersedes?: string[];
-  note?: string;
 }
 
 /** The views after a published write: rewritten, or why not (a warning, never a failure). */
@@ -136,100 +61,6 @@ export interface WriteResult<K extends 'checkpoint' | 'finish'> extends WorkResu
   tests: CapturedTests | null;
   /** Set when the writer's own lease had lapsed (nobody took over). */
   lapsedAt: string | null;
-}
-
-// ---------------------------------------------------------------------------------------------
-// 1. The checks.
-
-export function checkSlug(slug: unknown): string {
-  if (typeof slug !== 'string' || !ID_RE.test(slug)) {
-    throw new LedgerError('USAGE', `SLUG must be 1-128 chars of [A-Za-z0-9._:-] (it is the work item's logical_operation_id), got "${String(slug)}"`);
-  }
-  return slug;
-}
-
-/** Who writes: an agent name (SPEC 4). */
-export function checkAgent(agent: unknown): string {
-  if (typeof agent !== 'string' || !AGENT_RE.test(agent)) throw new LedgerError('USAGE', `--agent must be 1-64 chars of [A-Za-z0-9._@-], got "${String(agent)}"`);
-  return agent;
-}
-
-/** At most `max` characters, counted as the schema counts them (code points, record.ts charCount). */
-function checkLength(value: string, name: string, max: number): string {
-  const n = charCount(value);
-  if (n > max) throw new LedgerError('USAGE', `--${name} is ${n} characters; at most ${max}`);
-  return value;
-}
-
-/** A required text: present, not blank, 1-`max` characters (code points, as SPEC counts them). */
-export function checkText(value: unknown, name: string, what: string, max = 4096): string {
-  if (value === undefined) throw new LedgerError('USAGE', `--${name} is required (${what})`);
-  if (typeof value !== 'string' || value.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; it must say ${what}`);
-  return checkLength(value, name, max);
-}
-
-/** The one-next-action rule (the essay's discipline, SPEC 10): exactly one next action. */
-export function checkNext(value: unknown): string {
-  const n = value === undefined ? 0 : Array.isArray(value) ? value.length : 1;
-  if (n === 0) throw new LedgerError('USAGE', '--next is required: exactly one concrete next action ("fix toLocal() for -05:00"), for whoever comes next');
-  if (n > 1) throw new LedgerError('USAGE', `--next was given ${n} times; a checkpoint names exactly one next action (put the rest in --state or --blocker)`);
-  return checkText(Array.isArray(value) ? value[0] : value, 'next', 'one concrete next action');
-}
-
-/** A list: at most 64 items of 1-1024 characters. */
-export function checkItems(values: unknown, name: string): string[] {
-  if (values === undefined) return [];
-  if (!Array.isArray(values)) throw new LedgerError('USAGE', `--${name} expects a list of items`);
-  if (values.length > 64) throw new LedgerError('USAGE', `--${name} was given ${values.length} times; at most 64`);
-  for (const x of values) {
-    if (typeof x !== 'string' || x.trim() === '') throw new LedgerError('USAGE', `--${name} is empty; each item must say something`);
-    if (charCount(x) > 1024) throw new LedgerError('USAGE', `--${name} "${[...x].slice(0, 30).join('')}…" is ${charCount(x)} characters; at most 1024`);
-  }
-  return values as string[];
-}
-
-/** `shown`: how the caller wrote the value (the CLI passes the flag's text). */
-export function checkLeaseMs(ms: unknown, shown = `${String(ms)}ms`): number {
-  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0 || ms > MAX_LEASE_MS) throw new LedgerError('USAGE', `--lease must be between 1ms and 30d, got "${shown}"`);
-  return ms;
-}
-
-export function checkTestsTimeoutMs(ms: unknown, shown = `${String(ms)}ms`): number {
-  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms <= 0 || ms > MAX_TESTS_TIMEOUT_MS) throw new LedgerError('USAGE', `--tests-timeout must be between 1ms and 24d, got "${shown}"`);
-  return ms;
-}
-
-export function checkTestsCommand(command: unknown): string {
-  if (typeof command !== 'string') throw new LedgerError('USAGE', '--tests-cmd expects a command, as text');
-  return checkLength(command, 'tests-cmd', 4096);
-}
-
-function checkTests(tests: TestsRequest | undefined): TestsRequest | undefined {
-  if (tests === undefined) return undefined;
-  const t = tests as { text?: unknown; command?: unknown; timeoutMs?: unknown; cwd?: unknown };
-  if (t.text !== undefined && t.command !== undefined) throw new LedgerError('USAGE', '--tests and --tests-cmd both give test output; pass one (--tests-cmd has the ledger run it)');
-  if (t.command !== undefined) {
-    checkTestsCommand(t.command);
-    if (t.timeoutMs !== undefined) checkTestsTimeoutMs(t.timeoutMs);
-    if (t.cwd !== undefined && (typeof t.cwd !== 'string' || t.cwd === '')) throw new LedgerError('USAGE', 'tests.cwd expects a directory, as text');
-  } else if (typeof t.text !== 'string') throw new LedgerError('USAGE', '--tests expects the test output as text');
-  return tests;
-}
-
-type Checked = Pick<CheckpointPayload, 'done' | 'state' | 'next' | 'verified' | 'attempted' | 'blockers'> & { slug: string; agent: string; tests: TestsRequest | undefined };
-
-function checkWrite(req: CheckpointRequest): Checked {
-  return {
-    slug: checkSlug(req.slug),
-    agent: checkAgent(req.agent),
-    done: checkText(req.done, 'done', 'what was just done'),
-    state: checkText(req.state, 'state', 'the state now, in plain words'),
-    next: checkNext(req.next),
-    verified: checkItems(req.verified, 'verified'),
-    attempted: checkItems(req.attempted, 'attempted'),
-    blockers: checkItems(req.blockers, 'blocker'),
-    tests: checkTests(req.tests),
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,15 +119,9 @@ export function recoveredWarning(recovered: RecoverReport | null, warnings: stri
 }
 
 /** Takes a work item: decides ownership under the writer lock, on the current HEAD. */
-export async function startWork(w: WorkWriter, req: StartRequest): Promise<WorkResult<'start'>> {
-  const slug = checkSlug(req.slug);
-  const agent = checkAgent(req.agent);
-  const summary = checkText(req.summary, 'summary', 'what you are about to do');
-  const leaseMs = req.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(req.leaseMs);
-  const takeover = req.takeover === true;
-  const force = req.force === true;
-  const reason = req.reason === undefined ? null : checkText(req.reason, 'reason', 'why the item is taken over');
-  checkTakeoverFlags({ takeover, force, reason });
+export async function startWork(w: WorkWriter, req: StartChecked): Promise<WorkResult<'start'>> {
+  const { slug, agent, summary, takeover, force, reason } = req;
+  const leaseMs = req.leaseMs ?? DEFAULT_LEASE_MS;
   await checkViewTargets(w, req.views);
   await guardViews(w, w.head(), req.views, req.adoptViews);
   const now = w.now();
@@ -332,19 +157,16 @@ function exactSpan(ms: number): string {
 }
 
 /** Records a milestone of (checkpoint) or closes (finish) a work item the agent owns. */
-export function checkpointWork(w: WorkWriter, req: CheckpointRequest): Promise<WriteResult<'checkpoint'>> {
+export function checkpointWork(w: WorkWriter, req: CheckpointChecked): Promise<WriteResult<'checkpoint'>> {
   return writeWork(w, 'checkpoint', req);
 }
 
-export function finishWork(w: WorkWriter, req: FinishRequest): Promise<WriteResult<'finish'>> {
+export function finishWork(w: WorkWriter, req: FinishChecked): Promise<WriteResult<'finish'>> {
   return writeWork(w, 'finish', req);
 }
 
 /** The test run's observed result decides the `tests` invariant of a finish (SPEC 10, issue 14.5). */
 const TESTS_INVARIANT = 'tests';
-
-/** A placeholder digest: the draft checked before the run has no blob yet. */
-const NO_DIGEST = `sha256:${'0'.repeat(64)}`;
 
 /** The folder and views whose changes never make a work tree dirty (real paths, as git prints them). */
 function ledgerFiles(w: LedgerWriter, views: string | false | undefined): { ledgerDir: string; views: string[] } {
@@ -363,33 +185,41 @@ function secretInPayload(field: string): LedgerError {
   return new LedgerError('INPUT_REFUSED', `${field} contains the signing key's secret; nothing was recorded`, {}, 'treat this key as exposed');
 }
 
-async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind: K, req: K extends 'finish' ? FinishRequest : CheckpointRequest): Promise<WriteResult<K>> {
-  // 1. the request, before anything runs or is written (issue 13 finding 16): the fields, then
-  //    the whole draft as it will be, by the schema the store applies (text limits, outcome,
-  //    invariants, depends_on, evidence, supersedes), with placeholders for what only the
-  //    decision and the run give
-  const c = checkWrite(req);
-  const leaseMs = kind === 'checkpoint' ? ((req as CheckpointRequest).leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs((req as CheckpointRequest).leaseMs)) : 0;
-  const evidence: Record<string, Evidence> = req.evidence ?? {};
+/**
+ * Evidence as the request gave it, each source digested now (relative paths from `cwd`, as
+ * `--evidence` reads them: ../causal/evidence.ts), each digested entry as it is.
+ */
+export function digestEvidence(paths: LedgerPaths, evidence: Readonly<Record<string, Evidence | string>>, cwd: string = process.cwd()): Record<string, Evidence> {
+  const ctx = { root: dirname(paths.dir), ledgerDir: paths.dir, cwd };
+  const out: Record<string, Evidence> = {};
+  for (const [name, e] of Object.entries(evidence)) out[name] = typeof e === 'string' ? digestSource(e, ctx) : e;
+  return out;
+}
+
+async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind: K, req: K extends 'finish' ? FinishChecked : CheckpointChecked): Promise<WriteResult<K>> {
+  const c = req;
+  const leaseMs = kind === 'checkpoint' ? ((req as CheckpointChecked).leaseMs ?? DEFAULT_LEASE_MS) : 0;
   let finishFields: Pick<FinishPayload, 'outcome' | 'invariants' | 'depends_on' | 'supersedes' | 'note'> | null = null;
   if (kind === 'finish') {
-    const f = req as FinishRequest;
+    const f = req as FinishChecked;
     finishFields = {
-      outcome: f.outcome ?? 'success',
-      invariants: f.invariants ?? {},
-      depends_on: f.depends_on ?? [],
+      outcome: f.outcome,
+      invariants: f.invariants,
+      depends_on: f.depends_on,
       ...(f.supersedes !== undefined ? { supersedes: f.supersedes } : {}),
       ...(f.note !== undefined ? { note: f.note } : {}),
     };
   }
 
   await checkViewTargets(w, req.views);
+  // 2. the evidence, digested now (a source that cannot be is refused before any test runs)
+  const evidence = digestEvidence(w.paths, c.evidence, c.cwd);
   const tests = c.tests;
   const command = tests !== undefined && 'command' in tests ? tests : null;
   const cwd = command ? resolve(command.cwd ?? process.cwd()) : null;
   if (cwd !== null && !isDirectory(cwd)) throw new LedgerError('USAGE', `--tests-cmd cannot run in ${cwd}: not a directory`, { cwd });
   const callerInvariant = finishFields?.invariants[TESTS_INVARIANT];
-  const draftOf = (execution_id: string, now: Date, captured: TestsRun | undefined, invariants?: Record<string, Invariant>): Draft => {
+  const draftOf = (execution_id: string, now: Date, captured: TestsRun | undefined): Draft => {
     const common = {
       logical_operation_id: c.slug, execution_id, done: c.done, state: c.state, next: c.next,
       verified: c.verified, attempted: c.attempted, blockers: c.blockers,
@@ -399,21 +229,17 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
       const payload: CheckpointPayload = { ...common, ...(Object.keys(evidence).length ? { evidence } : {}), lease_until: new Date(now.getTime() + leaseMs).toISOString() };
       return { kind, agent: c.agent, ...payload } as Draft;
     }
-    const payload: FinishPayload = { ...common, ...finishFields!, ...(invariants ? { invariants } : {}), evidence };
+    const payload: FinishPayload = { ...common, ...finishFields!, evidence };
     return { kind, agent: c.agent, ...payload } as Draft;
   };
-  // A run of a finish adds its own `tests` invariant when the caller gave none: checked here too.
+  // A run of a finish adds its own `tests` invariant when the caller gave none (the request's
+  // check counted it: ../requests/work.ts).
   const observedInvariant = (ok: boolean, exit: number): Invariant => ({ ok, detail: `observed by the ledger: --tests-cmd exited ${exit}` });
-  const withObserved = (ok: boolean, exit: number) =>
-    finishFields && command && callerInvariant === undefined ? { ...finishFields.invariants, [TESTS_INVARIANT]: observedInvariant(ok, exit) } : undefined;
-  const placeholderTests: TestsRun | undefined = tests === undefined ? undefined
-    : command ? { excerpt: '', digest: NO_DIGEST, command: command.command, exit_code: 0, bytes: 0 } : { excerpt: '', digest: NO_DIGEST, bytes: 0 };
 
-  // 2. advisory, on the current HEAD: a non-owner, or a finish superseding what it may not, is
+  //    advisory, on the current HEAD: a non-owner, or a finish superseding what it may not, is
   //    refused before a test suite runs for nothing (both are decided again under the lock)
   const head = w.head();
   const advisory = decideWrite(workLog(w, head).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
-  assertDrafts([draftOf(advisory.execution_id, w.now(), placeholderTests, withObserved(true, 0))]);
   if (finishFields?.supersedes) checkSupersedes(w, head, c.slug, finishFields.supersedes);
   await guardViews(w, head, req.views, req.adoptViews);
   // The key, read now (a missing or insecure key is refused before the run): no field, and no
@@ -444,7 +270,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
       ran.discard();
       throw new LedgerError('INPUT_REFUSED', `--invariant ${TESTS_INVARIANT}=ok, but the ledger ran --tests-cmd and it exited ${ran.exitCode}; nothing was recorded`, { exit_code: ran.exitCode }, `finish with --invariant ${TESTS_INVARIANT}=fail (or leave it out: the ledger records what it saw), or fix the tests first`);
     }
-    if (finishFields && callerInvariant === undefined) finishFields.invariants = withObserved(ran.exitCode === 0, ran.exitCode)!;
+    if (finishFields && callerInvariant === undefined) finishFields.invariants = { ...finishFields.invariants, [TESTS_INVARIANT]: observedInvariant(ran.exitCode === 0, ran.exitCode) };
     captured = ran.adopt({ workdir });
   } else if (tests !== undefined) {
     captured = storeReportedTests((tests as { text: string }).text, w.paths.dir, secret);

@@ -39,17 +39,27 @@ describe('when a verb is asked for its help', () => {
 });
 
 describe('when the top-level help is printed', () => {
-  /** The words in the help's "Commands:" section, in order. */
-  const listed = (help: string) => {
-    const section = help.split('\nCommands:\n')[1]?.split('\n\n')[0] ?? '';
-    return section.split('\n').map((line) => line.trim().split(/\s+/)[0]);
+  /** The words of one of the help's two verb sections (porcelain, then plumbing), in order. */
+  const listed = (help: string, title: string) => {
+    const section = help.split(`\n${title}`)[1]?.split('\n\n')[0] ?? '';
+    return section.split('\n').slice(1).map((line) => line.trim().split(/\s+/)[0]);
   };
+  const porcelain = VERBS.filter((v) => v.plane === 'porcelain').map((v) => v.name);
+  const plumbing = VERBS.filter((v) => v.plane === 'plumbing').map((v) => v.name);
 
-  it.each([[['--help']], [[]]])('`ledger %j` lists exactly the declared verbs, in their order', async (argv) => {
+  it.each([[['--help']], [[]]])('`ledger %j` lists exactly the declared verbs, the porcelain first, then the plumbing, each in its order', async (argv) => {
     const r = await runLedger(argv, { cwd: ROOT });
     expect(r.code).toBe(0);
-    expect(listed(r.stdout)).toEqual(names);
+    expect(listed(r.stdout, 'Commands (what people and agents type):')).toEqual(porcelain);
+    expect(listed(r.stdout, 'Plumbing (')).toEqual(plumbing);
+    expect([...porcelain, ...plumbing]).toEqual(names);
+    expect(r.stdout.indexOf('Commands (')).toBeLessThan(r.stdout.indexOf('Plumbing ('));
     expect(r.stdout).toContain('Exit codes');
+  });
+
+  it('splits the verbs as git splits its commands (verbs.ts Policy): what people and agents type, what scripts and machines call', () => {
+    expect(porcelain).toEqual(expect.arrayContaining(['init', 'status', 'start', 'checkpoint', 'finish', 'release', 'note', 'resume', 'log', 'show', 'gate', 'audit', 'sync', 'setup', 'doctor']));
+    expect(plumbing).toEqual(expect.arrayContaining(['append', 'head', 'pending', 'consume-failed', 'recover', 'keygen', 'mcp', 'hook']));
   });
 });
 

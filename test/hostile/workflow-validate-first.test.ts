@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CP, expectRefused, ok, project, type Project } from '../handoff/helpers.js';
 import { projectState } from '../helpers/project-state.js';
 import { Ledger } from '../../src/ledger.js';
-import type { FinishRequest } from '../../src/handoff/workflow.js';
+import type { FinishRequest } from '../../src/index.js';
 import { LedgerError } from '../../src/errors.js';
 
 let p: Project;

@@ -1,6 +1,8 @@
 // The dependency direction of STYLE.md: the Ledger (src/ledger.ts) sits above the rules it
 // applies, so nothing under it imports it, and the CLI sits above the Ledger. An append goes
-// cli -> ledger -> causal and handoff rules -> store -> fs, never back up. Beside that line:
+// cli -> a typed request (src/requests/) -> ledger -> causal and handoff rules -> store -> fs,
+// never back up, and the CLI and the MCP server reach nothing below the Ledger but the requests,
+// the formats and the text (issue 22: one request path). Beside that line:
 // src/text/ (record text made safe to show) is pure and lowest, importing nothing outside
 // itself, so every layer may use it; src/project/ (finding the ledger directory: the upward
 // search, git worktrees) sits above the store, whose names it uses, and below everything that
@@ -14,12 +16,12 @@ function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : /\.c?ts$/.test(e.name) ? [join(dir, e.name)] : []));
 }
 
-/** Every file a source file imports (static, dynamic, type-only), relative to ROOT. */
+/** Every file a source file imports (static, dynamic, type-only, for its side effects), relative to ROOT. */
 function imports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const out: string[] = [];
-  for (const m of text.matchAll(/(?:^|\s)(?:import|export)\s[^'";]*?from\s*['"](\.[^'"]+)['"]|import\s*\(\s*['"](\.[^'"]+)['"]\s*\)/gm)) {
-    out.push(relative(ROOT, resolve(dirname(file), (m[1] ?? m[2]).replace(/\.js$/, '.ts'))));
+  for (const m of text.matchAll(/(?:^|\s)(?:import|export)\s[^'";]*?from\s*['"](\.[^'"]+)['"]|import\s*\(\s*['"](\.[^'"]+)['"]\s*\)|^\s*import\s*['"](\.[^'"]+)['"]/gm)) {
+    out.push(relative(ROOT, resolve(dirname(file), (m[1] ?? m[2] ?? m[3]).replace(/\.js$/, '.ts'))));
   }
   return out;
 }
@@ -33,6 +35,7 @@ const RANK: [RegExp, number][] = [
   [/^src\/fs\//, 2],
   [/^src\/store\//, 3],
   [/^src\/project\//, 3.5],
+  [/^src\/requests\//, 3.8],
   [/^src\/causal\//, 4],
   [/^src\/handoff\//, 5],
   [/^src\/remote\//, 5.5],
@@ -65,7 +68,7 @@ describe('the layers', () => {
 
   it('the rules import downwards: causal never the handoff log, the store neither of them', () => {
     const bad: string[] = [];
-    for (const f of files.filter((x) => /^src\/(store|causal|handoff|project|text)\//.test(x))) {
+    for (const f of files.filter((x) => /^src\/(store|causal|handoff|project|text|requests)\//.test(x))) {
       for (const t of imports(join(ROOT, f))) {
         const rt = rankOf(t);
         if (rt !== undefined && rt > rankOf(f)!) bad.push(`${f} imports ${t}`);
@@ -101,5 +104,59 @@ describe('the layers', () => {
 
   it('every file of src/text/ and src/project/ has a rank', () => {
     expect(files.filter((f) => /^src\/(text|project)\//.test(f) && rankOf(f) === undefined)).toEqual([]);
+  });
+
+  describe('the one request path (issue 22)', () => {
+    /**
+     * What the CLI and the MCP server may import from below them: the Ledger and the public API
+     * (src/index.ts, src/formats.ts: the Ledger, its types, the output formatters, keys and trust
+     * files), the requests and their checks, the errors, the record's types and constants, the text
+     * layer, the project (where a ledger is, what init makes around it), and the progress sink.
+     * Never the store, the folds or the rules themselves.
+     */
+    const ALLOWED = [
+      /^src\/(ledger|index|formats|errors|record|progress)\.ts$/,
+      /^src\/requests\//,
+      /^src\/text\//,
+      /^src\/project\//,
+      /^src\/agents\//,
+      /^src\/cli\//,
+    ];
+    /**
+     * Policy: beside the request path, two parts of the agents layer keep what their work needs:
+     * the hooks' rules read the work log the Ledger hands them (its types) and the one lease
+     * boundary (handoff/lease.ts); setup writes the agents' config files (never the ledger) by
+     * the durable recipe (fs/). Listed one by one, so nothing else can join them unseen.
+     */
+    const BESIDE: Record<string, RegExp[]> = {
+      'src/agents/hooks/rules.ts': [/^src\/handoff\/(lease|status|workitems)\.ts$/],
+      'src/agents/hooks/events.ts': [/^src\/handoff\/status\.ts$/],
+      'src/agents/setup/common.ts': [/^src\/fs\/(durable|ops)\.ts$/],
+    };
+    const front = files.filter((f) => /^src\/(cli|agents)\//.test(f));
+
+    it('finds the CLI and the MCP server (the scan is not vacuous)', () => {
+      expect(front).toEqual(expect.arrayContaining(['src/cli/cli.ts', 'src/cli/commands/handoff-verbs.ts', 'src/agents/mcp-server.ts', 'src/agents/mcp-front.ts', 'src/agents/tools/work.ts']));
+      expect(imports(join(ROOT, 'src/cli/commands/handoff-verbs.ts'))).toEqual(expect.arrayContaining(['src/index.ts', 'src/requests/work.ts']));
+      expect(imports(join(ROOT, 'src/agents/tools/read.ts'))).toContain('src/index.ts');
+    });
+
+    it('cli/ and agents/ import nothing below the Ledger but the requests, the formats, the text and the project', () => {
+      const bad: string[] = [];
+      for (const f of front) {
+        for (const t of imports(join(ROOT, f))) {
+          if (ALLOWED.some((re) => re.test(t)) || (BESIDE[f] ?? []).some((re) => re.test(t))) continue;
+          bad.push(`${f} imports ${t}`);
+        }
+      }
+      expect(bad).toEqual([]);
+    });
+
+    it('the requests are pure: their checks read no file and run nothing (no node: module)', () => {
+      const requests = files.filter((f) => f.startsWith('src/requests/'));
+      expect(requests).toEqual(expect.arrayContaining(['src/requests/work.ts', 'src/requests/causal.ts', 'src/requests/read.ts', 'src/requests/fields.ts', 'src/requests/checked.ts']));
+      const bad = requests.filter((f) => /(?:from\s*|import\s*\(\s*)['"]node:/.test(readFileSync(join(ROOT, f), 'utf8')));
+      expect(bad).toEqual([]);
+    });
   });
 });

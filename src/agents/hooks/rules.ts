@@ -8,7 +8,7 @@
 //   session end: a note on each such item, so the next session knows the work was left there.
 import type { StatusItem, StatusReport } from '../../handoff/status.js';
 import { leaseLive, span } from '../../handoff/lease.js';
-import { oneLine } from '../../handoff/text.js';
+import { oneLine } from '../../text/lines.js';
 import { neutraliseLine } from '../../text/sanitize.js';
 import type { WorkItem, WorkLog } from '../../handoff/workitems.js';
 
@@ -85,6 +85,12 @@ export interface Unrecorded {
   /** Whether the work tree changed since; null when that cannot be told. */
   changed: boolean | null;
   stale: boolean;
+}
+
+/** Whether `agent` owns an open item with a live lease: only then does a stop ask git anything. */
+export function ownsLiveItem(log: WorkLog, agent: string, now: Date): boolean {
+  for (const i of log.items.values()) if (i.status === 'open' && i.owner === agent && i.lease_until !== null && leaseLive(i.lease_until, now)) return true;
+  return false;
 }
 
 /**

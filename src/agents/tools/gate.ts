@@ -6,9 +6,8 @@
 // Policy: the tool never writes a consume record: consuming is what a deploy step or harness does
 // (`ledger gate OP --consume-as NAME`), not something an agent's conversation should decide.
 import * as z from 'zod';
-import { checkOp, checkRequiredInvariants } from '../../causal/gate/options.js';
-import { readTrust } from '../../causal/gate-run.js';
-import { ANSWER, durationArg, durationMs, outcomeArg, tool } from './kit.js';
+import { checkGate } from '../../requests/causal.js';
+import { ANSWER, durationArg, outcomeArg, tool } from './kit.js';
 
 const TERMS = ['handoff_valid', 'outcome_accepted', 'invariants_satisfied', 'state_current', 'dependencies_true'] as const;
 
@@ -33,11 +32,11 @@ export const gateTool = tool({
   }),
   writes: false,
   async run(ctx, a) {
-    const op = checkOp(a.op);
-    const requireInvariants = checkRequiredInvariants(a.require_invariant ?? []);
-    const maxAgeMs = a.max_age === undefined ? null : durationMs(a.max_age, 'max_age');
-    const trust = readTrust(ctx.trustPath);
-    const r = ctx.reader().gate(op, { trust, trustPath: ctx.trustPath, accept: a.accept ?? ['success'], requireInvariants, maxAgeMs, now: Date.now() });
+    // The request `ledger gate OP` builds from its flags, from the arguments, with the server's
+    // trust file; checked before the ledger is read.
+    const req = checkGate({ op: a.op, ...(a.accept !== undefined ? { accept: a.accept } : {}), requireInvariants: a.require_invariant ?? [], ...(a.max_age !== undefined ? { maxAge: a.max_age } : {}), trustPath: ctx.trustPath, now: Date.now() });
+    const op = req.op;
+    const r = ctx.reader().gate(req);
     return {
       ok: true as const,
       summary: `${r.ok ? 'proceed' : 'hold'}: ${op}: ${r.reason}`,

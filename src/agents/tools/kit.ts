@@ -6,14 +6,13 @@
 // (`--agent` or LEDGER_AGENT), and every input schema is a strict object, so an `agent` argument
 // is refused like any other unknown one (SPEC 12).
 //
-// Policy: zod checks the shape (types, which fields, simple bounds); the values are checked by
-// the very functions the command line uses (src/handoff/workflow.ts check*), so a refused call
-// carries the same one-line reason as `ledger` would print, and nothing runs or is written first.
+// Policy: zod checks the shape the listing publishes (types, which fields, simple bounds); a
+// tool's arguments then become the verb's request (../../requests/), the one the command line
+// builds from its flags, checked once by the same functions before anything runs or is written,
+// so a refused call carries the same one-line reason as `ledger` would print.
 import * as z from 'zod';
-import { LedgerError } from '../../errors.js';
 import type { Ledger } from '../../ledger.js';
-import { digestSource } from '../../causal/evidence.js';
-import { ID_RE, NAME_RE, OUTCOMES, type Evidence } from '../../record.js';
+import { ID_RE, NAME_RE, OUTCOMES } from '../../record.js';
 
 /** What the server decided at start, for every call. */
 export interface ToolContext {
@@ -22,7 +21,7 @@ export interface ToolContext {
   /** The ledger directory and the project root (the folder that holds it). */
   readonly dir: string;
   readonly root: string;
-  /** Where the server runs (relative evidence paths resolve against it, as on the command line). */
+  /** Where the server runs (relative evidence paths start there, as on the command line). */
   readonly cwd: string;
   readonly env: Record<string, string | undefined>;
   readonly trustPath: string;
@@ -73,22 +72,6 @@ export const outcomeArg = z.enum(OUTCOMES);
 export const evidenceArg = z
   .record(z.string().regex(NAME_RE), z.string().min(1).max(1024))
   .describe('Evidence, digested now: { name: source }, source a path, file:PATH, dir:PATH, git:REV or sha256:HEX, inside the project');
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** "90s", "45m", "24h", "7d" (and "500ms") in milliseconds (the command line's duration form). */
-export function durationMs(text: string, name: string): number {
-  const m = /^(\d{1,9})(ms|s|m|h|d)$/.exec(text);
-  if (!m) throw new LedgerError('USAGE', `${name} expects a duration like 90s, 45m, 24h or 7d, got "${text}"`);
-  return Number(m[1]) * UNIT_MS[m[2]];
-}
-
-/** Evidence sources digested now, relative paths from where the server runs (like `--evidence`). */
-export function digestEvidence(ctx: ToolContext, evidence: Record<string, string> | undefined): Record<string, Evidence> {
-  const out: Record<string, Evidence> = {};
-  for (const [name, source] of Object.entries(evidence ?? {})) out[name] = digestSource(source, { root: ctx.root, ledgerDir: ctx.dir, cwd: ctx.cwd });
-  return out;
-}
 
 /** A short record id for summaries (the full one is in the result's `id`). */
 export const shortId = (id: string) => `${id.slice(0, 19)}…`;

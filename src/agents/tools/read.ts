@@ -1,17 +1,11 @@
 // The reading tools: status, resume and log. They read the published records only and write
 // nothing; each answers with the command line's own report (`ledger status`, `ledger resume`,
 // `ledger log`) shaped for an agent: a summary, one next action, and bounded data.
-import { dirname } from 'node:path';
 import * as z from 'zod';
+import { STATUS_MAX_ROWS, formatStatus, type ResumeReport, type StatusReport } from '../../index.js';
 import { KINDS, type Kind, type LedgerRecord } from '../../record.js';
-import { gitFacts } from '../../handoff/git.js';
-import { buildResume, formatResume, type ResumeReport } from '../../handoff/resume.js';
-import { STATUS_MAX_ROWS, formatStatus, statusOf, type StatusReport } from '../../handoff/status.js';
-import type { OutcomeFold } from '../../handoff/unresolved.js';
-import { readFolds } from '../../handoff/fold-memo.js';
-import { openItems, type WorkLog } from '../../handoff/workitems.js';
-import { oneLine } from '../../handoff/text.js';
-import { ANSWER, slugArg, tool, type ToolContext } from './kit.js';
+import { oneLine } from '../../text/lines.js';
+import { ANSWER, slugArg, tool } from './kit.js';
 
 const leaseShape = z.looseObject({ state: z.enum(['live', 'lapsed', 'released']), until: z.string().nullable(), ms: z.number() });
 const statusItem = z.looseObject({
@@ -22,12 +16,6 @@ const statusItem = z.looseObject({
   lease: leaseShape,
   last_checkpoint: z.looseObject({ seq: z.number(), ts: z.string(), agent: z.string(), next: z.string() }).nullable(),
 });
-
-/** The work log and the outcomes, as `ledger status` folds them (the fold memo and the kept folds). */
-function readLog(ctx: ToolContext): { log: WorkLog; outcomes: OutcomeFold } {
-  const ledger = ctx.reader();
-  return readFolds(ledger.paths, ledger.head());
-}
 
 /** The one next action for an agent that has just read the status. */
 function statusNext(s: StatusReport): string {
@@ -67,8 +55,7 @@ export const statusTool = tool({
   }),
   writes: false,
   async run(ctx) {
-    const { log, outcomes } = readLog(ctx);
-    const s = statusOf(log, outcomes, ctx.agent, new Date());
+    const s = ctx.reader().status({ agent: ctx.agent, now: new Date() });
     // Policy: a tool's answer goes into an agent's context, so each list is bounded as the text
     // form of `ledger status` is (STATUS_MAX_ROWS), the agent's own items always kept; the
     // totals say what was left out. The summary counts every one.
@@ -119,47 +106,34 @@ export const resumeTool = tool({
   }),
   writes: false,
   async run(ctx, args) {
-    const now = new Date();
-    const { log, outcomes } = readLog(ctx);
-    let slug = args.slug;
-    let lead: string[] = [];
-    if (slug === undefined) {
-      const own = openItems(log).filter((i) => i.owner === ctx.agent).map((i) => i.slug);
-      if (own.length !== 1) {
-        const s = statusOf(log, outcomes, ctx.agent, now);
-        const why = own.length === 0 ? `${ctx.agent} owns no open item` : `${ctx.agent} owns ${own.length} open items (${own.join(', ')}); pass a slug`;
-        return {
-          ok: true as const,
-          summary: `${why}; the status instead: ${statusSummary(s)}`,
-          next_action: statusNext(s),
-          mode: 'status' as const,
-          slug: null,
-          status: null,
-          owner: null,
-          lease: null,
-          lines: [why, ...formatStatus(s)].slice(0, 80),
-        };
-      }
-      slug = own[0];
-      lead = [`${ctx.agent}'s open item: ${slug}`];
+    const r = await ctx.reader().resume({ ...(args.slug !== undefined ? { slug: args.slug } : {}), agent: ctx.agent, now: new Date() });
+    if (r.mode === 'status') {
+      const s = r.report;
+      const why = r.reason === 'none' ? `${ctx.agent} owns no open item` : `${ctx.agent} owns ${r.own.length} open items (${r.own.join(', ')}); pass a slug`;
+      return {
+        ok: true as const,
+        summary: `${why}; the status instead: ${statusSummary(s)}`,
+        next_action: statusNext(s),
+        mode: 'status' as const,
+        slug: null,
+        status: null,
+        owner: null,
+        lease: null,
+        lines: [why, ...formatStatus(s)].slice(0, 80),
+      };
     }
-    const root = dirname(ctx.dir);
-    // An unknown slug is refused before git is asked anything.
-    if (!log.items.has(slug)) buildResume(log, slug, { now, root, ledgerDir: ctx.dir, git: null });
-    const rctx = { now, root, ledgerDir: ctx.dir, git: await gitFacts(root) };
-    const r = buildResume(log, slug, rctx);
-    const lines = [...lead, ...formatResume(r, rctx)].slice(0, 80);
-    const latest = r.latest ? `latest ${String(r.latest.kind)} seq ${String(r.latest.seq)}` : 'no checkpoint yet';
+    const { slug, report } = r;
+    const latest = report.latest ? `latest ${String(report.latest.kind)} seq ${String(report.latest.seq)}` : 'no checkpoint yet';
     return {
       ok: true as const,
-      summary: `${slug}: ${r.status}${r.owner ? `, owned by ${r.owner}${r.owner === ctx.agent ? ' (you)' : ''}` : ', released'}${r.lease.until ? `, lease ${r.lease.live ? 'live' : 'lapsed'} (until ${r.lease.until})` : ''}; ${latest}`,
-      next_action: resumeNext(r, ctx.agent),
+      summary: `${slug}: ${report.status}${report.owner ? `, owned by ${report.owner}${report.owner === ctx.agent ? ' (you)' : ''}` : ', released'}${report.lease.until ? `, lease ${report.lease.live ? 'live' : 'lapsed'} (until ${report.lease.until})` : ''}; ${latest}`,
+      next_action: resumeNext(report, ctx.agent),
       mode: 'resume' as const,
       slug,
-      status: r.status,
-      owner: r.owner,
-      lease: r.lease,
-      lines,
+      status: report.status,
+      owner: report.owner,
+      lease: report.lease,
+      lines: r.lines,
     };
   },
 });

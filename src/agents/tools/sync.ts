@@ -12,7 +12,7 @@
 // refused (exit 3's reason), and what waits keeps waiting in the outbox.
 import * as z from 'zod';
 import { LedgerError } from '../../errors.js';
-import { holdKind } from '../../remote/hold.js';
+import { holdKind } from '../../index.js';
 import { ANSWER, tool } from './kit.js';
 
 const entryKinds = z.array(z.string());

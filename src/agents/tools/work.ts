@@ -1,17 +1,15 @@
-// The writing tools of the handoff log: start, checkpoint, finish, release and note, through the
-// Ledger (src/handoff/workflow.ts, release.ts, note.ts) with the server's agent and key. A
-// checkpoint's `tests_cmd` is run by the server itself (the workflow's runner), so its exit code
-// and output are harness-observed, not what the agent typed. Every value is checked by the
-// workflow before anything runs or is written; a refusal is the workflow's own LedgerError.
+// The writing tools of the handoff log: start, checkpoint, finish, release and note. Each call's
+// arguments become the verb's request (../../requests/work.ts), which the Ledger checks and runs
+// (the workflow, release, note) with the server's agent and key. A checkpoint's `tests_cmd` is
+// run by the server itself (the workflow's runner), so its exit code and output are
+// harness-observed, not what the agent typed. A refusal is the request's or the workflow's own
+// LedgerError, and nothing ran or was written.
 import * as z from 'zod';
 import { LedgerError } from '../../errors.js';
 import type { Dependency, Invariant, Outcome, TestsRun } from '../../record.js';
-import { checkTestsCommand, checkTestsTimeoutMs, type TestsRequest } from '../../handoff/workflow.js';
-import { DEFAULT_TESTS_TIMEOUT_MS } from '../../handoff/tests-cmd.js';
-import { oneLine } from '../../handoff/text.js';
-import {
-  ANSWER, digestEvidence, durationArg, durationMs, evidenceArg, itemsArg, outcomeArg, shortId, slugArg, textArg, tool, type ToolContext,
-} from './kit.js';
+import type { TestsRequest } from '../../requests/work.js';
+import { oneLine } from '../../text/lines.js';
+import { ANSWER, durationArg, evidenceArg, itemsArg, outcomeArg, shortId, slugArg, textArg, tool, type ToolContext } from './kit.js';
 
 const recorded = {
   slug: z.string(),
@@ -46,7 +44,7 @@ export const startTool = tool({
       slug: a.slug,
       agent: ctx.agent,
       summary: a.summary,
-      ...(a.lease !== undefined ? { leaseMs: durationMs(a.lease, 'lease') } : {}),
+      ...(a.lease !== undefined ? { lease: a.lease } : {}),
       takeover: a.takeover === true,
       force: a.force === true,
       ...(a.reason !== undefined ? { reason: a.reason } : {}),
@@ -100,12 +98,8 @@ const testsShape = z
 function testsRequest(ctx: ToolContext, a: MilestoneArgs): TestsRequest | undefined {
   if (a.tests !== undefined && a.tests_cmd !== undefined) throw new LedgerError('USAGE', 'tests and tests_cmd both give test output; pass one (tests_cmd has the server run it)');
   if (a.tests_timeout !== undefined && a.tests_cmd === undefined) throw new LedgerError('USAGE', 'tests_timeout applies only with tests_cmd');
-  if (a.tests_cmd !== undefined) {
-    const command = checkTestsCommand(a.tests_cmd);
-    const timeoutMs = checkTestsTimeoutMs(a.tests_timeout === undefined ? DEFAULT_TESTS_TIMEOUT_MS : durationMs(a.tests_timeout, 'tests_timeout'), a.tests_timeout ?? '30m');
-    // As `--tests-cmd` does: in the caller's working directory (the server's), as the caller.
-    return { command, cwd: ctx.cwd, timeoutMs, env: { ...process.env, ...ctx.env }, callerEnv: ctx.env, timeoutLabel: a.tests_timeout ?? '30m' };
-  }
+  // As `--tests-cmd` does: in the caller's working directory (the server's), as the caller.
+  if (a.tests_cmd !== undefined) return { command: a.tests_cmd, cwd: ctx.cwd, ...(a.tests_timeout !== undefined ? { timeout: a.tests_timeout } : {}), env: { ...process.env, ...ctx.env }, callerEnv: ctx.env };
   return a.tests !== undefined ? { text: a.tests } : undefined;
 }
 
@@ -121,7 +115,8 @@ function milestoneRequest(ctx: ToolContext, a: MilestoneArgs) {
     attempted: a.attempted ?? [],
     blockers: a.blockers ?? [],
     ...(tests ? { tests } : {}),
-    evidence: digestEvidence(ctx, a.evidence),
+    evidence: a.evidence ?? {},
+    cwd: ctx.cwd,
   };
 }
 
@@ -144,7 +139,7 @@ export const checkpointTool = tool({
   writes: true,
   async run(ctx, a) {
     const req = milestoneRequest(ctx, a);
-    const res = await ctx.writer().checkpoint({ ...req, ...(a.lease !== undefined ? { leaseMs: durationMs(a.lease, 'lease') } : {}) });
+    const res = await ctx.writer().checkpoint({ ...req, ...(a.lease !== undefined ? { lease: a.lease } : {}) });
     const rec = res.record;
     const tests = testsResult(res.tests?.tests);
     const failed = tests?.exit_code !== null && tests?.exit_code !== undefined && tests.exit_code !== 0;

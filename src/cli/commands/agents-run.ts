@@ -7,30 +7,26 @@
 import { existsSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
-import { Ledger } from '../../ledger.js';
-import { joinedRemote } from '../../remote/sync.js';
-import { stateDirFrom } from '../../store/state-dir.js';
+import { Ledger, readSecretKey } from '../../index.js';
 import { AGENT_RE } from '../../record.js';
-import { readSecretKey } from '../../keys/key-file.js';
-import { statusOf, type StatusReport } from '../../handoff/status.js';
-import type { WorkLog } from '../../handoff/workitems.js';
-import { readFolds } from '../../handoff/fold-memo.js';
-import { leaseLive } from '../../handoff/lease.js';
+import { checkAgent } from '../../requests/fields.js';
 import type { ToolContext } from '../../agents/tools/kit.js';
 import type { HookFacts, Payload } from '../../agents/hooks/events.js';
-import { unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
+import { ownsLiveItem, unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
 import { VERSION } from '../cli.js';
 import { neutralise, neutraliseLine } from '../../text/sanitize.js';
-import { agentName, emit, envValue, flag, keyPath, ledgerLocation, one, trustPath, waitMs, type CliIO, type Opts } from './common.js';
+import type { Flags } from '../flags.js';
+import { agentOf, emit, keyPath, ledgerLocation, trustPath, waitMs, type CliIO, type Global, type Writer } from './common.js';
+import type { HOOK, SETUP } from './agents.js';
 
-export async function runMcp(io: CliIO, opts: Opts): Promise<number> {
-  const loc = ledgerLocation(io, opts);
+export async function runMcp(io: CliIO, f: Writer): Promise<number> {
+  const loc = ledgerLocation(io, f);
   // Policy: the server does not start without an agent name: every write needs one, and it is
   // the server's, never a tool argument (SPEC 12).
-  const agent = agentName(io, opts);
-  const key = keyPath(io, opts, loc.root);
-  const trust = trustPath(io, opts, loc.root);
-  const wait = waitMs(opts);
+  const agent = checkAgent(agentOf(io, f));
+  const key = keyPath(io, f, loc.root);
+  const trust = trustPath(io, f, loc.root);
+  const wait = waitMs(f);
   // The server holds the key, read once now, so the agent's own shell need not be able to.
   let seed: Uint8Array | null = null;
   let keyError: unknown = null;
@@ -56,7 +52,7 @@ export async function runMcp(io: CliIO, opts: Opts): Promise<number> {
       return Ledger.open({ dir: loc.dir, key: seed, waitMs: wait, env: io.env });
     },
     hasKey: () => seed !== null,
-    joined: joinedRemote(loc.dir, stateDirFrom(io.env)) !== null,
+    joined: Ledger.open({ dir: loc.dir, env: io.env }).joined(),
   };
   const { serveMcp } = await import('../../agents/mcp-front.js');
   await serveMcp({ ctx, version: VERSION, log });
@@ -84,36 +80,30 @@ async function readPayload(io: CliIO): Promise<Payload | null> {
   }
 }
 
-export async function runHook(io: CliIO, agentKind: string, event: string, opts: Opts): Promise<number> {
+export async function runHook(io: CliIO, agentKind: string, event: string, f: Flags<typeof HOOK> & Global): Promise<number> {
   try {
-    await answerHook(io, String(agentKind), String(event), opts);
+    await answerHook(io, agentKind, event, f);
   } catch {
     // Policy: silence. A hook's failure must never reach the session (SPEC 12).
   }
   return EXIT.ok;
 }
 
-async function answerHook(io: CliIO, agentKind: string, event: string, opts: Opts): Promise<void> {
+async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<typeof HOOK> & Global): Promise<void> {
   const [claude, codex] = await Promise.all([import('../../agents/hooks/claude.js'), import('../../agents/hooks/codex.js')]);
   if (agentKind === 'claude' ? !claude.isClaudeEvent(event) : agentKind === 'codex' ? !codex.isCodexEvent(event) : true) return;
   const payload = await readPayload(io);
   if (!payload) return;
-  const loc = ledgerLocation(io, opts);
+  const loc = ledgerLocation(io, f);
   if (loc.source === 'none' || !existsSync(join(loc.dir, 'HEAD'))) return;
-  const named = one(opts, 'agent') ?? envValue(io, 'LEDGER_AGENT');
+  const named = agentOf(io, f);
   const agent = named !== undefined && AGENT_RE.test(named) ? named : null;
   const now = new Date();
   const ledger = Ledger.open({ dir: loc.dir });
-  let records: { log: WorkLog; status: StatusReport } | null = null;
-  const read = () => {
-    if (!records) {
-      // One fold serves the status and the work log, from the fold memo and the kept folds as
-      // `ledger status` reads them (never every record held in memory: a hook must start fast).
-      const { log, outcomes } = readFolds(ledger.paths, ledger.head());
-      records = { log, status: statusOf(log, outcomes, agent, now) };
-    }
-    return records;
-  };
+  let records: ReturnType<Ledger['workState']> | null = null;
+  // One fold serves the status and the work log, from the fold memo and the kept folds as
+  // `ledger status` reads them (never every record held in memory: a hook must start fast).
+  const read = () => (records ??= ledger.workState({ agent, now }));
   // The work tree of the session: the payload's cwd when it names a folder, else ours.
   const cwd = typeof payload.cwd === 'string' && isAbsolute(payload.cwd) && isDir(payload.cwd) ? payload.cwd : io.cwd;
   // git is asked (and its module loaded) only at stop and session end, only when the agent owns
@@ -143,7 +133,7 @@ async function answerHook(io: CliIO, agentKind: string, event: string, opts: Opt
     // Best effort (session end): a short wait for the lock, and any refusal is silence.
     let seed: Uint8Array;
     try {
-      seed = readSecretKey(keyPath(io, opts, loc.root)).seed;
+      seed = readSecretKey(keyPath(io, f, loc.root)).seed;
     } catch {
       return;
     }
@@ -158,11 +148,6 @@ async function answerHook(io: CliIO, agentKind: string, event: string, opts: Opt
   }
 }
 
-function ownsLiveItem(log: WorkLog, agent: string, now: Date): boolean {
-  for (const i of log.items.values()) if (i.status === 'open' && i.owner === agent && i.lease_until !== null && leaseLive(i.lease_until, now)) return true;
-  return false;
-}
-
 function isDir(p: string): boolean {
   try {
     return statSync(p).isDirectory();
@@ -171,15 +156,12 @@ function isDir(p: string): boolean {
   }
 }
 
-export async function runSetup(io: CliIO, agentKind: string, opts: Opts): Promise<number> {
-  const kind = String(agentKind);
+export async function runSetup(io: CliIO, kind: string, f: Flags<typeof SETUP> & Global): Promise<number> {
   if (kind !== 'claude' && kind !== 'codex') throw new LedgerError('USAGE', `setup takes claude or codex, got "${kind}"`);
-  const agent = one(opts, 'agent') ?? kind;
-  if (!AGENT_RE.test(agent)) throw new LedgerError('USAGE', `--agent must be 1-64 chars of [A-Za-z0-9._@-], got "${agent}"`);
-  const check = flag(opts, 'check');
-  const remove = flag(opts, 'remove');
+  const agent = checkAgent(f.agent ?? kind);
+  const { check, remove } = f;
   if (check && remove) throw new LedgerError('USAGE', '--check and --remove do not go together: --check says whether setup is in place');
-  const loc = ledgerLocation(io, opts);
+  const loc = ledgerLocation(io, f);
   if (loc.source === 'none' || !existsSync(join(loc.dir, 'HEAD'))) {
     throw new LedgerError('INPUT_NOT_FOUND', `no ledger here or above (${loc.dir}); setup installs the agents' access to one`, { dir: loc.dir }, 'run `ledger init` first');
   }
@@ -195,7 +177,7 @@ export async function runSetup(io: CliIO, agentKind: string, opts: Opts): Promis
     const ok = files.every((f) => f.state === 'ok');
     const lines = plan.map((c) => `${fileState(c).padEnd(7)} ${shown(c.path)}`);
     if (!ok) lines.push(`run \`ledger setup ${kind}${agent !== kind ? ` --agent ${agent}` : ''}\` to write them`);
-    emit(io, opts, { ok, kind, agent, root, files, exit_code: ok ? EXIT.ok : EXIT.setupDiffers }, lines);
+    emit(io, f, { ok, kind, agent, root, files, exit_code: ok ? EXIT.ok : EXIT.setupDiffers }, lines);
     return ok ? EXIT.ok : EXIT.setupDiffers;
   }
   applyPlan(plan, root);
@@ -208,6 +190,6 @@ export async function runSetup(io: CliIO, agentKind: string, opts: Opts): Promis
       ? 'next: start Claude Code in this project and approve the project MCP server "handoff-ledger" when it asks'
       : 'next: trust this project in Codex, and approve its hooks when Codex asks ("hooks need review")');
   }
-  emit(io, opts, { ok: true, kind, agent, root, remove, command, files }, lines);
+  emit(io, f, { ok: true, kind, agent, root, remove, command, files }, lines);
   return EXIT.ok;
 }

@@ -3,7 +3,11 @@
 // internal. Declared in audit.ts.
 import { resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
-import { durationFlag, flag, ledgerDir, one, trustPath, type CliIO, type Opts } from './common.js';
+import { auditLedger, formatReportText, readTrust } from '../../index.js';
+import { parseDuration } from '../../requests/fields.js';
+import type { Flags } from '../flags.js';
+import type { AUDIT } from './audit.js';
+import { ledgerDir, trustPath, type CliIO, type Global } from './common.js';
 
 /** A progress line on stderr, only on a terminal and only once an audit has run a while. */
 function progress(io: CliIO, started: number) {
@@ -21,30 +25,22 @@ function progress(io: CliIO, started: number) {
   return { update, clear: () => shown && io.stderr('\r\x1b[K') };
 }
 
-export async function runAudit(io: CliIO, opts: Opts): Promise<number> {
-  const dir = ledgerDir(io, opts);
-  const trustFile = trustPath(io, opts);
-  const floorText = one(opts, 'floor');
-  const floorPath = floorText === undefined ? null : resolve(io.cwd, floorText);
-  const advance = flag(opts, 'advance');
-  if (advance && floorPath === null) throw new LedgerError('USAGE', '--advance needs --floor FILE: it replaces that floor after a pass');
-  const maxAgeMs = durationFlag(opts, 'maxAge', undefined) ?? null;
-  const skewMs = durationFlag(opts, 'skew', undefined);
+export async function runAudit(io: CliIO, f: Flags<typeof AUDIT> & Global): Promise<number> {
+  const dir = ledgerDir(io, f);
+  const trustFile = trustPath(io, f);
+  const floorPath = f.floor === undefined ? null : resolve(io.cwd, f.floor);
+  if (f.advance && floorPath === null) throw new LedgerError('USAGE', '--advance needs --floor FILE: it replaces that floor after a pass');
+  const maxAgeMs = f.maxAge === undefined ? null : parseDuration(f.maxAge, 'max-age');
+  const skewMs = f.skew === undefined ? undefined : parseDuration(f.skew, 'skew');
   // One reference time for the whole run (SPEC 8 freshness), taken before anything is read.
   const now = Date.now();
-
-  const [{ readTrust }, { auditLedger }, { formatReportText }] = await Promise.all([
-    import('../../keys/trust-file.js'),
-    import('../../ledger.js'),
-    import('../../../audit/report.js'),
-  ]);
   const trust = readTrust(trustFile);
   const line = progress(io, now);
   // Every core Node reports; a small audit (a floor near HEAD) stays on this thread. With
   // --advance, auditLedger writes the floor after a pass (the auditor itself only reads).
-  const report = await auditLedger({ dir, trust, trustPath: trustFile, floorPath, advance, maxAgeMs, skewMs, now, threads: 'auto', onProgress: line.update });
+  const report = await auditLedger({ dir, trust, trustPath: trustFile, floorPath, advance: f.advance, maxAgeMs, skewMs, now, threads: 'auto', onProgress: line.update });
   line.clear();
-  if (flag(opts, 'json')) io.stdout(JSON.stringify(report) + '\n');
+  if (f.json) io.stdout(JSON.stringify(report) + '\n');
   else io.stdout(formatReportText(report, dir));
   return report.exit_code;
 }

@@ -1,9 +1,18 @@
 // `ledger audit` (SPEC 8, SPEC 10). Declaration only (see ../verbs.ts): the implementation
 // (audit-run.ts) and the audit library load when the verb runs.
+import { bool, one } from '../flags.js';
 import { verb } from '../verbs.js';
-import { STRING, withTrust, type Opts } from './common.js';
+import { TRUST } from './common.js';
 
 const impl = () => import('./audit-run.js');
+
+export const AUDIT = {
+  floor: one('<file>', 'Trust floor: check only the records after it (a missing file means a full audit)'),
+  advance: bool('After a pass, move the floor to the new HEAD (needs --floor)'),
+  maxAge: one('<dur>', 'Fail when HEAD is older than this (90s, 45m, 24h, 7d)'),
+  skew: one('<dur>', 'Allowed clock skew for timestamps in the future (default: 5m)'),
+  ...TRUST,
+};
 
 export const AUDIT_VERBS = [
   verb('audit', 'Verify the ledger: schema, linkage, signature, key-pin, freshness (exit 0 pass, 10-14 the failing layer)', {
@@ -13,15 +22,10 @@ export const AUDIT_VERBS = [
     signature: 'fail: signature',
     keyPin: 'fail: key-pin (a signer is not pinned for that seq)',
     freshness: 'fail: freshness (time goes back, is in the future, HEAD older than --max-age, or below the floor)',
-  }, (c, io) =>
-    withTrust(
-      c
-        .option('--floor <file>', 'Trust floor: check only the records after it (a missing file means a full audit)', STRING)
-        .option('--advance', 'After a pass, move the floor to the new HEAD (needs --floor)')
-        .option('--max-age <dur>', 'Fail when HEAD is older than this (90s, 45m, 24h, 7d)', STRING)
-        .option('--skew <dur>', 'Allowed clock skew for timestamps in the future (default: 5m)', STRING),
-    )
-      .example('ledger audit')
-      .example('ledger audit --floor ~/.cache/ledger.floor --advance --max-age 24h --json')
-      .action(async (opts: Opts) => (await impl()).runAudit(io, opts))),
+  }, {
+    plane: 'porcelain',
+    flags: AUDIT,
+    examples: ['ledger audit', 'ledger audit --floor ~/.cache/ledger.floor --advance --max-age 24h --json'],
+    run: async (io, _args, f) => (await impl()).runAudit(io, f),
+  }),
 ];

@@ -1,158 +1,113 @@
-// The handoff-log verbs' implementation (registered in ./handoff.ts; release, note, status and
-// resume without a slug are in ./handoff-ownership-run.ts, which uses the helpers exported here):
-// flags -> the workflow
-// (src/handoff/workflow.ts, through the Ledger) -> output. Each writing verb checks every flag
-// first, with the workflow's own check functions (a bad one exits 2 and changes nothing); the
-// workflow then applies the ownership and lease rules under the writer lock, runs or stores the
-// test output, and rewrites HANDOFF.md and HANDOFF.yml. Policy: `now` is the real clock, read by
-// the workflow once per step, right before the decision that writes.
-import { dirname, relative, resolve } from 'node:path';
+// The handoff-log verbs' implementation (registered in ./handoff.ts): the flags, typed, become the
+// verb's request (../../requests/), checked once before anything is read, run or written; the
+// Ledger runs it (the workflow: ownership and leases decided again under the writer lock, the
+// test command, the views); the result is printed. Policy: `now` is the real clock, read by the
+// workflow once per step, right before the decision that writes.
+import { relative, resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
-import { Ledger } from '../../ledger.js';
-import type { Evidence, FinishPayload } from '../../record.js';
-import { checkAgent, checkItems, checkLeaseMs, checkNext, checkSlug, checkTestsCommand, checkTestsTimeoutMs, checkText, type TestsRequest } from '../../handoff/workflow.js';
-import { checkTakeoverFlags } from '../../handoff/ownership.js';
-import { DEFAULT_TESTS_TIMEOUT_MS } from '../../handoff/tests-cmd.js';
-import { DEFAULT_LEASE_MS } from '../../handoff/lease.js';
-import { checkViews, defaultViewsDir, keptNotice, readWorkLog, writeViews } from '../../handoff/views.js';
-import { RESUME_MAX_LINES, buildResume, formatResume } from '../../handoff/resume.js';
-import type { WorkLog } from '../../handoff/workitems.js';
-import { gitFacts, type GitFacts } from '../../handoff/git.js';
-import {
-  agentName, durationFlag, emit, envValue, flag, guardOptions, keyPath, ledgerDir, many, one, waitMs, type CliIO, type Opts,
-} from './common.js';
-import { remoteLine, remoteOpts } from './remote-opts.js';
-import { parseEvidence, parseHandoffTail, parseOutcome } from './handoff-flags.js';
-import { recordIdsIn } from '../ids.js';
+import type { Outcome } from '../../record.js';
+import { Ledger, formatStatus, type ResumeAnswer } from '../../index.js';
+import { checkResume, checkStatus } from '../../requests/read.js';
+import { checkCheckpoint, checkFinish, checkNote, checkRelease, checkStart, type MilestoneChecked, type TestsRequest } from '../../requests/work.js';
+import type { FlagSet, Flags } from '../flags.js';
+import { agentOf, emit, ledgerDir, waitMs, type CliIO, type Global } from './common.js';
+import { dependsOnOf, evidenceSources, invariantsOf } from './handoff-flags.js';
+import type { ASKER, CHECKPOINT, FINISH, MILESTONE, NOTE, RELEASE, RENDER, START } from './handoff.js';
+import { remoteLine, writerOptions } from './remote-opts.js';
 
-type Verb = 'start' | 'checkpoint' | 'finish' | 'resume' | 'render';
-
-export async function runHandoffVerb(verb: Verb, io: CliIO, slug: string | undefined, opts: Opts): Promise<number> {
-  if (verb === 'render') return runRender(io, opts);
-  const item = checkSlug(slug === undefined ? undefined : String(slug));
-  switch (verb) {
-    case 'start':
-      return runStart(io, item, opts);
-    case 'checkpoint':
-    case 'finish':
-      return runWrite(io, verb, item, opts);
-    case 'resume':
-      return runResume(io, item, opts);
-  }
-}
-
-/** The asker of a reading verb: --agent, else $LEDGER_AGENT, else nobody in particular. */
-export function askingAgent(io: CliIO, opts: Opts): string | null {
-  const a = one(opts, 'agent') ?? envValue(io, 'LEDGER_AGENT');
-  return a === undefined ? null : checkAgent(a);
-}
-
-/** A required text flag: exactly one value, then the workflow's text rule. */
-function text(opts: Opts, name: string, what: string): string {
-  const v = opts[name];
-  const values = v === undefined ? [] : Array.isArray(v) ? v : [v];
-  if (values.length > 1) throw new LedgerError('USAGE', `--${name} was given ${values.length} times; it takes one value`);
-  return checkText(values[0], name, what);
-}
-
-/** An optional text flag: at most one value, then the workflow's text rule. */
-export function optionalText(opts: Opts, name: string, what: string): string | undefined {
-  const v = opts[name];
-  const values = v === undefined ? [] : Array.isArray(v) ? v : [v];
-  if (values.length > 1) throw new LedgerError('USAGE', `--${name} was given ${values.length} times; it takes one value`);
-  if (values.length === 0) return undefined;
-  return checkText(typeof values[0] === 'boolean' ? '' : values[0], name, what);
-}
-
-function leaseFlag(opts: Opts): number {
-  return checkLeaseMs(durationFlag(opts, 'lease', DEFAULT_LEASE_MS)!, String(one(opts, 'lease')));
-}
-
-export function viewsDir(io: CliIO, opts: Opts, dir: string): string {
-  const v = one(opts, 'views');
-  return v === undefined ? defaultViewsDir(dir) : resolve(io.cwd, v);
-}
+type F<S extends FlagSet> = Flags<S> & Global;
 
 export function warn(io: CliIO, warnings: string[]): void {
   for (const w of warnings) io.stderr(`ledger: warning: ${w}\n`);
 }
 
-async function runStart(io: CliIO, slug: string, opts: Opts): Promise<number> {
-  const dir = ledgerDir(io, opts);
-  const agent = agentName(io, opts);
-  const summary = text(opts, 'summary', 'what you are about to do');
-  const leaseMs = leaseFlag(opts);
-  const takeover = flag(opts, 'takeover');
-  const force = flag(opts, 'force');
-  const reason = optionalText(opts, 'reason', 'why the item is taken over');
-  checkTakeoverFlags({ takeover, force, reason: reason ?? null });
-  const views = viewsDir(io, opts, dir);
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
-  const res = await ledger.start({ slug, agent, summary, leaseMs, takeover, force, reason, views, adoptViews: flag(opts, 'adoptViews') });
+/** --views as typed, from the working directory (unset: the ledger's default, beside it). */
+const viewsOf = (io: CliIO, f: { views?: string }) => (f.views === undefined ? {} : { views: resolve(io.cwd, f.views) });
+
+export async function runStart(io: CliIO, slug: string | undefined, f: F<typeof START>): Promise<number> {
+  const req = checkStart({
+    slug: slug as string, agent: agentOf(io, f) as string, summary: f.summary as string,
+    ...(f.lease !== undefined ? { lease: f.lease } : {}),
+    takeover: f.takeover, force: f.force,
+    ...(f.reason !== undefined ? { reason: f.reason } : {}),
+    ...viewsOf(io, f), adoptViews: f.adoptViews,
+  });
+  const res = await Ledger.open(writerOptions(io, f)).start(req);
   const rec = res.record;
   const r = rec.record;
   warn(io, res.warnings);
-  const lines = [`started ${slug} as ${agent}, execution ${r.execution_id}, lease until ${r.lease_until}`, `record seq ${rec.seq} ${rec.id}`];
+  const lines = [`started ${req.slug} as ${req.agent}, execution ${r.execution_id}, lease until ${r.lease_until}`, `record seq ${rec.seq} ${rec.id}`];
   const t = r.takeover;
   if (t) {
     const why = t.reason !== undefined ? `: ${t.reason}` : '';
-    lines.push(t.agent === agent
+    lines.push(t.agent === req.agent
       ? `replaces your earlier execution ${t.execution_id}${why}`
       : t.forced
-        ? `TAKEN OVER from ${t.agent} by ${agent} while its lease was live (until ${t.lease_until}; execution ${t.execution_id})${why}`
+        ? `TAKEN OVER from ${t.agent} by ${req.agent} while its lease was live (until ${t.lease_until}; execution ${t.execution_id})${why}`
         : `took over from ${t.agent} (execution ${t.execution_id}, lease lapsed at ${t.lease_until})${why}`);
   }
-  emit(io, opts, { ok: true, kind: 'start', slug, id: rec.id, seq: rec.seq, execution_id: r.execution_id, lease_until: r.lease_until, takeover: r.takeover ?? null, views: res.views, warnings: res.warnings }, lines);
+  emit(io, f, { ok: true, kind: 'start', slug: req.slug, id: rec.id, seq: rec.seq, execution_id: r.execution_id, lease_until: r.lease_until, takeover: r.takeover ?? null, views: res.views, warnings: res.warnings }, lines);
   return 0;
 }
 
-async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, opts: Opts): Promise<number> {
-  const dir = ledgerDir(io, opts);
-  const root = dirname(dir);
-  const agent = agentName(io, opts);
-  // 1. every flag, before anything runs or is written
-  const done = text(opts, 'done', 'what was just done');
-  const state = text(opts, 'state', 'the state now, in plain words');
-  const next = checkNext(opts.next);
-  const verified = checkItems(many(opts, 'verified'), 'verified');
-  const attempted = checkItems(many(opts, 'attempted'), 'attempted');
-  const blockers = checkItems(many(opts, 'blocker'), 'blocker');
-  const testsText = one(opts, 'tests');
-  const testsCmd = one(opts, 'testsCmd', 'tests-cmd');
-  if (testsText !== undefined && testsCmd !== undefined) throw new LedgerError('USAGE', '--tests and --tests-cmd both give test output; pass one (--tests-cmd has the ledger run it)');
-  if (testsCmd !== undefined) checkTestsCommand(testsCmd);
-  const testsTimeout = checkTestsTimeoutMs(durationFlag(opts, 'testsTimeout', DEFAULT_TESTS_TIMEOUT_MS)!, String(one(opts, 'testsTimeout', 'tests-timeout')));
-  if (testsCmd === undefined && opts.testsTimeout !== undefined) throw new LedgerError('USAGE', '--tests-timeout applies only with --tests-cmd');
-  const leaseMs = kind === 'checkpoint' ? leaseFlag(opts) : undefined;
-  const evidence: Record<string, Evidence> = parseEvidence(many(opts, 'evidence'), { root, ledgerDir: dir, cwd: io.cwd });
-  let finishFields: Pick<FinishPayload, 'outcome' | 'invariants' | 'depends_on' | 'supersedes' | 'note'> | null = null;
-  if (kind === 'finish') {
-    finishFields = { outcome: parseOutcome(one(opts, 'outcome') ?? 'success'), ...parseHandoffTail(opts, recordIdsIn(dir)) };
-  }
-  const views = viewsDir(io, opts, dir);
-  const tests: TestsRequest | undefined = testsCmd !== undefined
-    // In the caller's working directory, as the caller (SUDO_UID etc. are read from io.env only).
-    ? { command: testsCmd, cwd: io.cwd, timeoutMs: testsTimeout, env: { ...process.env, ...io.env }, callerEnv: io.env, timeoutLabel: String(opts.testsTimeout ?? '30m') }
-    : testsText !== undefined ? { text: testsText } : undefined;
+/**
+ * The fields a checkpoint and a finish read alike, as their request takes them. A flag that is
+ * unset where the request needs it is left unset: the request's check says it is required.
+ */
+function milestoneOf(io: CliIO, slug: string | undefined, f: F<typeof MILESTONE>) {
+  // --tests-cmd runs in the caller's working directory, as the caller (SUDO_UID etc. are read
+  // from io.env only). Flags the check refuses together (--tests with --tests-cmd, --tests-timeout
+  // without it) go in together.
+  const given = f.testsCmd !== undefined || f.tests !== undefined || f.testsTimeout !== undefined;
+  const tests = given ? ({
+    ...(f.testsCmd !== undefined ? { command: f.testsCmd, cwd: io.cwd, env: { ...process.env, ...io.env }, callerEnv: io.env } : {}),
+    ...(f.tests !== undefined ? { text: f.tests } : {}),
+    ...(f.testsTimeout !== undefined ? { timeout: f.testsTimeout } : {}),
+  } as TestsRequest) : undefined;
+  return {
+    slug: slug as string, agent: agentOf(io, f) as string, done: f.done as string, state: f.state as string, next: f.next.length === 1 ? f.next[0] : f.next,
+    verified: f.verified, attempted: f.attempted, blockers: f.blocker,
+    ...(tests !== undefined ? { tests } : {}),
+    evidence: evidenceSources(f.evidence), cwd: io.cwd,
+    ...viewsOf(io, f), adoptViews: f.adoptViews,
+  };
+}
 
-  // 2-5. the workflow: the advisory ownership check, the tests, the decision under the lock, the views
-  const ledger = Ledger.open({ dir, key: keyPath(io, opts), waitMs: waitMs(opts), ...guardOptions(io, opts), ...remoteOpts(io, opts) });
-  const req = { slug, agent, done, state, next, verified, attempted, blockers, tests, evidence, views, adoptViews: flag(opts, 'adoptViews') };
-  const res = kind === 'checkpoint' ? await ledger.checkpoint({ ...req, leaseMs }) : await ledger.finish({ ...req, ...finishFields! });
+export async function runCheckpoint(io: CliIO, slug: string | undefined, f: F<typeof CHECKPOINT>): Promise<number> {
+  const req = checkCheckpoint({ ...milestoneOf(io, slug, f), ...(f.lease !== undefined ? { lease: f.lease } : {}) });
+  const res = await Ledger.open(writerOptions(io, f)).checkpoint(req);
+  return printMilestone(io, f, req, res);
+}
+
+export async function runFinish(io: CliIO, slug: string | undefined, f: F<typeof FINISH>): Promise<number> {
+  const req = checkFinish({
+    ...milestoneOf(io, slug, f),
+    ...(f.outcome !== undefined ? { outcome: f.outcome as Outcome } : {}),
+    invariants: invariantsOf(f.invariant),
+    depends_on: dependsOnOf(f.dependsOn),
+    ...(f.supersedes.length ? { supersedes: f.supersedes } : {}),
+    ...(f.note !== undefined ? { note: f.note } : {}),
+  });
+  const res = await Ledger.open(writerOptions(io, f)).finish(req);
+  return printMilestone(io, f, req, res);
+}
+
+function printMilestone(io: CliIO, f: Global, req: MilestoneChecked, res: Awaited<ReturnType<Ledger['checkpoint']>> | Awaited<ReturnType<Ledger['finish']>>): number {
   const rec = res.record;
   warn(io, res.warnings);
   const r = rec.record;
-  const lines = [`${kind} ${slug} by ${agent}, execution ${r.execution_id}, record seq ${rec.seq} ${rec.id}`];
+  const kind = r.kind;
+  const lines = [`${kind} ${req.slug} by ${req.agent}, execution ${r.execution_id}, record seq ${rec.seq} ${rec.id}`];
   if (r.kind === 'checkpoint') lines.push(`lease until ${r.lease_until}`);
-  else lines.push(`outcome ${r.outcome}; ${slug} is released`);
+  else lines.push(`outcome ${r.outcome}; ${req.slug} is released`);
   const captured = res.tests;
   if (captured) {
     const t = captured.tests;
     const where = relative(io.cwd, captured.blob.path) || captured.blob.path;
     lines.push(t.command !== undefined ? `tests: \`${t.command}\` exited ${t.exit_code}; ${t.bytes} bytes of output, ${t.digest} (${where})` : `tests: ${t.bytes} bytes as reported, ${t.digest} (${where})`);
   }
-  emit(io, opts, {
-    ok: true, kind, slug, id: rec.id, seq: rec.seq, execution_id: r.execution_id,
+  emit(io, f, {
+    ok: true, kind, slug: req.slug, id: rec.id, seq: rec.seq, execution_id: r.execution_id,
     lease_until: r.kind === 'checkpoint' ? r.lease_until : null,
     outcome: r.kind === 'finish' ? r.outcome : null,
     tests: captured ? { ...captured.tests, blob: captured.blob.path } : null,
@@ -161,46 +116,77 @@ async function runWrite(io: CliIO, kind: 'checkpoint' | 'finish', slug: string, 
   return 0;
 }
 
-async function runResume(io: CliIO, slug: string, opts: Opts): Promise<number> {
-  const dir = ledgerDir(io, opts);
-  askingAgent(io, opts); // checked (a bad --agent exits 2) though a slug was given
-  const now = new Date();
-  const ledger = Ledger.open({ dir, env: io.env });
-  // Speed (issue 14: `resume` <= 1.5x `node -e ''`): git's two read-only questions run beside
-  // the fold. Policy: for an unknown slug their answer is dropped; the refusal is the same.
-  const git = gitFacts(dirname(ledger.paths.dir));
-  const log = readWorkLog(ledger.paths, ledger.head());
-  const remote = ledger.remote();
-  return emitResume(io, opts, ledger, log, slug, now, remote ? [remoteLine(remote)] : [], git);
-}
-
-/** Prints `resume` of one item (its text after `lead`, the reason it was chosen, if any). */
-export async function emitResume(io: CliIO, opts: Opts, ledger: Ledger, log: WorkLog, slug: string, now: Date, lead: string[], git?: Promise<GitFacts | null>): Promise<number> {
-  const root = dirname(ledger.paths.dir);
-  // An unknown slug is refused before git's answer is waited for (or, from status, asked).
-  if (!log.items.has(slug)) buildResume(log, slug, { now, root, ledgerDir: ledger.paths.dir, git: null });
-  const ctx = { now, root, ledgerDir: ledger.paths.dir, git: await (git ?? gitFacts(root)) };
-  const report = buildResume(log, slug, ctx);
-  const text = formatResume(report, ctx);
-  // The lead line takes one line of the 80-line budget: the last one goes when it would not fit.
-  const lines = lead.length ? [...lead, ...text].slice(0, RESUME_MAX_LINES) : text;
-  emit(io, opts, { ok: true, mode: 'resume', ...report }, lines);
+export async function runRelease(io: CliIO, slug: string | undefined, f: F<typeof RELEASE>): Promise<number> {
+  const req = checkRelease({ slug: slug as string, agent: agentOf(io, f) as string, ...(f.note !== undefined ? { note: f.note } : {}), ...viewsOf(io, f), adoptViews: f.adoptViews });
+  const res = await Ledger.open(writerOptions(io, f, false)).release(req);
+  warn(io, res.warnings);
+  const rec = res.record;
+  const lines = [
+    `released ${req.slug} (execution ${rec.record.execution_id}); it stays open, unowned: the next \`ledger start ${req.slug}\` takes it without --takeover`,
+    `record seq ${rec.seq} ${rec.id}`,
+  ];
+  emit(io, f, { ok: true, kind: 'release', slug: req.slug, id: rec.id, seq: rec.seq, execution_id: rec.record.execution_id, note: rec.record.note ?? null, views: res.views, warnings: res.warnings }, lines);
   return 0;
 }
 
-async function runRender(io: CliIO, opts: Opts): Promise<number> {
-  const dir = ledgerDir(io, opts);
-  const vdir = viewsDir(io, opts, dir);
-  if (flag(opts, 'check')) {
-    if (flag(opts, 'adoptViews')) throw new LedgerError('USAGE', '--adopt-views applies to a render that writes, not to --check');
-    const result = checkViews(dir, vdir);
+export async function runNote(io: CliIO, slug: string | undefined, f: F<typeof NOTE>): Promise<number> {
+  const req = checkNote({ slug: slug as string, agent: agentOf(io, f) as string, text: f.text as string, ...viewsOf(io, f), adoptViews: f.adoptViews });
+  const res = await Ledger.open(writerOptions(io, f, false)).note(req);
+  warn(io, res.warnings);
+  const rec = res.record;
+  emit(io, f, { ok: true, kind: 'note', slug: req.slug, id: rec.id, seq: rec.seq, views: res.views, warnings: res.warnings }, [`noted on ${req.slug} by ${req.agent}, record seq ${rec.seq} ${rec.id}`]);
+  return 0;
+}
+
+export async function runStatus(io: CliIO, f: F<typeof ASKER>): Promise<number> {
+  // Policy: `now` is the real clock, read once, before the records (a lease that lapses while
+  // they are read is reported as it was then).
+  const req = checkStatus({ agent: agentOf(io, f) ?? null, now: new Date() });
+  const ledger = Ledger.open({ dir: ledgerDir(io, f), env: io.env });
+  const report = ledger.status(req);
+  const remote = ledger.remote();
+  emit(io, f, remote ? { ...report, remote } : report, remote ? [remoteLine(remote), ...formatStatus(report)] : formatStatus(report));
+  return 0;
+}
+
+/**
+ * `ledger resume [SLUG]` (SPEC 10): one item; without a slug, the asker's own open item when
+ * there is exactly one, otherwise (no asker, none, several) the status, led by a line that says
+ * why. --json: the resume report or the status report, told apart by `mode`.
+ */
+export async function runResume(io: CliIO, slug: string | undefined, f: F<typeof ASKER>): Promise<number> {
+  // The asker is checked (a bad --agent exits 2) though a slug was given.
+  const req = checkResume({ ...(slug !== undefined ? { slug } : {}), agent: agentOf(io, f) ?? null, now: new Date() });
+  const ledger = Ledger.open({ dir: ledgerDir(io, f), env: io.env });
+  const remote = ledger.remote();
+  const lead = remote ? [remoteLine(remote)] : [];
+  const r: ResumeAnswer = await ledger.resume(req, lead);
+  if (r.mode === 'resume') {
+    emit(io, f, { ok: true, mode: 'resume', ...r.report }, r.lines);
+    return 0;
+  }
+  const agent = req.agent;
+  const line = r.reason === 'no-agent'
+    ? 'no --agent or $LEDGER_AGENT, so no item of yours to resume; the status instead (`ledger resume SLUG` reads one item):'
+    : r.reason === 'none'
+      ? `${agent} owns no open item; the status instead (\`ledger resume SLUG\` reads one item):`
+      : `${agent} owns ${r.own.length} open items (${r.own.join(', ')}); \`ledger resume SLUG\` reads one. The status:`;
+  emit(io, f, { ...r.report, mode: 'status', reason: r.reason, own: r.own, ...(remote ? { remote } : {}) }, [line, ...lead, ...formatStatus(r.report)]);
+  return 0;
+}
+
+export async function runRender(io: CliIO, f: F<typeof RENDER>): Promise<number> {
+  const views = f.views === undefined ? undefined : resolve(io.cwd, f.views);
+  if (f.check) {
+    if (f.adoptViews) throw new LedgerError('USAGE', '--adopt-views applies to a render that writes, not to --check');
+    const result = await Ledger.open({ dir: ledgerDir(io, f), env: io.env }).checkViews({ ...(views !== undefined ? { views } : {}) });
     const lines = result.views.map((v) => `${v.status.padEnd(7)} ${v.file}${v.status === 'stale' ? ` (rendered through seq ${v.through_seq}; the ledger's work log is through seq ${result.through?.seq})` : ''}`);
     if (!result.ok) lines.push('run `ledger render` to rewrite the views from the ledger');
-    emit(io, opts, { ...result, exit_code: result.ok ? EXIT.ok : EXIT.viewsDiffer }, lines);
+    emit(io, f, { ...result, exit_code: result.ok ? EXIT.ok : EXIT.viewsDiffer }, lines);
     return result.ok ? EXIT.ok : EXIT.viewsDiffer;
   }
-  const written = writeViews(dir, vdir, waitMs(opts), new Date(), flag(opts, 'adoptViews'));
-  warn(io, written.kept.map(keptNotice));
-  emit(io, opts, { ok: true, ...written }, [`rewrote ${written.files.join(' and ')} through seq ${written.through?.seq ?? 0}`]);
+  const { warnings, ...written } = await Ledger.open({ dir: ledgerDir(io, f), env: io.env }).renderViews({ ...(views !== undefined ? { views } : {}), adopt: f.adoptViews, waitMs: waitMs(f) });
+  warn(io, warnings);
+  emit(io, f, { ok: true, ...written }, [`rewrote ${written.files.join(' and ')} through seq ${written.through?.seq ?? 0}`]);
   return 0;
 }

@@ -2,11 +2,11 @@
 // past HEAD). Registered in read.ts.
 import { LedgerError } from '../../errors.js';
 import { Ledger } from '../../ledger.js';
-import { KINDS, type Kind, type LedgerRecord } from '../../record.js';
-import type { RecordAt } from '../../store/read.js';
-import { parseRecordArg } from '../ids.js';
+import type { Kind, LedgerRecord } from '../../record.js';
+import { checkLog } from '../../requests/read.js';
+import type { RecordAt } from '../../index.js';
 import { formatTable } from '../../text/table.js';
-import { emit, ledgerDir, one, type CliIO, type Opts } from './common.js';
+import { emit, ledgerDir, type CliIO, type Global } from './common.js';
 
 /** One row of `log`: seq, time, kind, agent, operation/execution, outcome, short id. */
 function row(r: RecordAt): string[] {
@@ -17,32 +17,25 @@ function row(r: RecordAt): string[] {
   return [String(r.seq), rec.ts, rec.kind, rec.agent, op + exec, outcome, r.id.slice(0, 19)];
 }
 
-export function runShow(io: CliIO, refText: string, opts: Opts): number {
-  // The form first (exit 2 before anything is read), then the one resolver (store/ids.ts): a
-  // seq or HEAD costs a few short reads, an id the index, a prefix a scan.
-  const ref = parseRecordArg(String(refText), 'show');
-  const found = Ledger.open({ dir: ledgerDir(io, opts), env: io.env }).resolve(ref, 'show');
-  emit(io, opts, { ok: true, id: found.id, seq: found.seq, offset: found.offset, record: found.record }, [`id ${found.id}`, ...JSON.stringify(found.record, null, 2).split('\n')]);
+export function runShow(io: CliIO, refText: string, f: Global): number {
+  // The one resolver (store/ids.ts, through the Ledger): the form first (exit 2 before anything
+  // is read), then a seq or HEAD costs a few short reads, an id the index, a prefix a scan.
+  const found = Ledger.open({ dir: ledgerDir(io, f), env: io.env }).resolve(refText, 'show');
+  emit(io, f, { ok: true, id: found.id, seq: found.seq, offset: found.offset, record: found.record }, [`id ${found.id}`, ...JSON.stringify(found.record, null, 2).split('\n')]);
   return 0;
 }
 
-export function runLog(io: CliIO, opts: Opts): number {
-  const kind = one(opts, 'kind');
-  if (kind !== undefined && !(KINDS as readonly string[]).includes(kind)) throw new LedgerError('USAGE', `--kind must be one of ${KINDS.join(', ')}, got "${kind}"`);
-  const limitText = one(opts, 'limit');
-  let limit = 20;
-  if (limitText !== undefined) {
-    if (!/^[1-9][0-9]{0,6}$/.test(limitText)) throw new LedgerError('USAGE', `--limit expects a whole number from 1 to 9999999, got "${limitText}"`);
-    limit = Number(limitText);
-  }
-  const rows = Ledger.open({ dir: ledgerDir(io, opts), env: io.env }).log({ op: one(opts, 'op'), kind: kind as Kind | undefined, limit });
+export function runLog(io: CliIO, f: Global & { op?: string; kind?: string; limit?: string }): number {
+  if (f.limit !== undefined && !/^[1-9][0-9]{0,6}$/.test(f.limit)) throw new LedgerError('USAGE', `--limit expects a whole number from 1 to 9999999, got "${f.limit}"`);
+  const req = checkLog({ ...(f.op !== undefined ? { op: f.op } : {}), ...(f.kind !== undefined ? { kind: f.kind as Kind } : {}), limit: f.limit === undefined ? 20 : Number(f.limit) });
+  const rows = Ledger.open({ dir: ledgerDir(io, f), env: io.env }).log(req);
   const text = rows.length ? formatTable([['SEQ', 'TIME', 'KIND', 'AGENT', 'OPERATION', 'OUTCOME', 'ID'], ...rows.map(row)], ['right']) : ['no records match'];
-  emit(io, opts, { ok: true, records: rows.map((r) => ({ id: r.id, seq: r.seq, record: r.record })) }, text);
+  emit(io, f, { ok: true, records: rows.map((r) => ({ id: r.id, seq: r.seq, record: r.record })) }, text);
   return 0;
 }
 
-export function runHead(io: CliIO, opts: Opts): number {
-  const head = Ledger.open({ dir: ledgerDir(io, opts), env: io.env }).head();
-  emit(io, opts, { ok: true, ...head }, [`seq ${head.seq}`, `tail ${head.tail}`, `size ${head.size}`, `ts ${head.ts}`, `genesis ${head.genesis}`, `key ${head.sig.key}`]);
+export function runHead(io: CliIO, f: Global): number {
+  const head = Ledger.open({ dir: ledgerDir(io, f), env: io.env }).head();
+  emit(io, f, { ok: true, ...head }, [`seq ${head.seq}`, `tail ${head.tail}`, `size ${head.size}`, `ts ${head.ts}`, `genesis ${head.genesis}`, `key ${head.sig.key}`]);
   return 0;
 }

@@ -1,16 +1,33 @@
-// What every writing verb passes to Ledger.open for a ledger joined to a remote (SPEC 11):
-// --offline, the environment that names the per-user state directory, and where a queued
-// write is reported (stderr: a queued write is not published, and the output says so).
-import { flag, queuedWrites, type CliIO, type Opts } from './common.js';
+// How a verb opens its ledger (../../ledger.ts OpenOptions): a reader with the environment that
+// names the per-user state directory; a writer with its key, lock wait and trust file, and, for a
+// ledger joined to a remote (SPEC 11), --offline and where a queued write is reported (stderr: a
+// queued write is not published, and the output says so).
+import type { OpenOptions } from '../../ledger.js';
+import { keyPath, ledgerDir, queuedWrites, trustPath, waitMs, type CliIO, type Writer } from './common.js';
 
-export function remoteOpts(io: CliIO, opts: Opts) {
+export function remoteOpts(io: CliIO, f: { offline?: boolean }) {
   return {
-    offline: flag(opts, 'offline'),
+    offline: f.offline === true,
     env: io.env,
     onRemoteNotice: (text: string) => {
       queuedWrites.add(io);
       io.stderr(`ledger: ${text}\n`);
     },
+  };
+}
+
+/**
+ * A writer of the ledger the flags name. `trust`: whether the trust file (--trust, $LEDGER_TRUST,
+ * else the project's) goes with it (SPEC 5: a writer builds on a HEAD its own key or a pinned key
+ * signed); without it, a joined ledger's writer checks against the trust file named at join.
+ */
+export function writerOptions(io: CliIO, f: Writer, trust = true): OpenOptions {
+  return {
+    dir: ledgerDir(io, f),
+    key: keyPath(io, f),
+    waitMs: waitMs(f),
+    ...(trust ? { trust: trustPath(io, f) } : {}),
+    ...remoteOpts(io, f),
   };
 }
 

@@ -1,7 +1,8 @@
-// Small text shapers shared by the views and resume: record text as display lines. Pure.
-// Record text is neutralised here, where it becomes a line (../text/sanitize.ts): a line feed
+// Small text shapers shared by the views, resume, the status and the MCP tools: record text as
+// display lines. Pure.
+// Record text is neutralised here, where it becomes a line (sanitize.ts): a line feed
 // inside one line of output becomes a visible escape, never a second line.
-import { neutraliseLine } from '../text/sanitize.js';
+import { neutraliseLine } from './sanitize.js';
 
 /**
  * One line: runs of spaces, tabs and line feeds become one space, everything else unsafe an

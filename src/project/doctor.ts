@@ -1,7 +1,7 @@
 // `ledger doctor`: looks at a deployment the way an operator would and says what to fix. Every
 // check is read-only. A check reports ok, warn (works, but worth fixing) or fail (the ledger, or
 // a consumer's audit, will refuse something until it is fixed), each with the fix in one line.
-// The git checks ask the real git (src/project/git.ts), read-only.
+// The git checks ask the real git (git.ts), read-only.
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromBase64url } from '../canonical.js';
@@ -15,7 +15,7 @@ import { readHead } from '../store/head.js';
 import { ledgerPaths } from '../store/paths.js';
 import { assertTailIsLastLine } from '../store/read.js';
 import { noLedgerHint } from '../store/append.js';
-import { gitExposure } from '../project/git-ignore.js';
+import { gitExposure } from './git-ignore.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 export interface DoctorCheck { name: string; status: CheckStatus; detail: string; fix?: string }
