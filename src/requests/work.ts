@@ -8,7 +8,7 @@
 // Durations come as typed (`lease: "45m"`, from a flag or a tool argument) or in ms (`leaseMs`,
 // from a library caller); either way the refusal shows the value as it was given.
 import { LedgerError } from '../errors.js';
-import type { Dependency, Evidence, Invariant, Kind, Outcome } from '../record.js';
+import type { CheckpointPayload, Dependency, Evidence, Invariant, Kind, Outcome } from '../record.js';
 import { charCount, payloadFieldProblems } from '../record.js';
 import { parseRecordRef } from '../store/ids.js';
 import { checked } from './checked.js';
@@ -119,15 +119,9 @@ export interface HandoffFields {
 }
 
 /** A checkpoint's or finish's fields as checked; evidence still as given (the workflow digests sources). */
-export interface MilestoneChecked extends ViewsTarget {
+export interface MilestoneChecked extends ViewsTarget, Pick<CheckpointPayload, 'done' | 'state' | 'next' | 'verified' | 'attempted' | 'blockers'> {
   slug: string;
   agent: string;
-  done: string;
-  state: string;
-  next: string;
-  verified: string[];
-  attempted: string[];
-  blockers: string[];
   tests?: TestsChecked;
   evidence: Readonly<Record<string, Evidence | string>>;
   cwd?: string;
