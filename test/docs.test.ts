@@ -22,7 +22,7 @@ import { ACTIVE_LIMIT, TRAIL_LENGTH } from '../src/handoff/render-yml.js';
 import { RESUME_MAX_LINES, RESUME_MIN_EXCERPT } from '../src/handoff/resume.js';
 import { STATUS_MAX_ROWS } from '../src/handoff/status.js';
 import { DEFAULT_TESTS_TIMEOUT_MS } from '../src/handoff/tests-cmd.js';
-import { MAX_LEASE_MS, MAX_TESTS_TIMEOUT_MS } from '../src/handoff/workflow.js';
+import { MAX_LEASE_MS, MAX_TESTS_TIMEOUT_MS } from '../src/requests/work.js';
 import { MAX_LINE_BYTES } from '../src/record.js';
 import { RETRY_CAP_MS, RETRY_FLOOR_MS, YIELD_MAX_MS, YIELD_MIN_MS } from '../src/remote/backoff.js';
 import { LOCAL_TIMEOUT_MS, NETWORK_TIMEOUT_MS } from '../src/remote/git.js';
