@@ -91,7 +91,9 @@ export async function serveMcp(o: McpServeOptions): Promise<void> {
   // What was read before the hand-over: every line, and the answers given to some of them.
   const lines: string[] = [];
   const answered = new Map<Id, unknown>();
-  let partial = '';
+  // The bytes after the last line feed: a line is decoded only whole (a line feed is never part
+  // of a UTF-8 sequence), and what is left goes to the SDK as bytes.
+  let partial = Buffer.alloc(0);
   let forSdk = false;
   let ended = false;
   let feed: NodeJS.ReadWriteStream | null = null;
@@ -104,7 +106,7 @@ export async function serveMcp(o: McpServeOptions): Promise<void> {
       served = import('./mcp-server.js').then(({ serveSdk }) => {
         const pass = new (process.getBuiltinModule('node:stream').PassThrough)();
         for (const l of lines) pass.write(`${l}\n`);
-        if (partial) pass.write(partial);
+        if (partial.length) pass.write(partial);
         feed = pass;
         if (ended) pass.end();
         return serveSdk({ ...o, stdin: pass, stdout, answered, listed: true });
@@ -116,9 +118,14 @@ export async function serveMcp(o: McpServeOptions): Promise<void> {
         feed.write(chunk);
         return;
       }
-      const parts = (partial + chunk.toString()).split('\n');
-      partial = parts.pop()!;
-      for (const raw of parts) {
+      let bytes = Buffer.concat([partial, typeof chunk === 'string' ? Buffer.from(chunk) : chunk]);
+      const whole: string[] = [];
+      for (let nl = bytes.indexOf(0x0a); nl >= 0; nl = bytes.indexOf(0x0a)) {
+        whole.push(bytes.toString('utf8', 0, nl));
+        bytes = bytes.subarray(nl + 1);
+      }
+      partial = bytes;
+      for (const raw of whole) {
         const line = raw.replace(/\r$/, '');
         lines.push(line);
         if (forSdk || line.trim() === '') continue;
