@@ -25,6 +25,7 @@ import type { Trust } from './keys/trust.js';
 import type { TrustRef } from './store/head-guard.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
 import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
+import { LedgerCache, cachesOn } from './cache/ledger-cache.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
@@ -88,8 +89,10 @@ export interface OpenOptions {
    * per-user state directory"). Default: the one `env` names.
    */
   stateDir?: string;
-  /** The environment that names the state directory (default: process.env). */
+  /** The environment that names the state directory, and whether caches are used (LEDGER_NO_CACHE; default: process.env). */
   env?: Env;
+  /** Whether this Ledger uses its caches (src/cache/); default: unless the environment sets LEDGER_NO_CACHE. */
+  cache?: boolean;
   /**
    * A ledger joined to a git remote on this machine (`ledger init --remote`, SPEC 11) publishes
    * every write there before it returns. `offline`: when the remote cannot be reached, queue the
@@ -131,12 +134,6 @@ export interface ViewsRequest {
 
 export type LedgerAuditOptions = Omit<AuditOptions, 'dir' | 'now'> & { now?: number | Date };
 
-function toSigner(key: OpenOptions['key']): Signer | null {
-  if (key === undefined) return null;
-  if (typeof key === 'string') return createSigner(readSecretKey(key).seed);
-  if (key instanceof Uint8Array) return createSigner(key);
-  return key;
-}
 
 /** The kinds `append` writes (docs/causal-handoffs.md "The kinds, and who writes them"). */
 const APPEND_KINDS: ReadonlySet<string> = new Set(['handoff', 'intent', 'revoke']);
@@ -193,8 +190,11 @@ export class Ledger {
   private readonly clock: () => Date;
 
   private constructor(opts: OpenOptions) {
-    const stateDir = opts.stateDir ?? stateDirFrom(opts.env ?? process.env);
-    this.paths = ledgerPaths(opts.dir ?? '.ledger', stateDir);
+    const env = opts.env ?? process.env;
+    const stateDir = opts.stateDir ?? stateDirFrom(env);
+    // This Ledger's caches (src/cache/): LEDGER_NO_CACHE read here, once, and passed down.
+    const cache = new LedgerCache(opts.cache ?? cachesOn(env), stateDir);
+    this.paths = ledgerPaths(opts.dir ?? '.ledger', stateDir, cache);
     // SPEC 11: joined on this machine (the per-user state directory says so, not the ledger).
     this.remoteCtx = joinedRemote(this.paths.dir, stateDir);
     // Policy: a joined ledger's HEAD is signed by whichever machine published last, so its
@@ -202,7 +202,7 @@ export class Ledger {
     const given = opts.trust ?? this.remoteCtx?.join.trust;
     this.trustGiven = given;
     const trust: TrustRef = given === undefined ? null : typeof given === 'string' ? { path: resolve(given) } : { trust: given };
-    this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now, guard: { stateDir, trust } };
+    this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now, guard: { stateDir, trust }, cache };
     this.keyOpt = opts.key;
     this.clock = opts.now ?? (() => new Date());
     if (this.remoteCtx) {
@@ -283,10 +283,21 @@ export class Ledger {
     return { ledger: new Ledger(opts), result };
   }
 
+  /**
+   * The key file, read once for this Ledger, with its checks (a missing, insecure, malformed or
+   * non-regular key is refused): its signer and the secret the workflow scans for come from
+   * the same bytes.
+   */
+  private keyFile(path: string): ReturnType<typeof readSecretKey> {
+    return (this.keyRead ??= readSecretKey(path));
+  }
+  private keyRead: ReturnType<typeof readSecretKey> | undefined;
+
   /** The signer for writes; throws USAGE when the ledger was opened without a key. */
   private signer(): Signer {
     if (!this.signerCache) {
-      this.signerCache = toSigner(this.keyOpt);
+      const k = this.keyOpt;
+      this.signerCache = k === undefined ? null : typeof k === 'string' ? createSigner(this.keyFile(k).seed) : k instanceof Uint8Array ? createSigner(k) : k;
       if (!this.signerCache) throw new LedgerError('USAGE', 'writing needs a key', {}, 'pass --key or set LEDGER_KEY; a library caller opens the ledger with { key }');
     }
     return this.signerCache;
@@ -301,9 +312,8 @@ export class Ledger {
   private keySecret(): KeySecret | null {
     const k = this.keyOpt;
     if (typeof k === 'string') {
-      // One read, with its checks (a missing, insecure, malformed or non-regular key is refused):
-      // the bytes scanned for are the bytes that were checked.
-      const { seed, bytes } = readSecretKey(k);
+      // The bytes scanned for are the bytes that were checked, and signed with (keyFile).
+      const { seed, bytes } = this.keyFile(k);
       return { seed, file: bytes, path: resolve(k) };
     }
     if (k instanceof Uint8Array) return { seed: k, file: null, path: null };
@@ -453,14 +463,14 @@ export class Ledger {
   /** `ledger render`: rewrites HANDOFF.md and HANDOFF.yml from the ledger; `warnings` name edits kept beside them. */
   async renderViews(req: ViewsRequest = {}): Promise<WrittenViews & { warnings: string[] }> {
     const { defaultViewsDir, keptNotice, writeViews } = await import('./handoff/views.js');
-    const written = writeViews(this.paths.dir, req.views ?? defaultViewsDir(this.paths.dir), req.waitMs ?? this.store.waitMs ?? 10_000, this.clock(), req.adopt === true);
+    const written = writeViews(this.paths, req.views ?? defaultViewsDir(this.paths.dir), req.waitMs ?? this.store.waitMs ?? 10_000, this.clock(), req.adopt === true);
     return { ...written, warnings: written.kept.map(keptNotice) };
   }
 
   /** `ledger render --check`: whether both views are what the ledger renders now; writes nothing. */
   async checkViews(req: Pick<ViewsRequest, 'views'> = {}): Promise<{ ok: boolean; through: { seq: number; id: string } | null; views: ViewCheck[] }> {
     const { checkViews, defaultViewsDir } = await import('./handoff/views.js');
-    return checkViews(this.paths.dir, req.views ?? defaultViewsDir(this.paths.dir));
+    return checkViews(this.paths, req.views ?? defaultViewsDir(this.paths.dir));
   }
 
   /**

@@ -72,7 +72,6 @@ export function createSigner(seed: Uint8Array): Signer {
   }
   const key = privateKeyObject(seed);
   const publicKey = publicKeyOf(key);
-  publicKeyObject(publicKey, key); // its own key object verifies what it signed
   const sign = (m: Uint8Array) => new Uint8Array(nodeSign(null, m, key));
   return {
     publicKey,
@@ -138,29 +137,30 @@ export function isCanonicalS(sig: Uint8Array): boolean {
   return sig.length === 64 && lessLE(sig.subarray(32, 64), L_LE);
 }
 
-const verifiedKeys = new Map<string, KeyObject | null>();
-
 /**
- * The key object that verifies for `key`, made once per key; null when the key is not strict.
- * `own`: a signer's own private key object, which serves as well, since node:crypto verifies with
- * the public half of a private key, the one OpenSSL derived from the seed and `key` was exported
- * from. A writer checking the HEAD it signed itself then skips building a second key object
- * (about 0.4 ms, the first time in a process). The key still passes the same byte checks.
+ * A memo of the key object for each public key: building one costs about 50 us, verifying with
+ * it about 60-200 us, so a reader that verifies many records under few keys (the auditor: a run
+ * of its own; a Ledger: ../cache/ 'keys') passes one. Policy: at most 1024 keys are kept.
  */
-function publicKeyObject(key: string, own?: KeyObject): KeyObject | null {
-  let obj = verifiedKeys.get(key);
+export type KeyMemo = Map<string, KeyObject | null>;
+
+/** The key object that verifies for `key`; null when the key is not strict. */
+function publicKeyObject(key: string, memo?: KeyMemo): KeyObject | null {
+  let obj = memo?.get(key);
   if (obj !== undefined) return obj;
   const raw = fromBase64url(key, 32);
   obj = null;
   if (raw && isStrictPointEncoding(raw)) {
     try {
-      obj = own ?? createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key }, format: 'jwk' });
+      obj = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key }, format: 'jwk' });
     } catch {
       obj = null; // not a point on the curve
     }
   }
-  if (verifiedKeys.size > 1024) verifiedKeys.clear();
-  verifiedKeys.set(key, obj);
+  if (memo) {
+    if (memo.size > 1024) memo.clear();
+    memo.set(key, obj);
+  }
   return obj;
 }
 
@@ -184,12 +184,15 @@ function verifyWithKey(signature: Uint8Array, message: Uint8Array, key: KeyObjec
   }
 }
 
-/** Verifies a `sig` object over a digest in a domain. Any malformed member is simply invalid. */
-export function verifySig(domain: SigDomain, digest: string, sig: unknown): boolean {
+/**
+ * Verifies a `sig` object over a digest in a domain. Any malformed member is simply invalid.
+ * `keys`: a memo of key objects (KeyMemo) the caller keeps across calls.
+ */
+export function verifySig(domain: SigDomain, digest: string, sig: unknown, keys?: KeyMemo): boolean {
   if (sig === null || typeof sig !== 'object') return false;
   const s = sig as Partial<Sig>;
   if (s.alg !== 'ed25519' || typeof s.key !== 'string') return false;
   const value = fromBase64url(s.value, 64);
   if (value === null) return false;
-  return verifyWithKey(value, signingMessage(domain, digest), publicKeyObject(s.key));
+  return verifyWithKey(value, signingMessage(domain, digest), publicKeyObject(s.key, keys));
 }

@@ -10,14 +10,13 @@
 //              HEAD's tail, for the last record) links back to it (SPEC 4, SPEC 5)
 //
 // Attacker-controlled input: every byte read here comes from records.jsonl.
-import { isUtf8 } from 'node:buffer';
-import { idFromLine, isCanonicalText } from '../canonical.js';
+import { LineProblem, decodeRecordLine } from '../record-line.js';
 import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
 import type { Trust } from '../keys/trust.js';
 import { pinProblem } from '../keys/trust.js';
-import { recordProblems, type Head, type LedgerRecord } from '../record.js';
-import { verifySig } from '../sign.js';
+import type { Head, LedgerRecord } from '../record.js';
+import { verifySig, type KeyMemo } from '../sign.js';
 import type { LedgerPaths } from '../store/paths.js';
 
 export interface VerifiedRecord {
@@ -43,7 +42,10 @@ const FIRST_READ = 4096;
 
 export class RecordReader {
   private fd: number | null = null;
+  // What this reader verified, for the one HEAD it reads at: working memory of one decision,
+  // dropped with the reader (not a cache: ../cache/README.md).
   private readonly cache = new Map<number, VerifiedRecord>();
+  private readonly keys: KeyMemo = new Map();
 
   constructor(
     private readonly paths: LedgerPaths,
@@ -92,50 +94,16 @@ export class RecordReader {
   }
 
   /**
-   * Whether a line (its bytes, their text, what that parses to) is canonical JSON (SPEC 4).
-   * Policy: the bytes must be UTF-8, as the store's reader requires: decoding would turn a bad
-   * byte into U+FFFD, and the canonical comparison would no longer compare the stored bytes.
-   */
-  private static isCanonical(line: Line, text: string, value: unknown): boolean {
-    return isUtf8(line.bytes) && isCanonicalText(value, text);
-  }
-
-  private parse(line: Line, seq: number): { record: LedgerRecord; text: string } {
-    const fail = (why: string) => new RecordProblem(seq, line.start, `the record at seq ${seq} (byte ${line.start}) ${why}`);
-    const text = line.bytes.toString('utf8');
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw fail('is not JSON');
-    }
-    const problems = recordProblems(value);
-    if (problems.length) throw fail(`is not a valid record (${problems[0]})`);
-    if (!RecordReader.isCanonical(line, text, value)) throw fail('is not canonical JSON');
-    const rec = value as LedgerRecord;
-    if (rec.seq !== seq) throw fail(`says seq ${rec.seq}`);
-    return { record: rec, text };
-  }
-
-  /**
-   * The id of the line before `offset`, which must be record seq - 1. Only its id and seq matter
-   * for the link: a line that is not what it claims cannot have the id the next record names.
+   * The id of the line before `offset`, which must be record seq - 1 (record-line.ts: UTF-8,
+   * canonical). Only its id and seq matter for the link: a line that is not what it claims
+   * cannot have the id the next record names.
    */
   private idBefore(offset: number, seq: number, fail: (why: string) => RecordProblem): string {
     const prevLine = this.lineBefore(offset);
     if (!prevLine) throw fail('has no line before it');
-    const text = prevLine.bytes.toString('utf8');
-    let prev: unknown;
-    try {
-      prev = JSON.parse(text);
-    } catch {
-      prev = null;
-    }
-    // idFromLine's precondition: the line is canonical, so the id is the one SPEC 4 defines.
-    if (prev === null || typeof prev !== 'object' || (prev as { seq?: unknown }).seq !== seq - 1 || !RecordReader.isCanonical(prevLine, text, prev)) {
-      throw fail(`follows a line that is not record seq ${seq - 1}`);
-    }
-    return idFromLine(text, prev);
+    const prev = decodeRecordLine(prevLine.bytes, { seq: seq - 1 });
+    if (prev instanceof LineProblem) throw fail(`follows a line that is not record seq ${seq - 1}`);
+    return prev.id;
   }
 
   /** Reads and verifies record `seq` whose line starts at `offset`; throws RecordProblem. */
@@ -146,11 +114,12 @@ export class RecordReader {
     if (seq > this.head.seq) throw fail(`is past HEAD (seq ${this.head.seq})`);
     const line = this.lineAt(offset);
     if (!line) throw fail(`has no complete line at byte ${offset} within HEAD's size`);
-    const { record, text } = this.parse(line, seq);
-    // hash: the line is canonical and schema-valid (parse), so idFromLine gives its id (SPEC 4).
-    const id = idFromLine(text, record);
+    // hash: the line is canonical, schema-valid and the record at `seq`; its id is recomputed (SPEC 4).
+    const decoded = decodeRecordLine(line.bytes, { seq, schema: true });
+    if (decoded instanceof LineProblem) throw new RecordProblem(seq, line.start, `the record at seq ${seq} (byte ${line.start}) ${decoded.why}`);
+    const { record, id } = decoded;
     // signature
-    if (!verifySig('record', id, record.sig)) throw fail(`(${id}) has a signature that does not verify`);
+    if (!verifySig('record', id, record.sig, this.keys)) throw fail(`(${id}) has a signature that does not verify`);
     // pin
     if (this.trust) {
       const why = pinProblem(this.trust, record.sig.key, seq, record.agent);
@@ -168,16 +137,9 @@ export class RecordReader {
       if (id !== this.head.tail || line.end !== this.head.size) throw fail(`is HEAD's seq but not HEAD's tail ${this.head.tail}`);
     } else {
       const next = this.lineAt(line.end);
-      let linksBack = false;
-      try {
-        // Policy: the line after must be a record (UTF-8, canonical: SPEC 4), not merely text that
-        // decodes to one: a lossy UTF-8 twin of the next record is not a link (issue 13, 17).
-        const text = next ? next.bytes.toString('utf8') : '';
-        const v = next ? (JSON.parse(text) as { seq?: unknown; prev_tail_hash?: unknown }) : null;
-        linksBack = v !== null && v.seq === seq + 1 && v.prev_tail_hash === id && RecordReader.isCanonical(next!, text, v);
-      } catch {
-        linksBack = false;
-      }
+      // Policy: the line after must be a record (UTF-8, canonical: SPEC 4), not merely text that
+      // decodes to one: a lossy UTF-8 twin of the next record is not a link (issue 13, 17).
+      const linksBack = next !== null && !(decodeRecordLine(next.bytes, { seq: seq + 1, prev: id, needId: false }) instanceof LineProblem);
       if (!linksBack) throw fail(`(${id}) is not linked to by the record after it`);
     }
     const out = { seq, offset, id, record };

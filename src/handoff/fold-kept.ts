@@ -14,10 +14,10 @@
 // `.ledger/`, which anyone may have written), is written without fsync (a lost or torn copy is
 // no copy: the disk memo is read instead), and only for a work log of at most KEEP_MAX records;
 // it is rewritten when it is more than USER_EVERY records behind, so most commands only read it.
-import { join } from 'node:path';
 import type { LedgerRecord } from '../record.js';
 import type { RecordAt } from '../store/read.js';
-import { ledgerStateName, readStateCache, writeStateCache } from '../store/state-dir.js';
+import { ledgerStateName } from '../store/state-dir.js';
+import type { LedgerCache } from '../cache/ledger-cache.js';
 
 /**
  * A record a fold read, with where it is: the record parsed once and frozen (deeply), so folds in
@@ -66,24 +66,27 @@ export const atOf = (k: Kept): RecordAt => {
   return { seq: k.seq, offset: k.offset, id: k.id, record: k.record };
 };
 
-// This process's.
-let inProcess: { key: string; fold: Loaded } | null = null;
+// This Ledger's (../cache/ 'fold'): the fold, with the seq of the user's copy as this Ledger last
+// read or wrote it.
+interface InMemory { key: string; fold: Loaded | null; userSeq: number | null }
 
-export function keptInProcess(key: string): Loaded | null {
-  return inProcess?.key === key ? inProcess.fold : null;
+export function keptInProcess(cache: LedgerCache | undefined, key: string): Loaded | null {
+  const m = cache?.inMemory<InMemory>('fold').get();
+  return m?.key === key ? m.fold : null;
 }
 
-export function keepInProcess(key: string, fold: Loaded | null): void {
-  inProcess = fold ? { key, fold } : null;
+export function keepInProcess(cache: LedgerCache | undefined, key: string, fold: Loaded | null, userSeq: number | null): void {
+  cache?.inMemory<InMemory>('fold').set({ key, fold, userSeq });
 }
 
-/** Forgets this process's kept fold (tests: a fresh process). */
-export function forgetProcessFold(): void {
-  inProcess = null;
+/** The seq of the user's copy as this Ledger last read or wrote it; null: never. */
+export function userSeqKept(cache: LedgerCache | undefined, key: string): number | null {
+  const m = cache?.inMemory<InMemory>('fold').get();
+  return m?.key === key ? m.userSeq : null;
 }
 
 // This user's.
-const userFile = (stateDir: string, realDir: string, genesis: string) => ({ dir: join(stateDir, 'fold'), name: `${ledgerStateName(realDir, genesis)}.json` });
+const userFile = (cache: LedgerCache, realDir: string, genesis: string) => cache.userFile('fold', 'fold', `${ledgerStateName(realDir, genesis)}.json`);
 
 /** An entry of the user's copy: a record as parsed, with its seq, offset and id beside it. */
 const isKept = (x: unknown): x is Kept & { record: LedgerRecord } => {
@@ -93,11 +96,11 @@ const isKept = (x: unknown): x is Kept & { record: LedgerRecord } => {
 };
 const inOrder = (list: Kept[]) => list.every((k, i) => i === 0 || k.seq > list[i - 1].seq);
 
-/** The user's copy for this ledger directory and genesis, or null (none, torn, another ledger's). */
-export function keptForUser(stateDir: string, realDir: string, genesis: string): Loaded | null {
-  const f = userFile(stateDir, realDir, genesis);
+/** The user's copy for this ledger directory and genesis, or null (none, torn, another ledger's, no caches). */
+export function keptForUser(cache: LedgerCache | undefined, realDir: string, genesis: string): Loaded | null {
+  if (!cache) return null;
   // Policy (header): a copy that cannot be read, or is not JSON, is no copy.
-  const v = readStateCache(f.dir, f.name) as ({ v?: unknown; dir?: unknown; genesis?: unknown } & Partial<Loaded>) | null;
+  const v = userFile(cache, realDir, genesis).get() as ({ v?: unknown; dir?: unknown; genesis?: unknown } & Partial<Loaded>) | null;
   if (v === null || typeof v !== 'object' || v.v !== 2 || v.dir !== realDir || v.genesis !== genesis) return null;
   if (!Number.isSafeInteger(v.seq) || !Number.isSafeInteger(v.end) || typeof v.id !== 'string') return null;
   if (!Array.isArray(v.work) || !Array.isArray(v.outcomes) || !v.work.every(isKept) || !v.outcomes.every(isKept) || !inOrder(v.work) || !inOrder(v.outcomes)) return null;
@@ -110,8 +113,8 @@ export function keptForUser(stateDir: string, realDir: string, genesis: string):
 }
 
 /** Writes the user's copy; best effort (a state directory that refuses it costs the next command a memo read). */
-export function keepForUser(stateDir: string, realDir: string, genesis: string, fold: Loaded): void {
-  if (fold.work.length > KEEP_MAX) return;
+export function keepForUser(cache: LedgerCache | undefined, realDir: string, genesis: string, fold: Loaded): void {
+  if (!cache || fold.work.length > KEEP_MAX) return;
   const strip = (list: Kept[]) => list.map(({ seq, offset, id, record }) => ({ seq, offset, id, record }));
-  writeStateCache(stateDir, 'fold', userFile(stateDir, realDir, genesis).name, { v: 2, dir: realDir, genesis, seq: fold.seq, end: fold.end, id: fold.id, work: strip(fold.work), outcomes: strip(fold.outcomes) });
+  userFile(cache, realDir, genesis).set({ v: 2, dir: realDir, genesis, seq: fold.seq, end: fold.end, id: fold.id, work: strip(fold.work), outcomes: strip(fold.outcomes) });
 }

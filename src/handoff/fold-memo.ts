@@ -33,41 +33,41 @@
 //   located record would need its own canonical check and link to the next line.) The records
 //   after the memo are read the same way, on the same open file: parsed, each id the next
 //   line's prev_tail_hash, which the check found equal to its hash.
-// - The fold a command ends with is kept (fold-kept.ts): in this process, and in this user's
+// - The fold a command ends with is kept (fold-kept.ts): by this Ledger, and in this user's
 //   state directory for the user's next command, with the id of each record it holds and the record itself.
 //   A later fold believes a kept fold exactly as far as the ledger still holds it: the line
 //   ending where it ends must be its record (seq and id), and the chain through the new HEAD is
 //   checked as above, so by the hash chain every record before it is the one it read. Then
-//   only the records after it are read from disk; the disk memo is read only without one.
+//   only the records after it are read from disk. It starts from the latest of the kept folds
+//   and the disk memo (startingPoint). All three are caches (../cache/): without the Ledger's,
+//   every fold reads every record.
 import { join } from 'node:path';
-import { isUtf8 } from 'node:buffer';
-import { replaceFileDurable } from '../fs/durable.js';
 import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
-import { readRegularFileUpTo, realFileOps, type FileOps } from '../fs/ops.js';
+import { realFileOps, type FileOps } from '../fs/ops.js';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import { PROGRESS_EVERY, reportProgress } from '../progress.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
-import { assertPublishedChain, parseRecordLine, type RecordAt } from '../store/read.js';
-import { idFromLine } from '../canonical.js';
+import { assertPublishedChain, type RecordAt } from '../store/read.js';
+import { LineProblem, decodeRecordLine } from '../record-line.js';
 import { OutcomeFold } from './unresolved.js';
 import { foldWorkLog, type WorkLog } from './workitems.js';
-import { USER_EVERY, atOf, freeze as frozenRecordOf, keepForUser, keepInProcess, keptForUser, keptInProcess, type Kept, type Loaded } from './fold-kept.js';
-import { ledgerKeyPath, stateDirOf } from '../store/state-dir.js';
+import { KEEP_MAX, USER_EVERY, atOf, freeze as frozenRecordOf, keepForUser, keepInProcess, keptForUser, keptInProcess, userSeqKept, type Kept, type Loaded } from './fold-kept.js';
+import { realDirOf } from '../store/state-dir.js';
 
 export const MEMO_FILE = 'work-fold.json';
 /** Policy: past this many records after the memo, the command that folds writes a new one. */
 export const MEMO_EVERY = 256;
-/** A memo larger than this is not read (a planted file must not cost memory). */
-const MEMO_MAX_BYTES = 16 << 20;
 /** Records are usually well under 4 KiB: the byte before a located record and the record, in one read. */
 const LOCATED_READ = 8192;
 /**
- * Policy: a fold whose tail (the records after its starting point) is longer than this keeps no
- * fold (fold-kept.ts): keeping every work record and held outcome of a long tail would cost
- * memory, and such a fold has written the disk memo, which the next fold reads instead.
+ * Policy: a fold whose tail (the records after its starting point) is longer than this keeps its
+ * outcome records only where they are, not whole (every intent and handoff of a long CI batch
+ * would cost memory); the few the outcome fold still holds at the end are read again.
  */
 const PROCESS_TAIL_MAX = 4096;
+/** A fold kept by this Ledger at most this many records behind HEAD is taken without reading the user's copy or the memo. */
+const NEAR = 64;
 
 const WORK_LOG_KINDS: ReadonlySet<string> = new Set(['genesis', 'start', 'checkpoint', 'finish', 'release', 'note']);
 const OUTCOME_KINDS: ReadonlySet<string> = new Set(['intent', 'handoff', 'finish']);
@@ -108,26 +108,47 @@ const keyOf = (paths: LedgerPaths, head: Head) => `${paths.records}\0${head.gene
 
 /**
  * Runs `body` with records.jsonl open, its chain through `head` checked (header), and where the
- * fold starts: this process's kept fold, else this user's (fold-kept.ts), else the disk memo,
- * else nothing (from the genesis).
+ * fold starts (startingPoint), or nothing (from the genesis).
  */
 function withChecked<T>(paths: LedgerPaths, head: Head, ops: FileOps, body: (fd: number, start: Loaded | null, source: Source) => T): T {
   const fd = openToRead(ops, paths.records);
   try {
     // The chain first (header): what makes a located record's bytes enough to believe.
     assertPublishedChain(ops, paths, head, fd);
-    const p = believed(ops, fd, paths, head, keptInProcess(keyOf(paths, head)));
-    if (p) return body(fd, p, 'process');
-    const u = believed(ops, fd, paths, head, keptForUser(stateDirOf(paths), ledgerKeyPath(paths.dir), head.genesis));
-    if (u) {
-      userSeq.set(keyOf(paths, head), u.seq);
-      return body(fd, u, 'user');
-    }
-    const m = loadMemo(ops, fd, paths, head);
-    return body(fd, m, m ? 'memo' : null);
+    const start = startingPoint(ops, fd, paths, head);
+    return body(fd, start?.fold ?? null, start?.source ?? null);
   } finally {
     ops.close(fd);
   }
+}
+
+/**
+ * Where a fold starts: the latest of this Ledger's kept fold, this user's copy (fold-kept.ts) and
+ * the disk memo that the ledger still holds. Policy (issue 22): the latest, not the first found:
+ * a copy kept before a long batch of records (a work item started before a CI run of 200,000
+ * records) is far behind the memo the first fold after the batch wrote, and folding from it
+ * again on every command re-read the whole batch each time. A kept fold at most NEAR records
+ * behind HEAD is taken without looking further (the records after it cost less than reading
+ * the others).
+ */
+function startingPoint(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): { fold: Loaded; source: Source } | null {
+  const key = keyOf(paths, head);
+  const p = believed(ops, fd, paths, head, keptInProcess(paths.cache, key));
+  if (p && head.seq - p.seq <= NEAR) return { fold: p, source: 'process' };
+  const u = keptForUser(paths.cache, realDirOf(paths), head.genesis);
+  const m = memoFile(paths, head);
+  // The candidates, latest first (a tie goes to the one read already); each believed only if the
+  // ledger still holds it.
+  const found: { seq: number; source: Source; load: () => Loaded | null }[] = [];
+  if (p) found.push({ seq: p.seq, source: 'process', load: () => p });
+  if (u && (!p || u.seq > p.seq)) found.push({ seq: u.seq, source: 'user', load: () => believed(ops, fd, paths, head, u) });
+  if (m && m.seq > Math.max(p?.seq ?? -1, u?.seq ?? -1)) found.push({ seq: m.seq, source: 'memo', load: () => loadMemo(ops, fd, paths, head, m) });
+  found.sort((a, b) => b.seq - a.seq);
+  for (const f of found) {
+    const fold = f.load();
+    if (fold) return { fold, source: f.source };
+  }
+  return null;
 }
 
 /** A kept fold, if the ledger still holds it (header): it ends where it ended, at its record. */
@@ -137,9 +158,6 @@ function believed(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, k: L
   if (k.work[0]?.seq !== 0 || k.work[0].id !== head.genesis) return null;
   return endsAt(ops, fd, paths, head, k) ? k : null;
 }
-
-// The seq of the user's copy as this process last read or wrote it, per ledger.
-const userSeq = new Map<string, number>();
 
 /**
  * The records after `start` (from the genesis without one) through HEAD, from the open `fd`
@@ -151,13 +169,9 @@ function* verifiedTail(ops: FileOps, fd: number, paths: LedgerPaths, head: Head,
   let pending: { seq: number; offset: number; record: LedgerRecord } | null = null;
   let seq = start ? start.seq + 1 : 0;
   for (const { bytes, offset } of linesForward(ops, fd, paths.records, start ? start.end : 0, head.size)) {
-    let record: LedgerRecord;
-    try {
-      record = JSON.parse(bytes.toString('utf8')) as LedgerRecord;
-    } catch {
-      record = null as unknown as LedgerRecord;
-    }
-    if (record === null || typeof record !== 'object' || record.seq !== seq) throw changedUnder(paths, offset);
+    const got = decodeRecordLine(bytes, { seq, chained: true, needId: false });
+    if (got instanceof LineProblem) throw changedUnder(paths, offset);
+    const record = got.record;
     if (pending) yield { ...pending, id: record.prev_tail_hash as string };
     pending = { seq, offset, record };
     seq++;
@@ -170,7 +184,9 @@ const changedUnder = (paths: LedgerPaths, offset: number) =>
 
 /**
  * The work log and the outcome fold of the published records through `head`, as a fold over
- * every record would give them, reading only the records the memo names and those after it.
+ * every record would give them, reading only the records where the fold starts (startingPoint)
+ * and those after it. The fold it ends with is kept (fold-kept.ts), whatever the length of its
+ * tail, and the disk memo is written past MEMO_EVERY records.
  */
 export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}): Folds {
   const ops = opts.ops ?? realFileOps;
@@ -180,9 +196,10 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
     for (const k of start?.outcomes ?? []) outcomes.add(atOf(k));
     const tailLength = head.seq - fromSeq + 1;
     const build = opts.write !== false && tailLength > MEMO_EVERY;
-    const keep = tailLength <= PROCESS_TAIL_MAX;
-    // Every work-log record through HEAD, and the offsets (and, for a short tail, the records) of
-    // the outcome records, to say which the outcome fold still holds at the end.
+    // The work-log records are kept whole (the fold holds them anyway); the outcome records only
+    // for a short tail: for a long one, where each is, and the few the outcome fold still holds
+    // at the end are read again.
+    const keepOutcomes = tailLength <= PROCESS_TAIL_MAX;
     const work: Kept[] = start ? [...start.work] : [];
     const outcomeAt = new Map<number, Kept | number>(start ? start.outcomes.map((k) => [k.seq, k]) : []);
     function* tail(): Generator<RecordAt> {
@@ -190,11 +207,16 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
         outcomes.add(r);
         if ((r.seq - fromSeq + 1) % PROGRESS_EVERY === 0) reportProgress('reading the work log', r.seq - fromSeq + 1, head.seq - fromSeq + 1);
         const kind = r.record.kind;
-        const kept = keep && (WORK_LOG_KINDS.has(kind) || OUTCOME_KINDS.has(kind));
-        // Kept records are frozen (fold-kept.ts): the next fold in this process shares them.
-        const k: Kept = { seq: r.seq, offset: r.offset, id: r.id, ...(kept ? { record: frozenRecordOf(r.record) } : {}) };
-        if (WORK_LOG_KINDS.has(kind)) work.push(k);
-        if (OUTCOME_KINDS.has(kind)) outcomeAt.set(r.seq, keep ? k : r.offset);
+        const isWork = WORK_LOG_KINDS.has(kind);
+        const isOutcome = OUTCOME_KINDS.has(kind);
+        if (!isWork && !isOutcome) {
+          yield r;
+          continue;
+        }
+        // Kept records are frozen (fold-kept.ts): the next fold of this Ledger shares them.
+        const k: Kept = { seq: r.seq, offset: r.offset, id: r.id, ...(isWork || keepOutcomes ? { record: frozenRecordOf(r.record) } : {}) };
+        if (isWork) work.push(k);
+        if (isOutcome) outcomeAt.set(r.seq, k.record ? k : r.offset);
         yield r;
       }
     }
@@ -204,20 +226,25 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
     }
     const log = foldWorkLog(all());
     const heldSeqs = [...outcomes.pendingIntents(), ...outcomes.unresolvedOutcomes()].map((x) => x.seq).sort((a, b) => a - b);
-    const held = heldSeqs.map((seq) => outcomeAt.get(seq)!);
-    if (build) {
-      const offset = (k: Kept | number) => (typeof k === 'number' ? k : k.offset);
-      writeMemo(ops, paths, { v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work: work.map((k) => [k.seq, k.offset]), outcomes: held.map((k, i): Locator => [heldSeqs[i], offset(k)]) });
-    }
-    const fold: Loaded | null = keep ? { seq: head.seq, end: head.size, id: head.tail, work, outcomes: held as Kept[] } : null;
+    const held: Locator[] = heldSeqs.map((seq) => {
+      const k = outcomeAt.get(seq)!;
+      return [seq, typeof k === 'number' ? k : k.offset];
+    });
+    if (build) writeMemo(ops, paths, { v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work: work.map((k) => [k.seq, k.offset]), outcomes: held });
+    // The held outcome records whole, for the fold kept: read again where only their place was
+    // (Policy: not for more than KEEP_MAX of them; then no fold is kept, and the memo serves).
+    const keptOutcomes = heldSeqs.every((seq) => typeof outcomeAt.get(seq) !== 'number')
+      ? heldSeqs.map((seq) => outcomeAt.get(seq) as Kept)
+      : held.length <= KEEP_MAX ? readLocated(ops, fd, paths, head, held, OUTCOME_KINDS) : null;
+    const fold: Loaded | null = keptOutcomes ? { seq: head.seq, end: head.size, id: head.tail, work, outcomes: keptOutcomes } : null;
     const key = keyOf(paths, head);
-    keepInProcess(key, fold);
     // The user's copy: written when none was found, or once it lies USER_EVERY records behind.
-    const behind = source === 'user' ? head.seq - start!.seq : head.seq - (userSeq.get(key) ?? -Infinity);
-    if (fold && opts.write !== false && behind > USER_EVERY) {
-      keepForUser(stateDirOf(paths), ledgerKeyPath(paths.dir), head.genesis, fold);
-      userSeq.set(key, head.seq);
+    let userSeq = source === 'user' ? start!.seq : userSeqKept(paths.cache, key);
+    if (fold && opts.write !== false && head.seq - (userSeq ?? -Infinity) > USER_EVERY) {
+      keepForUser(paths.cache, realDirOf(paths), head.genesis, fold);
+      userSeq = head.seq;
     }
+    keepInProcess(paths.cache, key, fold, userSeq);
     return { log, outcomes };
   });
 }
@@ -237,13 +264,17 @@ export function readWorkLogFast(paths: LedgerPaths, head: Head, maxSeq = Infinit
   });
 }
 
+/** The disk memo as it says it is (what it locates not read yet); null when there is none to consider. */
+function memoFile(paths: LedgerPaths, head: Head): Memo | null {
+  const memo = parseMemo(paths.cache?.ledgerFile('fold-memo', realFileOps, join(paths.dir, 'index'), MEMO_FILE).get() ?? null);
+  return memo && memo.genesis === head.genesis && memo.seq <= head.seq && memo.end <= head.size ? memo : null;
+}
+
 /**
  * The disk memo's records, read from the open records.jsonl `fd` whose chain through `head` is
- * checked already (withChecked); null when there is no memo to believe.
+ * checked already (withChecked); null when the memo is not to be believed.
  */
-function loadMemo(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): Loaded | null {
-  const memo = parseMemo(readSmallFile(memoPath(paths)));
-  if (!memo || memo.genesis !== head.genesis || memo.seq > head.seq || memo.end > head.size) return null;
+function loadMemo(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, memo: Memo): Loaded | null {
   if (!endsAt(ops, fd, paths, head, memo)) return null;
   const work = readLocated(ops, fd, paths, head, memo.work, WORK_LOG_KINDS);
   const outcomes = work && readLocated(ops, fd, paths, head, memo.outcomes, OUTCOME_KINDS);
@@ -293,16 +324,10 @@ function readOne(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, seq: 
   // A record longer than the buffer (rare: records are small) is read whole by the line reader.
   const bytes = nl >= 0 ? located.subarray(lineStart, nl) : linesForward(ops, fd, paths.records, offset, head.size).next().value?.bytes;
   if (!bytes) return null;
-  const text = bytes.toString('utf8');
-  let value: { seq?: unknown; kind?: unknown } | null;
-  try {
-    value = JSON.parse(text) as { seq?: unknown; kind?: unknown } | null;
-  } catch {
-    return null;
-  }
-  if (value === null || typeof value !== 'object' || value.seq !== seq || typeof value.kind !== 'string' || !kinds.has(value.kind)) return null;
+  const line = decodeRecordLine(bytes, { seq, chained: true });
+  if (line instanceof LineProblem || !kinds.has(line.record.kind)) return null;
   // Parsed once: the record itself is kept (frozen, as every kept record is), not its text.
-  return { seq, offset, id: idFromLine(text, value), record: frozenRecordOf(value as LedgerRecord) };
+  return { seq, offset, id: line.id, record: frozenRecordOf(line.record) };
 }
 
 /** Whether the line ending at the memo's `end` is its record: that seq, that id. */
@@ -310,9 +335,7 @@ function endsAt(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, memo: 
   if (memo.seq === head.seq) return memo.end === head.size && memo.id === head.tail;
   try {
     const { bytes } = lineEndingAt(ops, fd, paths.records, memo.end);
-    if (!isUtf8(bytes)) return false;
-    const { record, id } = parseRecordLine(bytes.toString('utf8'), 'the fold memo');
-    return record.seq === memo.seq && id === memo.id;
+    return !(decodeRecordLine(bytes, { seq: memo.seq, id: memo.id }) instanceof LineProblem);
   } catch {
     return false; // no line ends there, or not a canonical record: the memo does not match
   }
@@ -344,23 +367,7 @@ function parseMemo(bytes: Buffer | null): Memo | null {
   return m as Memo;
 }
 
-/** The memo's bytes, or null: none, a link, FIFO or device, unreadable, or over MEMO_MAX_BYTES. */
-function readSmallFile(path: string): Buffer | null {
-  try {
-    return readRegularFileUpTo(path, MEMO_MAX_BYTES);
-  } catch {
-    return null;
-  }
-}
-
 function writeMemo(ops: FileOps, paths: LedgerPaths, memo: Memo): void {
-  const dir = join(paths.dir, 'index');
-  try {
-    ops.mkdir(dir, 0o755);
-    replaceFileDurable(ops, dir, MEMO_FILE, Buffer.from(JSON.stringify(memo) + '\n'));
-  } catch (e) {
-    // Policy (header): a memo the disk refuses is a cost, never a failure.
-    if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
-  }
+  // Policy (header): a memo the disk refuses is a cost, never a failure (../cache/ ledgerFile).
+  paths.cache?.ledgerFile('fold-memo', ops, join(paths.dir, 'index'), MEMO_FILE).set(Buffer.from(JSON.stringify(memo) + '\n'));
 }
-

@@ -21,8 +21,8 @@
 // value differently, and `ledger render --check` compares with a fresh render). They are written
 // without fsync: a lost, torn or foreign file is no file, and the next render makes them afresh.
 // Only the fragments a render used are kept, so the file holds at most ACTIVE_LIMIT of them.
-import { join } from 'node:path';
-import { ledgerStateName, readStateCache, writeStateCache } from '../store/state-dir.js';
+import { ledgerStateName } from '../store/state-dir.js';
+import type { LedgerCache } from '../cache/ledger-cache.js';
 
 /** What a renderer asks of its fragments: the text made earlier for `key`, or undefined. */
 export interface Fragments {
@@ -73,13 +73,13 @@ export class KeptFragments implements Fragments {
   }
 }
 
-const fileOf = (stateDir: string, realDir: string, genesis: string) => ({ dir: join(stateDir, 'views'), name: `${ledgerStateName(realDir, genesis)}.json` });
+const fileOf = (cache: LedgerCache, realDir: string, genesis: string) => cache.userFile('fragments', 'views', `${ledgerStateName(realDir, genesis)}.json`);
 
-/** This user's fragments for the ledger at `realDir` with `genesis`, made by renderer `identity`; none when there are none to believe. */
-export function readFragments(stateDir: string, realDir: string, genesis: string, identity: string): KeptFragments {
-  const f = fileOf(stateDir, realDir, genesis);
+/** This user's fragments for the ledger at `realDir` with `genesis`, made by renderer `identity`; none when there are none to believe (or no caches). */
+export function readFragments(cache: LedgerCache | undefined, realDir: string, genesis: string, identity: string): KeptFragments {
   const none = new KeptFragments(new Map());
-  const v = readStateCache(f.dir, f.name) as { v?: unknown; dir?: unknown; genesis?: unknown; identity?: unknown; fragments?: unknown } | null;
+  if (!cache?.enabled) return none;
+  const v = fileOf(cache, realDir, genesis).get() as { v?: unknown; dir?: unknown; genesis?: unknown; identity?: unknown; fragments?: unknown } | null;
   if (v === null || typeof v !== 'object' || v.v !== 1 || v.dir !== realDir || v.genesis !== genesis || v.identity !== identity || !Array.isArray(v.fragments)) return none;
   const had = new Map<string, string>();
   for (const e of v.fragments as unknown[]) {
@@ -90,7 +90,7 @@ export function readFragments(stateDir: string, realDir: string, genesis: string
 }
 
 /** Writes back the fragments a render used (Policy, header: best effort, unsynced). */
-export function keepFragments(stateDir: string, realDir: string, genesis: string, identity: string, kept: KeptFragments): void {
-  if (!kept.changed()) return;
-  writeStateCache(stateDir, 'views', fileOf(stateDir, realDir, genesis).name, { v: 1, dir: realDir, genesis, identity, fragments: kept.entries() });
+export function keepFragments(cache: LedgerCache | undefined, realDir: string, genesis: string, identity: string, kept: KeptFragments): void {
+  if (!cache?.enabled || !kept.changed()) return;
+  fileOf(cache, realDir, genesis).set({ v: 1, dir: realDir, genesis, identity, fragments: kept.entries() });
 }

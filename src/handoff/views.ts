@@ -36,7 +36,7 @@ import { GENESIS_MARKER, VIEW_MARKER, renderMarkdown } from './render-md.js';
 import { renderYaml } from './render-yml.js';
 import { RENDER_FORMAT, keepFragments, readFragments, type Fragments } from './view-fragments.js';
 import { yamlVersion } from './yaml-lib.js';
-import { ledgerKeyPath, stateDirOf } from '../store/state-dir.js';
+import { realDirOf } from '../store/state-dir.js';
 import { readWorkLogFast } from './fold-memo.js';
 import type { WorkLog } from './workitems.js';
 
@@ -231,21 +231,25 @@ export function assertViewTargets(viewsDir: string): void {
   for (const name of VIEW_FILES) assertReplaceable(realFileOps, join(viewsDir, name));
 }
 
+/** The paths of a ledger given as paths (a Ledger's, with its caches) or as a directory (no caches). */
+const pathsOf = (ledger: LedgerPaths | string): LedgerPaths => (typeof ledger === 'string' ? ledgerPaths(ledger) : ledger);
+
 /**
  * Renders the current ledger and replaces both views; a view a person edited is kept beside it
  * first (`now` names the copy). A view that is a symbolic link or not a regular file is refused,
  * and so is one rendered from another ledger unless `adopt` (then it is rewritten from this one).
+ * `ledger`: a Ledger's paths (its caches serve the fold and the fragments), or the ledger directory.
  */
-export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, now: Date = new Date(), adopt = false): WrittenViews {
-  const paths = ledgerPaths(ledgerDir);
+export function writeViews(ledger: LedgerPaths | string, viewsDir: string, waitMs: number, now: Date = new Date(), adopt = false): WrittenViews {
+  const paths = pathsOf(ledger);
+  const ledgerDir = paths.dir;
   const lock = acquireLock(realFileOps, join(paths.dir, 'views.lock'), waitMs);
   try {
     const log = readWorkLog(paths);
     // Speed (view-fragments.ts): this user's fragments of the last render, for what did not change.
-    const stateDir = stateDirOf(paths);
-    const realDir = ledgerKeyPath(paths.dir);
+    const realDir = realDirOf(paths);
     const identity = log.genesis === null ? null : rendererIdentity();
-    const fragments = identity === null ? undefined : readFragments(stateDir, realDir, log.genesis!, identity);
+    const fragments = identity === null || !paths.cache?.enabled ? undefined : readFragments(paths.cache, realDir, log.genesis!, identity);
     const views = renderViews(log, fragments);
     const kept: KeptEdit[] = [];
     // Both views are read (and a link or FIFO refused) before either is written.
@@ -262,7 +266,7 @@ export function writeViews(ledgerDir: string, viewsDir: string, waitMs: number, 
     } catch (e) {
       throw ioError(e, 'write', VIEW_FILES.map((name) => join(viewsDir, name)).join(' and '));
     }
-    if (fragments) keepFragments(stateDir, realDir, log.genesis!, identity!, fragments);
+    if (fragments) keepFragments(paths.cache, realDir, log.genesis!, identity!, fragments);
     return { dir: viewsDir, through: log.through, files: VIEW_FILES.map((n) => join(viewsDir, n)), kept };
   } finally {
     lock.release();
@@ -276,8 +280,8 @@ export interface ViewCheck { file: string; status: ViewStatus; through_seq: numb
 const MARKER_RE = new RegExp(`${VIEW_MARKER} (\\d+) (sha256:[0-9a-f]{64})`);
 
 /** Compares each view with the render of the current ledger; never writes. */
-export function checkViews(ledgerDir: string, viewsDir: string): { ok: boolean; through: WorkLog['through']; views: ViewCheck[] } {
-  const paths = ledgerPaths(ledgerDir);
+export function checkViews(ledger: LedgerPaths | string, viewsDir: string): { ok: boolean; through: WorkLog['through']; views: ViewCheck[] } {
+  const paths = pathsOf(ledger);
   const head = publishedHead(paths);
   const log = readWorkLog(paths, head);
   const expected = renderViews(log);

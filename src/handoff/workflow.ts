@@ -89,7 +89,7 @@ export async function refreshViews(w: LedgerWriter, views: string | false | unde
   const dir = views ?? defaultViewsDir(w.paths.dir);
   try {
     // A person's edit of a view is kept beside it by writeViews; the caller is told (SPEC 10).
-    for (const k of writeViews(w.paths.dir, dir, w.store.waitMs ?? 10_000, new Date(), adopt).kept) warnings.push(keptNotice(k));
+    for (const k of writeViews(w.paths, dir, w.store.waitMs ?? 10_000, new Date(), adopt).kept) warnings.push(keptNotice(k));
     return { ok: true, dir };
   } catch (e) {
     warnings.push(`the record is published but the views in ${dir} were not rewritten (${(e as Error).message}); run \`ledger render\``);

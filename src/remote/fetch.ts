@@ -2,11 +2,12 @@
 // new: from a point this machine already trusts (its anchor, or its own local copy), every new
 // record's bytes, link, signature and key pin, and the fetched HEAD over them. The fetched ref
 // is attacker-controlled input: nothing of it reaches the local copy before this passes.
-import { isCanonicalText, idFromLine } from '../canonical.js';
+import { idFromLine } from '../canonical.js';
 import { LedgerError, type ErrorCode } from '../errors.js';
 import { pinProblem, type Trust } from '../keys/trust.js';
-import { MAX_LINE_BYTES, headProblems, recordProblems, type Head, type LedgerRecord } from '../record.js';
-import { verifySig } from '../sign.js';
+import { MAX_LINE_BYTES, headProblems, type Head } from '../record.js';
+import { LineProblem, canonicalValue, decodeRecordLine, type LineProblemKind } from '../record-line.js';
+import { verifySig, type KeyMemo } from '../sign.js';
 import { gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from './git.js';
 import { join } from 'node:path';
 import { realFileOps } from '../fs/ops.js';
@@ -89,25 +90,37 @@ export interface VerifiedRemote {
   firstSeq: number;
 }
 
+/**
+ * A record line this machine verified (verifyRemote) or wrote, its newline included, parsed as
+ * such (record-line.ts `chained`): its ts and id. OP_CORRUPT if it is not one after all.
+ */
+export function verifiedLine(line: Buffer): { ts: string; id: string } {
+  const got = decodeRecordLine(line[line.length - 1] === 0x0a ? line.subarray(0, -1) : line, { chained: true });
+  if (got instanceof LineProblem) throw new LedgerError('OP_CORRUPT', `a record line read back ${got.why}`, { problem: got.kind });
+  return { ts: got.record.ts, id: got.id };
+}
+
+/** A remote record line's problem (record-line.ts) as the remote's refusal: its form, or its place in the chain. */
+const REMOTE_CODE: Record<LineProblemKind, ErrorCode> = {
+  utf8: 'REMOTE_SCHEMA', json: 'REMOTE_SCHEMA', canonical: 'REMOTE_SCHEMA', schema: 'REMOTE_SCHEMA', seq: 'REMOTE_LINKAGE', link: 'REMOTE_LINKAGE', id: 'REMOTE_LINKAGE',
+};
+
 function refusal(code: ErrorCode, message: string, data: Record<string, unknown> = {}): LedgerError {
   return new LedgerError(code, message, data, 'nothing was changed; run `ledger doctor` and review the remote ref before anyone writes');
 }
 
 function parseRemoteHead(bytes: Buffer | null, commit: string): Head {
   if (!bytes) throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} has no HEAD blob`, { commit });
-  const text = bytes.toString('utf8');
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch {
-    throw refusal('REMOTE_SCHEMA', 'the remote HEAD is not JSON', { commit });
-  }
-  const problems = headProblems(v);
-  if (problems.length || !text.endsWith('\n') || !isCanonicalText(v, text.slice(0, -1)) || !Buffer.from(text).equals(bytes)) {
+  // As the local HEAD (store/head.ts): canonical JSON and a newline, read as a record line is.
+  const newline = bytes.length > 0 && bytes[bytes.length - 1] === 0x0a;
+  const line = canonicalValue(newline ? bytes.subarray(0, -1) : bytes);
+  if (line instanceof LineProblem && line.kind !== 'canonical') throw refusal('REMOTE_SCHEMA', `the remote HEAD ${line.why}`, { commit });
+  const problems = line instanceof LineProblem ? [] : headProblems(line.value);
+  if (problems.length || line instanceof LineProblem || !newline) {
     throw refusal('REMOTE_SCHEMA', `the remote HEAD is malformed (${problems[0] ?? 'not canonical JSON'})`, { commit });
   }
-  const head = v as Head;
-  if (!verifySig('head', idFromLine(text, head), head.sig)) throw refusal('REMOTE_SIGNATURE', 'the remote HEAD has a signature that does not verify', { commit });
+  const head = line.value as Head;
+  if (!verifySig('head', idFromLine(line.text, head), head.sig)) throw refusal('REMOTE_SIGNATURE', 'the remote HEAD has a signature that does not verify', { commit });
   return head;
 }
 
@@ -146,7 +159,8 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   }
   mustHold.forEach((p, i) => {
     const line = held[i];
-    const id = line && line.length > 1 && line[line.length - 1] === 0x0a ? idFromLine(line.subarray(0, -1).toString('utf8')) : null;
+    const got = line && line.length > 1 && line[line.length - 1] === 0x0a ? decodeRecordLine(line.subarray(0, -1), { seq: p.seq }) : null;
+    const id = got === null || got instanceof LineProblem ? null : got.id;
     if (id !== p.id) {
       throw new LedgerError('REMOTE_LINKAGE', `fork: the remote ledger does not hold ${p.what}'s record at seq ${p.seq} (${p.id.slice(0, 15)}…)`, { kind: 'fork', seq: p.seq, expected: p.id, actual: id, commit });
     }
@@ -162,30 +176,22 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   let genesis: string | null = null;
   const latest = nowMs + SKEW_MS;
   const lines: Buffer[] = [];
+  // This verification's key objects (sign.ts KeyMemo: a ledger has few keys), dropped with it.
+  const keys: KeyMemo = new Map();
   blobs.forEach((blob, i) => {
     const seq = seqs[i];
     const where = `the remote record at seq ${seq}`;
     if (!blob) throw refusal('REMOTE_LINKAGE', `${where} is missing from the tree`, { seq, commit });
     if (blob.length > MAX_LINE_BYTES + 1 || blob[blob.length - 1] !== 0x0a) throw refusal('REMOTE_SCHEMA', `${where} is not one line`, { seq, commit });
-    const text = blob.subarray(0, -1).toString('utf8');
-    let v: unknown;
-    try {
-      v = JSON.parse(text);
-    } catch {
-      throw refusal('REMOTE_SCHEMA', `${where} is not JSON`, { seq, commit });
-    }
-    // SPEC 4: bytes, not a re-encoding; a line that is not UTF-8 would not survive the round trip.
-    if (!Buffer.from(text, 'utf8').equals(blob.subarray(0, -1)) || !isCanonicalText(v, text)) throw refusal('REMOTE_SCHEMA', `${where} is not a canonical record line`, { seq, commit });
-    const problems = recordProblems(v);
-    if (problems.length) throw refusal('REMOTE_SCHEMA', `${where} is malformed (${problems[0]})`, { seq, commit });
-    const r = v as LedgerRecord;
-    const id = idFromLine(text, r);
-    if (r.seq !== seq || r.prev_tail_hash !== prev.id) throw refusal('REMOTE_LINKAGE', `${where} does not link to seq ${prev.seq}`, { seq, commit });
+    // SPEC 4: bytes, not a re-encoding (record-line.ts), and the record linked to the one before it.
+    const got = decodeRecordLine(blob.subarray(0, -1), { seq, prev: prev.id, schema: true });
+    if (got instanceof LineProblem) throw refusal(REMOTE_CODE[got.kind], `${where} ${got.why}`, { seq, commit });
+    const { record: r, id } = got;
     if (seq === 0) {
       if (r.kind !== 'genesis') throw refusal('REMOTE_LINKAGE', 'the remote record at seq 0 is not a genesis record', { commit });
       genesis = id;
     }
-    if (!verifySig('record', id, r.sig)) throw refusal('REMOTE_SIGNATURE', `${where} has a signature that does not verify`, { seq, commit });
+    if (!verifySig('record', id, r.sig, keys)) throw refusal('REMOTE_SIGNATURE', `${where} has a signature that does not verify`, { seq, commit });
     const pin = pinProblem(trust, r.sig.key, seq, r.agent);
     if (pin) throw refusal('REMOTE_KEY_PIN', `${where}: ${pin}`, { seq, commit });
     if (prev.ts !== null && Date.parse(r.ts) < Date.parse(prev.ts)) throw refusal('REMOTE_FRESHNESS', `${where} is earlier than the record before it`, { seq, commit });

@@ -28,7 +28,7 @@ import type { LedgerPaths } from '../store/paths.js';
 import { readTailLine } from '../store/read.js';
 import type { Attempt, PlacedWrite, PublishOutcome, Publisher } from '../store/publisher.js';
 import { readAnchor, writeAnchor, type Anchor } from './anchor.js';
-import { ensureRepo, fetchLedgerRef, unreachable, verifyRemote, type ChainPoint } from './fetch.js';
+import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyRemote, type ChainPoint } from './fetch.js';
 import { holdKind, holdRefusal, readHold, setHold } from './hold.js';
 import { appendOutbox } from './outbox.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
@@ -193,7 +193,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     const last = v.lines.length ? v.lines[v.lines.length - 1] : null;
     writeAnchor(this.rp, {
       v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, commit: tip,
-      ts: last ? (JSON.parse(last.toString('utf8')) as { ts: string }).ts : from!.ts,
+      ts: last ? verifiedLine(last).ts : from!.ts,
       ...this.contention(a),
     });
     return fresh.length;
@@ -225,7 +225,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
         // has an anchor ahead of its copy, and the next refresh takes the records from the remote.
         // (No update of FETCHED_REF: the build ref, tree.ts BUILT_REF, names this commit and
         // keeps its objects; the next fetch knows it as the anchor's.)
-        writeAnchor(this.rp, { v: 1, genesis: head.genesis, seq: head.seq, tail: head.tail, size: head.size, ts: (JSON.parse(lastLine.toString('utf8')) as { ts: string }).ts, commit, ...this.contention(a) });
+        writeAnchor(this.rp, { v: 1, genesis: head.genesis, seq: head.seq, tail: head.tail, size: head.size, ts: verifiedLine(lastLine).ts, commit, ...this.contention(a) });
         return 'published';
       case 'moved':
         return 'moved';

@@ -10,7 +10,6 @@
 //                 anchor on the remote as it is now, verified from genesis
 import { rmSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { idFromLine } from '../canonical.js';
 import { LedgerError } from '../errors.js';
 import { mkdirDurable } from '../fs/durable.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
@@ -26,7 +25,7 @@ import { readRecords, type RecordAt } from '../store/read.js';
 import { foldWorkLog } from '../handoff/workitems.js';
 import { leaseLive } from '../handoff/lease.js';
 import { readAnchor, writeAnchor } from './anchor.js';
-import { ensureRepo, fetchLedgerRef, unreachable, verifyRemote } from './fetch.js';
+import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyRemote } from './fetch.js';
 import { gitComplaint, gitOk, runGit } from './git.js';
 import { clearHold, readHold } from './hold.js';
 import { RemoteLink, type LinkAttempt, type LinkOptions } from './link.js';
@@ -221,7 +220,7 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
 }
 
 function tsOf(line: Buffer): string {
-  return (JSON.parse(line.toString('utf8')) as { ts: string }).ts;
+  return verifiedLine(line).ts;
 }
 
 function lastTs(ops: FileOps, paths: LedgerPaths, size: number): string {
@@ -283,7 +282,7 @@ export function outboxConflict(entry: OutboxEntry, records: Iterable<RecordAt>, 
 /** `ledger sync`: see the header. `store.publisher` must be the link. */
 export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: RemoteLink }, signerOf: () => Signer | null): SyncReport {
   const ops = store.ops ?? realFileOps;
-  const paths = ledgerPaths(store.dir);
+  const paths = ledgerPaths(store.dir, store.guard?.stateDir, store.cache);
   const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
   let fetched: LinkAttempt;
   try {
@@ -330,7 +329,7 @@ export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: 
  */
 export function acceptRemote(ctx: RemoteContext, store: StoreOptions, trust: Trust, now: Date): { seq: number; commit: string; adopted: number } {
   const ops = store.ops ?? realFileOps;
-  const paths = ledgerPaths(store.dir);
+  const paths = ledgerPaths(store.dir, store.guard?.stateDir, store.cache);
   const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
   try {
     ensureRepo(ctx.rp.repo);
@@ -358,7 +357,7 @@ export function acceptRemote(ctx: RemoteContext, store: StoreOptions, trust: Tru
   }
 }
 
-const idOfLine = (line: Buffer): string => idFromLine(line.subarray(0, -1).toString('utf8'));
+const idOfLine = (line: Buffer): string => verifiedLine(line).id;
 
 /** What `status`, `resume` and `doctor` say about the remote, without touching the network. */
 export interface RemoteSummary {

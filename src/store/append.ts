@@ -49,6 +49,7 @@ import { openToRead } from '../fs/lines.js';
 import { quarantineUnpublished, QUARANTINE_NAME_RE, type RecoverReport } from './recover.js';
 import { stateDirFrom } from './state-dir.js';
 import type { Attempt, Publisher } from './publisher.js';
+import type { LedgerCache } from '../cache/ledger-cache.js';
 
 export interface StoreOptions {
   dir: string;
@@ -65,6 +66,8 @@ export interface StoreOptions {
   guard?: WriterGuard;
   /** Where the ledger is published beyond this disk (SPEC 11, src/remote/); see publisher.ts. */
   publisher?: Publisher;
+  /** The Ledger's caches (../cache/): what the steps below believe, after their own checks; none without it. */
+  cache?: LedgerCache;
 }
 
 export interface Appended {
@@ -94,7 +97,7 @@ export const DEFAULT_WAIT_MS = 10_000;
 function resolve(opts: StoreOptions) {
   const guard = opts.guard ?? { stateDir: stateDirFrom(process.env), trust: null };
   return {
-    paths: ledgerPaths(opts.dir, guard.stateDir),
+    paths: ledgerPaths(opts.dir, guard.stateDir, opts.cache),
     ops: opts.ops ?? realFileOps,
     waitMs: opts.waitMs ?? DEFAULT_WAIT_MS,
     now: opts.now ?? (() => new Date()),
@@ -134,7 +137,7 @@ export function transact(
   const { paths, ops, waitMs, now, guard } = resolve(opts);
   if (!ops.exists(paths.head)) throw notALedger(paths, ops);
   // Before the lock: a state directory that cannot hold the mark refuses the append up front.
-  prepareMarks(guard.stateDir);
+  prepareMarks(guard.stateDir, paths.cache);
   const write: Write = { ops, paths, guard, now, signer, decide, checkedDrafts };
   // 2. the lock
   const lock = acquireLock(ops, paths.lock, waitMs);
@@ -189,7 +192,7 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   const st = writeLinesThenHead(ops, paths, { at: head.size, lines: placed.data, headBefore: current.bytes, head: newHead });
   // 10. remember
   const last = placed.appended[placed.appended.length - 1];
-  rememberTail(Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
+  rememberTail(paths, Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
   remember(paths, w.guard, w.signer.publicKey, newHead.head, last.offset, st);
   return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
 }

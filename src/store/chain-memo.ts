@@ -22,8 +22,7 @@ import type { Head } from '../record.js';
 import type { FileOps, FileStat } from '../fs/ops.js';
 import { checkChain, type ChainPoint } from './chain.js';
 import type { LedgerPaths } from './paths.js';
-import { ensureStateDir, forgetStateCaches, ledgerKeyPath, ledgerStateName, stateDirOf } from './state-dir.js';
-import { appendStateLog, readStateLog } from './state-log.js';
+import { ledgerStateName, realDirOf } from './state-dir.js';
 
 interface Memo extends ChainPoint {
   dir: string;
@@ -35,14 +34,12 @@ interface Memo extends ChainPoint {
   ctimeNs: string;
 }
 
-// This process's last memo per ledger: believed exactly as the file's would be (by identity).
-const inMemory = new Map<string, Memo>();
-
-const realDirOf = ledgerKeyPath;
-
-function where(paths: LedgerPaths, genesis: string): { dir: string; name: string; real: string } {
-  const real = realDirOf(paths.dir);
-  return { dir: `${stateDirOf(paths)}/chain`, name: `${ledgerStateName(real, genesis)}.json`, real };
+/** The memo's two places (../cache/): this Ledger's memory, and this user's state log `chain/<ledger>.json`. */
+function caches(paths: LedgerPaths, genesis: string) {
+  const cache = paths.cache;
+  if (!cache?.enabled) return null;
+  const real = realDirOf(paths);
+  return { real, memory: cache.inMemory<Memo>('chain'), file: cache.userLog('chain', 'chain', `${ledgerStateName(real, genesis)}.json`) };
 }
 
 const sameFile = (m: Memo, st: FileStat) =>
@@ -62,19 +59,19 @@ function parseMemo(text: string | null, real: string, genesis: string): Memo | n
 
 /** The checked prefix the memo vouches for on this very file, or null (check from byte 0). */
 function trustedPrefix(paths: LedgerPaths, head: Head, st: FileStat): ChainPoint | null {
-  const w = where(paths, head.genesis);
-  const key = `${w.real}\0${head.genesis}`;
-  let m: Memo | null | undefined = inMemory.get(key);
-  if (!m || !sameFile(m, st)) {
+  const c = caches(paths, head.genesis);
+  if (!c) return null;
+  let m = c.memory.get();
+  if (!m || m.dir !== c.real || m.genesis !== head.genesis || !sameFile(m, st)) {
     let text: string | null = null;
     try {
-      text = readStateLog(`${w.dir}/${w.name}`)?.text ?? null;
+      text = c.file.get();
     } catch {
       text = null; // Policy: a memo that cannot be read is no memo (a full check), never a failure
     }
-    m = parseMemo(text, w.real, head.genesis);
+    m = parseMemo(text, c.real, head.genesis);
     if (!m || !sameFile(m, st)) return null;
-    inMemory.set(key, m);
+    c.memory.set(m);
   }
   if (m.offset > head.size || m.seq > head.seq) return null;
   return { offset: m.offset, seq: m.seq, id: m.id };
@@ -82,15 +79,15 @@ function trustedPrefix(paths: LedgerPaths, head: Head, st: FileStat): ChainPoint
 
 /** Records that the file with identity `st` is a checked chain through `through`. Best effort. */
 export function rememberChain(paths: LedgerPaths, genesis: string, st: FileStat | null, through: ChainPoint): void {
-  if (st === null) return;
-  const w = where(paths, genesis);
+  const c = st === null ? null : caches(paths, genesis);
+  if (!c || st === null) return;
   const memo: Memo = {
-    dir: w.real, genesis, dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs),
+    dir: c.real, genesis, dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs),
     offset: through.offset, seq: through.seq, id: through.id,
   };
-  inMemory.set(`${w.real}\0${genesis}`, memo);
+  c.memory.set(memo);
   try {
-    appendStateLog(ensureStateDir(stateDirOf(paths), 'chain'), w.name, JSON.stringify(memo));
+    c.file.set(JSON.stringify(memo));
   } catch (e) {
     // Policy: the memo is a cache; a state directory that refuses it costs the next reader a
     // full check, and never fails a read or a published append.
@@ -101,8 +98,7 @@ export function rememberChain(paths: LedgerPaths, genesis: string, st: FileStat 
 /**
  * The chain check of records.jsonl (open as `fd`) through HEAD, believing the memo's prefix
  * where it matches the file exactly. Throws OP_CORRUPT (chain.ts). Returns the file's identity
- * as checked (null when `ops` cannot fstat: then every check is a full one); `stat`: the caller's
- * fstat of `fd`, taken just before.
+ * as checked (null when `ops` cannot tell). `stat`: the caller's fstat of `fd`, taken just before.
  */
 export function assertChain(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, stat?: FileStat | null): FileStat | null {
   const st = stat !== undefined ? stat : ops.fstat ? ops.fstat(fd) : null;
@@ -111,10 +107,4 @@ export function assertChain(ops: FileOps, fd: number, paths: LedgerPaths, head: 
   const through = { offset: head.size, seq: head.seq, id: head.tail };
   if (st && !(from && from.offset === through.offset)) rememberChain(paths, head.genesis, st, through);
   return st;
-}
-
-/** Forgets this process's memos (tests: a fresh process). */
-export function forgetChainMemo(): void {
-  inMemory.clear();
-  forgetStateCaches();
 }

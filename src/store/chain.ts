@@ -9,10 +9,9 @@
 // O(bytes checked). chain-memo.ts says how much of the file is known checked already, so a
 // writer appending in a loop and a reader after it check only the bytes that are new.
 // Attacker-controlled input: every byte read here comes from records.jsonl.
-import { isUtf8 } from 'node:buffer';
-import { idFromLine, isCanonicalText } from '../canonical.js';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Head } from '../record.js';
+import { readRecordLine } from '../record-line.js';
 import { linesForward } from '../fs/lines.js';
 import type { FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
@@ -26,12 +25,12 @@ export interface ChainPoint {
 }
 
 const broken = (paths: LedgerPaths, offset: number, why: string) =>
-  new LedgerError('OP_CORRUPT', `${paths.records} is not the chain HEAD publishes: the line at byte ${offset} ${why}`, { path: paths.records, offset }, RUN_AUDIT);
+  new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} ${why}`, { path: paths.records, offset }, RUN_AUDIT);
 
 /**
  * Checks the lines of the open file `fd` from just after `from` (null: from byte 0, the
  * genesis) through HEAD's size, and that they end at HEAD's tail. Throws OP_CORRUPT naming the
- * first line that breaks the chain.
+ * first line that breaks the chain (record-line.ts: what each line must be).
  */
 export function checkChain(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, from: ChainPoint | null): void {
   let seq = from ? from.seq + 1 : 0;
@@ -39,23 +38,7 @@ export function checkChain(ops: FileOps, fd: number, paths: LedgerPaths, head: H
   let offset = from ? from.offset : 0;
   if (offset > head.size) throw broken(paths, offset, `lies past HEAD's size ${head.size}`);
   for (const { bytes, offset: at } of linesForward(ops, fd, paths.records, offset, head.size)) {
-    if (!isUtf8(bytes)) throw broken(paths, at, 'is not UTF-8');
-    const text = bytes.toString('utf8');
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw broken(paths, at, 'is not JSON');
-    }
-    if (value === null || typeof value !== 'object' || Array.isArray(value) || !isCanonicalText(value, text)) {
-      throw broken(paths, at, 'is not a canonical record line');
-    }
-    const rec = value as { seq?: unknown; prev_tail_hash?: unknown };
-    if (rec.seq !== seq) throw broken(paths, at, `has seq ${String(rec.seq)}, expected ${seq}`);
-    if (rec.prev_tail_hash !== prev) {
-      throw broken(paths, at, `(seq ${seq}) does not link to the record before it (its prev_tail_hash is not ${prev === null ? 'null' : prev}): a record before it was changed`);
-    }
-    prev = idFromLine(text, value);
+    prev = readRecordLine(bytes, paths.records, at, { seq, prev }).id;
     if (seq === 0 && prev !== head.genesis) throw broken(paths, at, `is a genesis record whose id is not HEAD's genesis ${head.genesis}`);
     offset = at + bytes.length + 1;
     seq++;

@@ -12,16 +12,16 @@
 // Each refusal exits 3, names the cause and changes nothing: it is made under the lock, before
 // anything is written.
 import { readdirSync } from 'node:fs';
-import { isUtf8 } from 'node:buffer';
-import { idFromLine, isCanonicalText } from '../canonical.js';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
+import { LineProblem, decodeRecordLine } from '../record-line.js';
 import { linesForward, openToRead } from '../fs/lines.js';
 import type { FileOps } from '../fs/ops.js';
 import { readTrust } from '../keys/trust-file.js';
 import { pinProblem, type Trust } from '../keys/trust.js';
 import type { Head } from '../record.js';
 import type { LedgerPaths } from './paths.js';
-import { ensureStateDir, keyStateName, ledgerKeyPath, ledgerStateName } from './state-dir.js';
+import { ensureStateDir, keyStateName, ledgerStateName, realDirOf } from './state-dir.js';
+import type { LedgerCache } from '../cache/ledger-cache.js';
 import { appendStateLog, readStateLog } from './state-log.js';
 
 /** Where a writer finds the pins that HEAD's key is checked against: a trust file, the parsed keys, or none. */
@@ -106,13 +106,13 @@ function readMarkFile(path: string, real: string, genesis: string, key: string |
 
 /** This writer's mark for the ledger at `paths` with genesis `genesis`; null when it never published there. */
 export function readMark(stateDir: string, paths: LedgerPaths, genesis: string, key: string): Mark | null {
-  const real = ledgerKeyPath(paths.dir);
+  const real = realDirOf(paths);
   return readMarkFile(`${markDir(stateDir)}/${markName(real, genesis, key)}`, real, genesis, key);
 }
 
 /** Every mark of this user for the ledger (any key): what `recover`, which may have no key, checks. */
 export function readAllMarks(stateDir: string, paths: LedgerPaths, genesis: string): Mark[] {
-  const real = ledgerKeyPath(paths.dir);
+  const real = realDirOf(paths);
   const prefix = `${ledgerStateName(real, genesis)}-`;
   let names: string[];
   try {
@@ -146,22 +146,9 @@ export function checkMark(ops: FileOps, paths: LedgerPaths, head: Head, mark: Ma
   } finally {
     ops.close(fd);
   }
-  let id: string | null = null;
-  let seq: unknown;
-  if (line !== null && isUtf8(line)) {
-    const text = line.toString('utf8');
-    try {
-      const v = JSON.parse(text) as { seq?: unknown };
-      if (v !== null && typeof v === 'object' && !Array.isArray(v) && isCanonicalText(v, text)) {
-        seq = v.seq;
-        id = idFromLine(text, v);
-      }
-    } catch {
-      id = null;
-    }
-  }
-  if (id === null) throw fork(`there is no record line at byte ${mark.offset}`);
-  if (seq !== mark.seq || id !== mark.tail) throw fork(`the record at byte ${mark.offset} is seq ${String(seq)} ${short(id)}`);
+  const got = line === null ? null : decodeRecordLine(line);
+  if (got === null || got instanceof LineProblem) throw fork(`there is no record line at byte ${mark.offset}`);
+  if (got.record.seq !== mark.seq || got.id !== mark.tail) throw fork(`the record at byte ${mark.offset} is seq ${String(got.record.seq)} ${short(got.id)}`);
 }
 
 /**
@@ -171,7 +158,7 @@ export function checkMark(ops: FileOps, paths: LedgerPaths, head: Head, mark: Ma
  * made before the append, so this fails only when the disk refuses).
  */
 export function raiseMark(stateDir: string, paths: LedgerPaths, genesis: string, key: string, mark: Mark): void {
-  const real = ledgerKeyPath(paths.dir);
+  const real = realDirOf(paths);
   const file: MarkFile = { v: 1, dir: real, genesis, key, seq: mark.seq, tail: mark.tail, offset: mark.offset };
   try {
     appendStateLog(markDir(stateDir), markName(real, genesis, key), JSON.stringify(file));
@@ -181,6 +168,6 @@ export function raiseMark(stateDir: string, paths: LedgerPaths, genesis: string,
 }
 
 /** Makes the marks directory before an append, so a state directory that refuses is refused up front. */
-export function prepareMarks(stateDir: string): void {
-  ensureStateDir(stateDir, 'marks');
+export function prepareMarks(stateDir: string, cache?: LedgerCache): void {
+  ensureStateDir(stateDir, 'marks', cache);
 }

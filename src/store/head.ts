@@ -1,16 +1,21 @@
 // Reading and writing HEAD (SPEC 5). The writer re-checks what it reads (canonical bytes,
 // schema, signature) before building on it: it must never extend a forged pointer.
-import { canonicalAroundSig, digestOf, idFromLine, isCanonicalText } from '../canonical.js';
+import { canonicalAroundSig, digestOf, idFromLine } from '../canonical.js';
+import { LineProblem, canonicalValue } from '../record-line.js';
 import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { headProblems, type Head } from '../record.js';
 import { makeSig, verifySig, type Sig, type Signer } from '../sign.js';
 import { replaceFileDurable } from '../fs/durable.js';
 import type { FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
+import type { LedgerCache } from '../cache/ledger-cache.js';
 
-// The last HEAD this process verified or wrote, by its exact bytes. Identical bytes verify
-// identically, so a writer appending in a loop checks each new HEAD once, not on every append.
-let verified: { bytes: Buffer; head: Head } | null = null;
+/**
+ * The HEAD this Ledger last verified or wrote, by its exact bytes (../cache/ 'head'): identical
+ * bytes verify identically, so a writer appending in a loop checks each new HEAD once, and a
+ * verb that reads HEAD again under a lock verifies it once.
+ */
+const verifiedHead = (cache: LedgerCache | undefined) => cache?.inMemory<{ bytes: Buffer; head: Head }>('head');
 
 /**
  * A copy of a HEAD that shares nothing with it, so neither the cache nor a caller can change the
@@ -22,25 +27,26 @@ function copyHead(h: Head): Head {
 }
 
 /** Parses HEAD's bytes strictly. Attacker-controlled input. */
-export function parseHead(bytes: Buffer, path: string): Head {
+export function parseHead(bytes: Buffer, path: string, cache?: LedgerCache): Head {
+  const memo = verifiedHead(cache);
+  const verified = memo?.get();
   if (verified && verified.bytes.equals(bytes)) return copyHead(verified.head);
-  const text = bytes.toString('utf8');
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new LedgerError('OP_CORRUPT', `${path} is not JSON`, { path }, RUN_AUDIT);
-  }
+  // SPEC 5: HEAD is JCS(head) + "\n" (UTF-8 and canonical, as a record line: record-line.ts),
+  // and its digest is computed like a record id.
+  const newline = bytes.length > 0 && bytes[bytes.length - 1] === 0x0a;
+  const line = canonicalValue(newline ? bytes.subarray(0, -1) : bytes);
+  if (line instanceof LineProblem && line.kind !== 'canonical') throw new LedgerError('OP_CORRUPT', `${path} ${line.why}`, { path }, RUN_AUDIT);
+  // Parsed again only on the way to a refusal, to name what is malformed before what is not canonical.
+  const value = line instanceof LineProblem ? JSON.parse(bytes.toString('utf8')) as unknown : line.value;
   const problems = headProblems(value);
   if (problems.length) throw new LedgerError('OP_CORRUPT', `${path} is malformed (${problems[0]})`, { path, problems }, RUN_AUDIT);
-  // SPEC 5: HEAD is JCS(head) + "\n", and its digest is computed like a record id.
-  if (!text.endsWith('\n') || !isCanonicalText(value, text.slice(0, -1))) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON`, { path }, RUN_AUDIT);
+  if (line instanceof LineProblem || !newline) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON`, { path }, RUN_AUDIT);
   const head = value as Head;
-  const digest = idFromLine(text, head);
-  if (!verifySig('head', digest, head.sig)) {
+  const digest = idFromLine(line.text, head);
+  if (!verifySig('head', digest, head.sig, cache?.keys())) {
     throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify`, { path }, RUN_AUDIT);
   }
-  verified = { bytes: Buffer.from(bytes), head: copyHead(head) };
+  memo?.set({ bytes: Buffer.from(bytes), head: copyHead(head) });
   return head;
 }
 
@@ -58,7 +64,7 @@ export function readHeadWithBytes(ops: FileOps, paths: LedgerPaths): { head: Hea
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw ioError(e, 'read', paths.head);
   }
-  return { head: parseHead(bytes, paths.head), bytes };
+  return { head: parseHead(bytes, paths.head, paths.cache), bytes };
 }
 
 /** A HEAD signed, with its exact line (one canonicalisation for the digest and the bytes). */
@@ -78,5 +84,5 @@ export function signHead(unsigned: Omit<Head, 'sig'>, signer: Signer): SignedHea
 /** Publishes HEAD with the durable replace recipe (temp, fsync, rename, fsync directory). */
 export function writeHead(ops: FileOps, paths: LedgerPaths, signed: SignedHead): void {
   replaceFileDurable(ops, paths.dir, 'HEAD', signed.bytes);
-  verified = { bytes: signed.bytes, head: copyHead(signed.head) };
+  verifiedHead(paths.cache)?.set({ bytes: signed.bytes, head: copyHead(signed.head) });
 }

@@ -13,13 +13,13 @@
 // Whatever located a record, it is shown only after it is read and checked from its bytes:
 // canonical, its id recomputed, its seq the one expected, and linked: the next line's
 // prev_tail_hash (or HEAD's tail, for the last record) names its id (SPEC 4, 5).
-import { isUtf8 } from 'node:buffer';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES, type Head } from '../record.js';
+import { LineProblem, decodeRecordLine, lineError, readRecordLine } from '../record-line.js';
 import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
-import { assertTailIsLastLine, parseRecordLine, readRecords, type RecordAt } from './read.js';
+import { assertTailIsLastLine, readRecords, type RecordAt } from './read.js';
 
 /** A record reference as typed, checked for form only (nothing read yet). */
 export type RecordRef =
@@ -174,35 +174,20 @@ function lineAround(ops: FileOps, fd: number, path: string, pos: number, end: nu
   throw new LedgerError('OP_CORRUPT', `${path} has no line end after byte ${pos} before byte ${end}`, { path, offset: pos }, RUN_AUDIT);
 }
 
-/** The seq a line says it has (a probe of the bisection: JSON only, the full check comes later). */
+/** The seq a line says it has (a probe of the bisection: parsed only, the full check comes later). */
 function probeSeq(bytes: Buffer, path: string, offset: number): number {
-  let seq: unknown;
-  try {
-    seq = (JSON.parse(bytes.toString('utf8')) as { seq?: unknown }).seq;
-  } catch {
-    seq = undefined;
-  }
-  if (!Number.isSafeInteger(seq)) throw new LedgerError('OP_CORRUPT', `${path} line at byte ${offset} is not a record with a seq`, { path, offset }, RUN_AUDIT);
-  return seq as number;
+  const got = decodeRecordLine(bytes, { chained: true, needId: false });
+  if (got instanceof LineProblem || !Number.isSafeInteger(got.record.seq)) throw new LedgerError('OP_CORRUPT', `${path}: the line at byte ${offset} is not a record with a seq`, { path, offset }, RUN_AUDIT);
+  return got.record.seq;
 }
 
 /** The found line as a record: UTF-8, canonical, the seq asked for, and named by the next line's prev_tail_hash. */
 function checked(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, line: Line, seq: number): RecordAt {
-  const where = `${paths.records} line at byte ${line.offset}`;
-  if (!isUtf8(line.bytes)) throw new LedgerError('OP_CORRUPT', `${where} is not UTF-8`, {}, RUN_AUDIT);
-  const { record, id } = parseRecordLine(line.bytes.toString('utf8'), where);
-  if (record.seq !== seq) throw new LedgerError('OP_CORRUPT', `${where} has seq ${String(record.seq)}, expected ${seq}`, {}, RUN_AUDIT);
+  const { record, id } = readRecordLine(line.bytes, paths.records, line.offset, { seq });
   const nextOffset = line.offset + line.bytes.length + 1;
   const next = linesForward(ops, fd, paths.records, nextOffset, head.size, 4096).next();
-  const link = next.done ? undefined : (() => {
-    try {
-      return (JSON.parse(next.value.bytes.toString('utf8')) as { prev_tail_hash?: unknown }).prev_tail_hash;
-    } catch {
-      return undefined;
-    }
-  })();
-  if (link !== id) {
-    throw new LedgerError('OP_CORRUPT', `${where} (seq ${seq}) is not the record the next line links to: its id is ${id}, the next line's prev_tail_hash is ${String(link)}`, { seq, id }, RUN_AUDIT);
-  }
+  // The line after it is the record at the next seq, and links to this one.
+  const linked = next.done ? new LineProblem('link', 'is missing') : decodeRecordLine(next.value.bytes, { seq: seq + 1, prev: id, needId: false });
+  if (linked instanceof LineProblem) throw lineError(linked, paths.records, nextOffset, seq + 1);
   return { seq, offset: line.offset, id, record };
 }

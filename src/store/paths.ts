@@ -1,6 +1,7 @@
 // Where a ledger's files live (SPEC 3). Anything beyond records.jsonl, HEAD and quarantine/ is
 // ours, derivable from those two files, and never trusted by the auditor.
 import { join, resolve } from 'node:path';
+import type { LedgerCache } from '../cache/ledger-cache.js';
 
 export interface LedgerPaths {
   dir: string;
@@ -13,9 +14,14 @@ export interface LedgerPaths {
    * paths use; undefined: the one process.env names. Writers are given theirs explicitly.
    */
   stateDir?: string;
+  /**
+   * What the Ledger that reads these paths has cached about them (../cache/): every reader and
+   * writer below the Ledger finds its caches here; undefined: none at all.
+   */
+  cache?: LedgerCache;
 }
 
-export function ledgerPaths(dir: string, stateDir?: string): LedgerPaths {
+export function ledgerPaths(dir: string, stateDir?: string, cache?: LedgerCache): LedgerPaths {
   const d = resolve(dir);
   return {
     dir: d,
@@ -24,5 +30,6 @@ export function ledgerPaths(dir: string, stateDir?: string): LedgerPaths {
     lock: join(d, 'lock'),
     quarantine: join(d, 'quarantine'),
     ...(stateDir !== undefined ? { stateDir } : {}),
+    ...(cache !== undefined ? { cache } : {}),
   };
 }

@@ -7,13 +7,13 @@
 // and each line before it is the canonical record at the seq before, whose recomputed id is the
 // prev_tail_hash of the record after it. So what is shown is exactly what a forward scan through
 // HEAD would show for those seqs; a line that breaks the chain on the way is OP_CORRUPT.
-import { isUtf8 } from 'node:buffer';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Head } from '../record.js';
+import { readRecordLine } from '../record-line.js';
 import { lineEndingAt, openToRead } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
-import { assertTailIsLastLine, parseRecordLine, type RecordAt } from './read.js';
+import { assertTailIsLastLine, type RecordAt } from './read.js';
 
 const corrupt = (why: string) => new LedgerError('OP_CORRUPT', why, {}, RUN_AUDIT);
 
@@ -30,12 +30,9 @@ export function* recordsBackward(paths: LedgerPaths, head: Head, ops: FileOps = 
     let end = tail.offset;
     for (let seq = head.seq - 1; seq >= 0; seq--) {
       const { bytes, offset } = lineEndingAt(ops, fd, paths.records, end);
-      const where = `${paths.records} line at byte ${offset}`;
-      if (!isUtf8(bytes)) throw corrupt(`${where} is not UTF-8`);
-      const { record, id } = parseRecordLine(bytes.toString('utf8'), where);
-      if (record.seq !== seq) throw corrupt(`${where} has seq ${String(record.seq)}, expected ${seq}`);
-      if (id !== linkTo) throw corrupt(`${where} (seq ${seq}) is not the record the one after it links to (its id is not ${String(linkTo)})`);
-      if (seq === 0 && (offset !== 0 || id !== head.genesis)) throw corrupt(`${where} is not the genesis HEAD names`);
+      // The record at the seq before, whose id is what the record after it links to.
+      const { record, id } = readRecordLine(bytes, paths.records, offset, { seq, id: String(linkTo) });
+      if (seq === 0 && (offset !== 0 || id !== head.genesis)) throw corrupt(`${paths.records}: the line at byte ${offset} is not the genesis HEAD names`);
       yield { seq, offset, id, record };
       linkTo = record.prev_tail_hash;
       end = offset;

@@ -3,10 +3,9 @@
 // (assertPublishedChain: links and ids, chain.ts, with the verified-chain memo of chain-memo.ts),
 // so a record edited in place is refused by every read verb (show, log, resume, render, pending)
 // and by every writer, not shown or built on (issue 13 finding 9).
-import { isUtf8 } from 'node:buffer';
-import { idFromLine, isCanonicalText } from '../canonical.js';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Head, LedgerRecord } from '../record.js';
+import { readRecordLine } from '../record-line.js';
 import { lineEndingAt, linesForward, openToRead, type StoredLine } from '../fs/lines.js';
 import { realFileOps, type FileOps, type FileStat } from '../fs/ops.js';
 import { assertChain } from './chain-memo.js';
@@ -20,37 +19,17 @@ export interface RecordAt {
   record: LedgerRecord;
 }
 
-/**
- * SPEC 4 compares bytes: a line that is not UTF-8 would decode with replacement characters into a
- * string that may well be canonical and signed, so it is refused as bytes, before it is parsed.
- * (The line reader has refused a line over 1 MiB already.)
- */
-const notUtf8 = (where: string) => new LedgerError('OP_CORRUPT', `${where} is not UTF-8`, {}, RUN_AUDIT);
-
-/** Parses one stored line (without its newline), which must be canonical (SPEC 4), and its id. */
-export function parseRecordLine(line: string, where: string): { record: LedgerRecord; id: string } {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    throw new LedgerError('OP_CORRUPT', `${where} is not JSON`, {}, RUN_AUDIT);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || !isCanonicalText(value, line)) {
-    throw new LedgerError('OP_CORRUPT', `${where} is not a canonical record line`, {}, RUN_AUDIT);
-  }
-  return { record: value as LedgerRecord, id: idFromLine(line, value) };
-}
-
-// The last tail line this process parsed or wrote, by its exact bytes and offset (see parseHead's
-// cache): identical bytes parse identically, so a writer appending in a loop re-reads its own
-// last line without parsing, canonicalising and hashing it again.
+// The last tail line this Ledger parsed or wrote, by its exact bytes and offset (../cache/ 'tail',
+// as HEAD's, head.ts): identical bytes parse identically, so a writer appending in a loop re-reads
+// its own last line without parsing, canonicalising and hashing it again.
 // Only the bytes and what was derived from them are kept: a hit parses the same bytes afresh, so
 // a caller that changes a record object it was given cannot change what the cache returns.
-let lastTail: { line: Buffer; seq: number; offset: number; id: string } | null = null;
+interface Tail { line: Buffer; seq: number; offset: number; id: string }
+const lastTail = (paths: LedgerPaths) => paths.cache?.inMemory<Tail>('tail');
 
-/** Remembers the line this process just published as the tail (`line` without its newline). */
-export function rememberTail(line: Buffer, at: { seq: number; offset: number; id: string }): void {
-  lastTail = { line, seq: at.seq, offset: at.offset, id: at.id };
+/** Remembers the line this Ledger just published as the tail (`line` without its newline). */
+export function rememberTail(paths: LedgerPaths, line: Buffer, at: { seq: number; offset: number; id: string }): void {
+  lastTail(paths)?.set({ line, seq: at.seq, offset: at.offset, id: at.id });
 }
 
 /**
@@ -66,13 +45,13 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head, fd?: 
     if (fd === undefined) ops.close(own);
   }
   const { bytes, offset } = line;
-  if (lastTail && lastTail.offset === offset && lastTail.line.equals(bytes)) {
-    return { seq: lastTail.seq, offset, id: lastTail.id, record: JSON.parse(bytes.toString('utf8')) as LedgerRecord };
+  const hit = lastTail(paths)?.get();
+  if (hit && hit.offset === offset && hit.line.equals(bytes)) {
+    return { seq: hit.seq, offset, id: hit.id, record: readRecordLine(bytes, paths.records, offset, { chained: true, needId: false }).record };
   }
-  if (!isUtf8(bytes)) throw notUtf8(`the last record of ${paths.records}`);
-  const { record, id } = parseRecordLine(bytes.toString('utf8'), `the last record of ${paths.records}`);
+  const { record, id } = readRecordLine(bytes, paths.records, offset);
   const at = { seq: record.seq, offset, id, record };
-  rememberTail(bytes, at);
+  rememberTail(paths, bytes, at);
   return at;
 }
 
@@ -126,10 +105,7 @@ export function* readRecords(paths: LedgerPaths, head: Head, fromOffset = 0, fro
     assertTailIsLastLine(ops, paths, head);
     let seq = fromSeq;
     for (const { bytes, offset } of linesForward(ops, fd, paths.records, fromOffset, head.size)) {
-      const where = `${paths.records} line at byte ${offset}`;
-      if (!isUtf8(bytes)) throw notUtf8(where);
-      const { record, id } = parseRecordLine(bytes.toString('utf8'), where);
-      if (record.seq !== seq) throw new LedgerError('OP_CORRUPT', `${where} has seq ${String(record.seq)}, expected ${seq}`, {}, RUN_AUDIT);
+      const { record, id } = readRecordLine(bytes, paths.records, offset, { seq });
       yield { seq, offset, id, record };
       seq++;
     }

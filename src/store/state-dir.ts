@@ -24,6 +24,7 @@ import { LedgerError, ioError } from '../errors.js';
 import { realFileOps } from '../fs/ops.js';
 import { replaceFileUnsynced } from '../fs/durable.js';
 import type { LedgerPaths } from './paths.js';
+import type { LedgerCache } from '../cache/ledger-cache.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -46,31 +47,22 @@ export function stateDirFrom(env: Env): string {
  * (a simulated one in the fault tests) is keyed by its absolute path.
  */
 export function ledgerKeyPath(dir: string): string {
-  // Speed (the append bench): asked on every append; a ledger directory's realpath is taken once
-  // per process, as the chain memo takes it.
-  let real = realDirs.get(dir);
-  if (real !== undefined) return real;
   try {
-    real = realpathSync(dir);
+    return realpathSync.native(dir);
   } catch {
     return resolve(dir);
   }
-  realDirs.set(dir, real);
-  return real;
 }
-const realDirs = new Map<string, string>();
 
-// Speed (the append bench): each name is asked for several times an append; made once per process.
-const names = new Map<string, string>();
-const digest = (...parts: string[]) => {
-  const key = parts.join('\0');
-  let name = names.get(key);
-  if (name === undefined) {
-    name = sha256Hex(key).slice(0, 32);
-    names.set(key, name);
-  }
-  return name;
-};
+/**
+ * ledgerKeyPath of `paths.dir`, taken once per Ledger (../cache/ 'real-dir': asked several times an
+ * append, for the writer's mark and the chain memo).
+ */
+export function realDirOf(paths: Pick<LedgerPaths, 'dir' | 'cache'>): string {
+  return paths.cache ? paths.cache.memo('real-dir', paths.dir, () => ledgerKeyPath(paths.dir)) : ledgerKeyPath(paths.dir);
+}
+
+const digest = (...parts: string[]) => sha256Hex(parts.join('\0')).slice(0, 32);
 
 /** The part of a state file's name that says which ledger it is about. */
 export function ledgerStateName(realDir: string, genesis: string): string {
@@ -121,34 +113,30 @@ export function readStateCache(dir: string, name: string): unknown {
  * Writes a cache as one line of JSON, replaced whole and never fsynced (a lost or torn one is
  * none); best effort: a state directory that refuses it costs the next reader its cache.
  */
-export function writeStateCache(stateDir: string, sub: string, name: string, value: unknown): void {
+export function writeStateCache(stateDir: string, sub: string, name: string, value: unknown, cache?: LedgerCache): void {
   try {
-    const dir = ensureStateDir(stateDir, sub);
+    const dir = ensureStateDir(stateDir, sub, cache);
     replaceFileUnsynced(realFileOps, dir, name, Buffer.from(JSON.stringify(value) + '\n'), 0o600);
   } catch (e) {
     if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
   }
 }
 
-/** Makes `stateDir/sub` (0700); a writer calls this before it publishes, so a refusal changes nothing. */
-export function ensureStateDir(stateDir: string, sub: string): string {
+/**
+ * Makes `stateDir/sub` (0700); a writer calls this before it publishes, so a refusal changes
+ * nothing. With a Ledger's cache, made once per Ledger (../cache/ 'state-dirs'). Policy: one
+ * removed later only makes the best-effort write after a publication fail (the mark stays lower,
+ * the memo costs a check).
+ */
+export function ensureStateDir(stateDir: string, sub: string, cache?: LedgerCache): string {
   const dir = join(stateDir, sub);
-  // Speed (the append bench): made once per process. Policy: one removed later only makes the
-  // best-effort write after a publication fail (the mark stays lower, the memo costs a check).
-  if (madeDirs.has(dir)) return dir;
-  try {
-    realFileOps.mkdir(dir, 0o700);
-    madeDirs.add(dir);
-  } catch (e) {
-    throw new LedgerError('OP_STATE', `cannot create the per-user state directory ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { path: dir }, 'set LEDGER_STATE_DIR to a directory you can write');
-  }
-  return dir;
-}
-
-const madeDirs = new Set<string>();
-
-/** Forgets this process's realpaths and made directories (tests: a fresh process). */
-export function forgetStateCaches(): void {
-  realDirs.clear();
-  madeDirs.clear();
+  const make = () => {
+    try {
+      realFileOps.mkdir(dir, 0o700);
+    } catch (e) {
+      throw new LedgerError('OP_STATE', `cannot create the per-user state directory ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { path: dir }, 'set LEDGER_STATE_DIR to a directory you can write');
+    }
+    return dir;
+  };
+  return cache ? cache.memo('state-dirs', dir, make) : make();
 }

@@ -10,8 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MEMO_EVERY, memoPath, readFolds, readWorkLogFast } from '../../src/handoff/fold-memo.js';
-import { forgetProcessFold } from '../../src/handoff/fold-kept.js';
-import { forgetStateCaches } from '../../src/store/state-dir.js';
+import { LedgerCache } from '../../src/cache/ledger-cache.js';
 import { statusOf } from '../../src/handoff/status.js';
 import { OutcomeFold, tap } from '../../src/handoff/unresolved.js';
 import { foldWorkLog, type WorkLog } from '../../src/handoff/workitems.js';
@@ -66,18 +65,27 @@ function fullFolds(dir: string) {
   return { log, outcomes, status: statusOf(log, outcomes, 'claude', NOW) };
 }
 
+/** The caches of this test's Ledger (src/cache/): a new one is the user's next process. */
+let cache: LedgerCache;
+const state = () => process.env.LEDGER_STATE_DIR!;
+function forgetProcessFold() {
+  cache = new LedgerCache(true, state());
+}
+
 /** Forgets the folds kept in this process and in the user's state directory (fold-kept.ts). */
 function forgetKept() {
   forgetProcessFold();
-  forgetStateCaches(); // the state folder made once per process is removed here
-  rmSync(join(process.env.LEDGER_STATE_DIR!, 'fold'), { recursive: true, force: true });
+  rmSync(join(state(), 'fold'), { recursive: true, force: true });
 }
 
+/** The paths of the ledger with this test's caches. */
+const cached = (dir: string) => ledgerPaths(dir, state(), cache);
+
 /** The memo-based folds, as a fresh process of a user with no kept fold gets them (unless `kept`). */
-function fastFolds(dir: string, kept = false) {
+function fastFolds(dir: string, kept = false, ops = realFileOps) {
   if (!kept) forgetKept();
-  const paths = ledgerPaths(dir);
-  const { log, outcomes } = readFolds(paths, readHead(realFileOps, paths)!);
+  const paths = cached(dir);
+  const { log, outcomes } = readFolds(paths, readHead(realFileOps, paths)!, { ops });
   return { log, outcomes, status: statusOf(log, outcomes, 'claude', NOW) };
 }
 
@@ -88,6 +96,7 @@ let dir: string;
 beforeEach(() => {
   s = scratch('fold-memo-');
   dir = join(s.dir, '.ledger');
+  forgetProcessFold();
 });
 afterEach(() => s.cleanup());
 
@@ -119,7 +128,7 @@ describe('when a ledger grows past the memo with every kind the folds read', () 
         // A memo is rewritten only once more than MEMO_EVERY records lie past it.
         expect(readFileSync(memoPath(ledgerPaths(dir)), 'utf8') === memo).toBe(more <= MEMO_EVERY);
         // render --check's older folds: as of any seq, the same as the full fold stopped there.
-        const paths = ledgerPaths(dir);
+        const paths = cached(dir);
         const head = readHead(realFileOps, paths)!;
         for (const at of [0, first - 1, first + Math.floor(more / 2)]) {
           expect(plain(readWorkLogFast(paths, head, at))).toBe(plain(foldWorkLog(readRecords(paths, head), at)));
@@ -208,6 +217,77 @@ describe("when this user's next command finds the fold the last one kept in the 
       expect(plain(fastFolds(dir, true).log)).toBe(plain(fullFolds(dir).log));
     });
   }
+});
+
+describe('when work items were started before a long batch of CI records (issue 22)', () => {
+  // The work items first, then a batch longer than a fold keeps its outcome records whole for.
+  const BATCH = 4200;
+  const items = mixed((seq) => (seq * 2654435761) >>> 0);
+  // After seq 40, CI pairs: an intent (odd seq) and its successful handoff (the next seq).
+  const ci = (u: Json, seq: number): Json => {
+    if (seq <= 40) return items(u, seq);
+    const k = (seq + 1) >> 1;
+    const base = { v: u.v, seq, prev_tail_hash: u.prev_tail_hash, ts: u.ts, agent: 'ci', logical_operation_id: `ci-${k}`, execution_id: `run-${k}` };
+    return seq % 2 === 1 ? { ...base, kind: 'intent', action: 'deploy' } : { ...base, kind: 'handoff', outcome: 'success', evidence: {}, invariants: {}, depends_on: [] };
+  };
+  const specOf = (count: number): LedgerSpec => ({ count, start: '2026-01-01T00:00:00.000Z', edit: ci });
+  /** The bytes of the batch `f` reads (from 16 KiB past its start: the work items' own records are read where they are). */
+  const bytesRead = (f: (ops: typeof realFileOps) => unknown) => {
+    const from = readFileSync(join(dir, 'records.jsonl'), 'utf8').split('\n').slice(0, 41).join('\n').length + (16 << 10);
+    let n = 0;
+    const ops = { ...realFileOps, read: (fd: number, buf: Uint8Array, at: number) => { const got = realFileOps.read(fd, buf, at); if (at >= from) n += got; return got; } };
+    f(ops);
+    return n;
+  };
+  const keptFile = () => join(state(), 'fold', readdirSync(join(state(), 'fold'))[0]);
+
+  it('the first fold after the batch keeps its fold, and the next command reads only what is new', () => {
+    write(dir, specOf(41));
+    fastFolds(dir); // this user looked before the batch: its copy is as of seq 40
+    write(dir, specOf(41 + BATCH));
+    forgetProcessFold();
+    const size = readFileSync(join(dir, 'records.jsonl')).length;
+    const first = bytesRead((ops) => fastFolds(dir, true, ops));
+    expect(first).toBeGreaterThan(size / 2); // the batch, once
+    for (let i = 0; i < 2; i++) {
+      forgetProcessFold(); // the user's next command
+      const fast = fastFolds(dir, true);
+      expect(plain(fast.log)).toBe(plain(fullFolds(dir).log));
+      expect(fast.status).toEqual(fullFolds(dir).status);
+      expect(bytesRead((ops) => fastFolds(dir, true, ops))).toBeLessThan(size / 20);
+    }
+  });
+
+  it('a copy older than the disk memo is passed over for the memo', () => {
+    write(dir, specOf(41));
+    fastFolds(dir);
+    const old = readFileSync(keptFile());
+    write(dir, specOf(41 + BATCH));
+    forgetProcessFold();
+    fastFolds(dir, true); // writes the memo at HEAD, and the user's copy
+    writeFileSync(keptFile(), old); // the copy as it was before the batch (another process's, say)
+    forgetProcessFold();
+    const size = readFileSync(join(dir, 'records.jsonl')).length;
+    expect(bytesRead((ops) => fastFolds(dir, true, ops))).toBeLessThan(size / 20);
+    forgetProcessFold();
+    expect(plain(fastFolds(dir, true).log)).toBe(plain(fullFolds(dir).log));
+  });
+
+  it('without caches, every fold reads every record and nothing is kept', () => {
+    write(dir, specOf(41 + 300));
+    rmSync(state(), { recursive: true, force: true });
+    const paths = ledgerPaths(dir, state(), new LedgerCache(false, state()));
+    const size = readFileSync(join(dir, 'records.jsonl')).length;
+    for (let i = 0; i < 2; i++) {
+      let n = 0;
+      const ops = { ...realFileOps, read: (fd: number, buf: Uint8Array, at: number) => { const got = realFileOps.read(fd, buf, at); n += got; return got; } };
+      readFolds(paths, readHead(realFileOps, paths)!, { ops });
+      expect(n).toBeGreaterThanOrEqual(size);
+    }
+    expect(existsSync(memoPath(paths))).toBe(false);
+    expect(existsSync(join(state(), 'fold'))).toBe(false);
+    expect(plain(readFolds(paths, readHead(realFileOps, paths)!).log)).toBe(plain(fullFolds(dir).log));
+  });
 });
 
 describe('when records.jsonl changes between the chain check and the read of the records after the memo', () => {

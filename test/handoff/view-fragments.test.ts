@@ -11,6 +11,7 @@ import type { RecordAt } from '../../src/store/read.js';
 import { foldWorkLog } from '../../src/handoff/workitems.js';
 import { renderYaml, yamlDocument } from '../../src/handoff/render-yml.js';
 import { KeptFragments, keepFragments, readFragments, type Fragments } from '../../src/handoff/view-fragments.js';
+import { LedgerCache } from '../../src/cache/ledger-cache.js';
 import { sha256Hex } from '../../src/canonical.js';
 import { runs } from '../helpers/runs.js';
 
@@ -107,6 +108,8 @@ describe('the views rendered with fragments', () => {
 
 describe("a user's fragment file", () => {
   const dir = () => mkdtempSync(join(tmpdir(), 'fragments-'));
+  // A Ledger's caches in a fresh state directory (src/cache/).
+  const on = (state: string) => new LedgerCache(true, state);
   const G = digest(1);
   const kept = (pairs: [string, string][]) => {
     const k = new KeptFragments(new Map());
@@ -116,17 +119,17 @@ describe("a user's fragment file", () => {
 
   it('is read back for the same ledger directory, genesis and renderer, and for no other', () => {
     const state = dir();
-    keepFragments(state, '/p/.ledger', G, 'format 1, yaml 2.9.1', kept([['yml a', 'A'], ['md e x 0', 'B']]));
-    expect(readFragments(state, '/p/.ledger', G, 'format 1, yaml 2.9.1').get('yml a')).toBe('A');
-    expect(readFragments(state, '/p/.ledger', G, 'format 2, yaml 2.9.1').get('yml a')).toBeUndefined();
-    expect(readFragments(state, '/p/.ledger', G, 'format 1, yaml 2.9.2').get('yml a')).toBeUndefined();
-    expect(readFragments(state, '/q/.ledger', G, 'format 1, yaml 2.9.1').get('yml a')).toBeUndefined();
-    expect(readFragments(state, '/p/.ledger', digest(2), 'format 1, yaml 2.9.1').get('yml a')).toBeUndefined();
+    keepFragments(on(state), '/p/.ledger', G, 'format 1, yaml 2.9.1', kept([['yml a', 'A'], ['md e x 0', 'B']]));
+    expect(readFragments(on(state), '/p/.ledger', G, 'format 1, yaml 2.9.1').get('yml a')).toBe('A');
+    expect(readFragments(on(state), '/p/.ledger', G, 'format 2, yaml 2.9.1').get('yml a')).toBeUndefined();
+    expect(readFragments(on(state), '/p/.ledger', G, 'format 1, yaml 2.9.2').get('yml a')).toBeUndefined();
+    expect(readFragments(on(state), '/q/.ledger', G, 'format 1, yaml 2.9.1').get('yml a')).toBeUndefined();
+    expect(readFragments(on(state), '/p/.ledger', digest(2), 'format 1, yaml 2.9.1').get('yml a')).toBeUndefined();
   });
 
   it('torn, of another shape, or not JSON: no fragments at all', () => {
     const state = dir();
-    keepFragments(state, '/p/.ledger', G, 'id', kept([['yml a', 'A']]));
+    keepFragments(on(state), '/p/.ledger', G, 'id', kept([['yml a', 'A']]));
     const [name] = readdirSync(join(state, 'views'));
     const file = join(state, 'views', name);
     const whole = readFileSync(file, 'utf8');
@@ -141,25 +144,35 @@ describe("a user's fragment file", () => {
       JSON.stringify({ ...body, fragments: [['yml a', 'A'], ['yml b', 7]] }),
     ]) {
       writeFileSync(file, bad);
-      expect(readFragments(state, '/p/.ledger', G, 'id').get('yml a'), bad.slice(0, 60)).toBeUndefined();
+      expect(readFragments(on(state), '/p/.ledger', G, 'id').get('yml a'), bad.slice(0, 60)).toBeUndefined();
     }
   });
 
   it('keeps only the fragments the last render used, and is not written when nothing changed', () => {
     const state = dir();
-    keepFragments(state, '/p/.ledger', G, 'id', kept([['a', '1'], ['b', '2']]));
+    keepFragments(on(state), '/p/.ledger', G, 'id', kept([['a', '1'], ['b', '2']]));
     const [name] = readdirSync(join(state, 'views'));
     const file = join(state, 'views', name);
-    const read = readFragments(state, '/p/.ledger', G, 'id');
+    const read = readFragments(on(state), '/p/.ledger', G, 'id');
     expect(read.get('a')).toBe('1');
     expect(read.changed()).toBe(true); // 'b' went unused
-    keepFragments(state, '/p/.ledger', G, 'id', read);
-    const again = readFragments(state, '/p/.ledger', G, 'id');
+    keepFragments(on(state), '/p/.ledger', G, 'id', read);
+    const again = readFragments(on(state), '/p/.ledger', G, 'id');
     expect(again.get('b')).toBeUndefined();
     expect(again.get('a')).toBe('1');
     expect(again.changed()).toBe(false);
     writeFileSync(file, 'sentinel');
-    keepFragments(state, '/p/.ledger', G, 'id', again);
+    keepFragments(on(state), '/p/.ledger', G, 'id', again);
     expect(readFileSync(file, 'utf8')).toBe('sentinel');
+  });
+
+  it('without caches (LEDGER_NO_CACHE): never read, never written', () => {
+    const state = dir();
+    keepFragments(on(state), '/p/.ledger', G, 'id', kept([['yml a', 'A']]));
+    const off = new LedgerCache(false, state);
+    expect(readFragments(off, '/p/.ledger', G, 'id').get('yml a')).toBeUndefined();
+    const other = dir();
+    keepFragments(new LedgerCache(false, other), '/p/.ledger', G, 'id', kept([['yml a', 'A']]));
+    expect(readdirSync(other)).toEqual([]);
   });
 });

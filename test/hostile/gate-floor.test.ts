@@ -10,7 +10,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { recordId } from '../../src/canonical.js';
 import { hash64 } from '../../src/causal/index/hash.js';
 import { revokeKey } from '../../src/causal/index/keys.js';
-import { forgetTailRows } from '../../src/causal/index/tail-memo.js';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft } from '../../src/record.js';
 import { handoff, project, type Project } from '../causal/kit.js';
@@ -70,8 +69,7 @@ async function revokedBelowFloor(extra = 3) {
 }
 
 async function expectHoldsUnchanged(floor: string, why: RegExp) {
-  // A fresh process: no scan of the tail remembered from the honest run above.
-  forgetTailRows();
+  // A fresh process (each command's Ledger its own caches): no scan of the tail remembered from the honest run above.
   const before = p.snap();
   const g = await p.gate(OP, '--floor', floor);
   expect(g.code, JSON.stringify(g.r.reasons)).toBe(20);

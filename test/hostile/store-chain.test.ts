@@ -40,7 +40,7 @@ const EDITS: [string, () => void, RegExp][] = [
   [
     're-canonicalised with other text of the same length (no key: the signature is left as it was)',
     () => editInPlace(2, (line) => Buffer.from(canonicalLine({ ...JSON.parse(line.toString('utf8')), done: 'fixed toLocal() for -05:00' }))),
-    /records\.jsonl is not the chain HEAD publishes: the line at byte \d+ \(seq 3\) does not link to the record before it/,
+    /records\.jsonl: the line at byte \d+ \(seq 3\) does not link to the record before it/,
   ],
   [
     're-canonicalised with longer text (the lines after it move)',
@@ -59,7 +59,7 @@ const EDITS: [string, () => void, RegExp][] = [
       b[b.indexOf('+01:00') + 1] = 0xff;
       return b;
     }),
-    /the line at byte \d+ is not UTF-8/,
+    /the line at byte \d+ \(seq 2\) is not UTF-8/,
   ],
 ];
 

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { realFileOps, type FileOps } from '../../src/fs/ops.js';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft } from '../../src/record.js';
-import { forgetChainMemo } from '../../src/store/chain-memo.js';
+import { LedgerCache } from '../../src/cache/ledger-cache.js';
 import { readHead } from '../../src/store/head.js';
 import { ledgerPaths } from '../../src/store/paths.js';
 import { assertPublishedChain } from '../../src/store/read.js';
@@ -19,6 +19,9 @@ import { scratch } from '../helpers/cli.js';
 let s: ReturnType<typeof scratch>;
 let dir: string;
 let state: string;
+/** This test's Ledger's caches: a new one is a fresh process. */
+let cache: LedgerCache;
+const fresh = () => void (cache = new LedgerCache(true, state));
 const key = signerFor('harness');
 const intent = (i: number) => ({ kind: 'intent', agent: 'a', logical_operation_id: 'op', execution_id: `x${i}`, action: 'a' }) as Draft;
 
@@ -28,7 +31,7 @@ beforeEach(() => {
   state = join(s.dir, 'state');
   Ledger.init({ dir, key, agent: 'a', stateDir: state });
   Ledger.open({ dir, key, stateDir: state }).append([intent(1), intent(2), intent(3)]);
-  forgetChainMemo(); // as a fresh process would start
+  fresh(); // as a fresh process would start
 });
 afterEach(() => s.cleanup());
 
@@ -36,7 +39,7 @@ afterEach(() => s.cleanup());
 function check(stateDir = state): number[] {
   const reads: number[] = [];
   const ops: FileOps = { ...realFileOps, read: (fd, buf, pos) => (reads.push(pos), realFileOps.read(fd, buf, pos)) };
-  const paths = ledgerPaths(dir, stateDir);
+  const paths = ledgerPaths(dir, stateDir, stateDir === state ? cache : new LedgerCache(true, stateDir));
   assertPublishedChain(ops, paths, readHead(realFileOps, paths)!);
   return reads;
 }
@@ -44,14 +47,14 @@ function check(stateDir = state): number[] {
 describe('when records.jsonl is exactly the file the memo names', () => {
   it('nothing is read again: neither in this process nor in a fresh one', () => {
     expect(check()).toEqual([]); // the writer's memo, from the file after its append
-    forgetChainMemo();
+    fresh();
     expect(check()).toEqual([]);
   });
 
   it('after this writer appends, only nothing (its own bytes) or the new bytes are read', () => {
     const size = readFileSync(join(dir, 'records.jsonl')).length;
     Ledger.open({ dir, key, stateDir: state }).append(intent(4));
-    forgetChainMemo();
+    fresh();
     const reads = check();
     expect(reads.every((at) => at >= size)).toBe(true);
   });
@@ -72,7 +75,7 @@ describe('when the memo does not name the file as it is', () => {
     const other = mkdtempSync(join(tmpdir(), 'chain-memo-other-'));
     try {
       Ledger.open({ dir, key, stateDir: other }).append(intent(9));
-      forgetChainMemo(); // it was another process
+      fresh(); // it was another process
       expect(check()[0]).toBe(0);
     } finally {
       rmSync(other, { recursive: true, force: true });
@@ -87,7 +90,23 @@ describe('when the memo does not name the file as it is', () => {
   it('a memo file that is junk is no memo: a full check, never a failure', () => {
     const chain = join(state, 'chain');
     for (const f of readdirSync(chain)) writeFileSync(join(chain, f), '{"junk');
-    forgetChainMemo();
+    fresh();
     expect(check()[0]).toBe(0);
+  });
+
+  it('without caches (LEDGER_NO_CACHE): a full check every time, and no memo written', () => {
+    const none = mkdtempSync(join(tmpdir(), 'chain-memo-none-'));
+    try {
+      const paths = ledgerPaths(dir, none, new LedgerCache(false, none));
+      for (let i = 0; i < 2; i++) {
+        const reads: number[] = [];
+        const ops: FileOps = { ...realFileOps, read: (fd, buf, pos) => (reads.push(pos), realFileOps.read(fd, buf, pos)) };
+        assertPublishedChain(ops, paths, readHead(realFileOps, paths)!);
+        expect(reads[0]).toBe(0);
+      }
+      expect(readdirSync(none)).toEqual([]);
+    } finally {
+      rmSync(none, { recursive: true, force: true });
+    }
   });
 });

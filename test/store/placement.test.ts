@@ -1,6 +1,7 @@
 // The batch fast paths must produce exactly the bytes of the plain definitions: one
 // canonicalisation around "sig" equals canonicalLine of the signed record, and signatures made
 // on two cores equal those made one by one.
+import { LedgerCache } from '../../src/cache/ledger-cache.js';
 import fc from 'fast-check';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -97,10 +98,11 @@ describe('signHead (one canonicalisation for the digest and the line)', () => {
 
   it('parseHead hands out copies: changing one changes neither the cache nor the next', () => {
     const { bytes } = signHead({ v: 1, genesis: `sha256:${'a'.repeat(64)}`, seq: 3, tail: `sha256:${'b'.repeat(64)}`, size: 99, ts: '2030-01-01T00:00:00.000Z' }, signer);
-    const first = parseHead(bytes, 'HEAD');
+    const cache = new LedgerCache(true, '/nonexistent-state');
+    const first = parseHead(bytes, 'HEAD', cache);
     first.seq = 7;
     first.sig.value = 'x';
-    const again = parseHead(bytes, 'HEAD');
+    const again = parseHead(bytes, 'HEAD', cache);
     expect(again.seq).toBe(3);
     expect(verifySig('head', headDigest(again), again.sig)).toBe(true);
   });

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft } from '../../src/record.js';
-import { forgetChainMemo } from '../../src/store/chain-memo.js';
 import { LOG_LIMIT, appendStateLog, newestEntry, readStateLog, stateEntry } from '../../src/store/state-log.js';
 import { signerFor } from '../helpers/gen-ledger.js';
 import { scratch } from '../helpers/cli.js';
@@ -87,7 +86,6 @@ describe('when the writer mark is a log', () => {
     l.append(intent(3));
     const [mark] = readdirSync(join(state, 'marks'));
     appendFileSync(join(state, 'marks', mark), stateEntry('{"v":1,"seq":99}').subarray(0, 30));
-    forgetChainMemo();
     // The mark read is seq 3's (the torn entry is skipped): HEAD at seq 1 copied back is refused.
     writeFileSync(join(dir, 'HEAD'), old.head);
     writeFileSync(join(dir, 'records.jsonl'), old.records);

@@ -66,7 +66,10 @@ export class RecordIndex {
   }
 
   /** Opens (and brings up to date, when it may write) the index for `head`. */
-  static open(paths: LedgerPaths, head: Head, opts: IndexOptions = {}): RecordIndex {
+  static open(paths: LedgerPaths, head: Head, given: IndexOptions = {}): RecordIndex {
+    // The segments are a cache (../../cache/ 'index'): without the Ledger's caches, none is read or
+    // written, and what the command needs is scanned into memory.
+    const opts = { ...given, ...(paths.cache ? paths.cache.indexOptions() : { write: false, fresh: true }) };
     const ops = opts.ops ?? realFileOps;
     let write = opts.write ?? true;
     const dir = RecordIndex.dirOf(paths);

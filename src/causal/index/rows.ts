@@ -12,13 +12,11 @@
 // indexed exactly the records that the signed HEAD's hash chain commits to: a line overwritten
 // with junk, a re-encoding or a lossy UTF-8 twin below a trust floor cannot drop a revocation
 // from the index. Anything else is OP_CORRUPT, and the gate holds on it.
-import { isUtf8 } from 'node:buffer';
-import { idFromLine, isCanonicalText } from '../../canonical.js';
-import { LedgerError, RUN_AUDIT } from '../../errors.js';
+import { LineProblem, decodeRecordLine, idMismatch, lineError } from '../../record-line.js';
 import { linesForward, openToRead } from '../../fs/lines.js';
 import { PROGRESS_EVERY, reportProgress } from '../../progress.js';
 import type { FileOps } from '../../fs/ops.js';
-import { MAX_LINE_BYTES, type LedgerRecord } from '../../record.js';
+import { MAX_LINE_BYTES } from '../../record.js';
 import type { LedgerPaths } from '../../store/paths.js';
 import { hash64 } from './hash.js';
 import { keysOf } from './keys.js';
@@ -35,25 +33,6 @@ export interface ScanRange {
   endId?: string;
 }
 
-/** The id of a line that must be record `seq`, or why it is not one (the line's bytes, parsed). */
-function checkedId(bytes: Buffer, seq: number): { rec: LedgerRecord; id: string } | string {
-  if (!isUtf8(bytes)) return 'is not UTF-8';
-  const text = bytes.toString('utf8');
-  let rec: LedgerRecord;
-  try {
-    rec = JSON.parse(text) as LedgerRecord;
-  } catch {
-    return 'is not JSON';
-  }
-  if (rec === null || typeof rec !== 'object' || Array.isArray(rec) || rec.seq !== seq || typeof rec.kind !== 'string') return `is not record seq ${seq}`;
-  if (!isCanonicalText(rec, text)) return 'is not canonical JSON';
-  // idFromLine's precondition (a canonical line) was just checked: this is the SPEC 4 id.
-  return { rec, id: idFromLine(text, rec) };
-}
-
-const corrupt = (paths: LedgerPaths, offset: number, seq: number, why: string) =>
-  new LedgerError('OP_CORRUPT', `${paths.records}: the line at byte ${offset} (record seq ${seq}) ${why}`, { seq, offset }, RUN_AUDIT);
-
 /**
  * The rows of the lines in [fromOffset, endOffset), which must be records fromSeq, fromSeq + 1,
  * ..., each linked to the one before it (see the Policy above). Throws OP_CORRUPT otherwise.
@@ -66,10 +45,9 @@ export function scanRows(ops: FileOps, paths: LedgerPaths, range: ScanRange): Ro
   const fd = openToRead(ops, paths.records);
   try {
     for (const { bytes, offset } of linesForward(ops, fd, paths.records, fromOffset, endOffset)) {
-      const got = checkedId(bytes, expect);
-      if (typeof got === 'string') throw corrupt(paths, offset, expect, got);
-      const { rec, id } = got;
-      if (rec.prev_tail_hash !== prev) throw corrupt(paths, offset, expect, `does not link to the record before it (prev_tail_hash is not ${prev ?? 'null'})`);
+      const got = decodeRecordLine(bytes, { seq: expect, prev });
+      if (got instanceof LineProblem) throw lineError(got, paths.records, offset, expect);
+      const { record: rec, id } = got;
       for (const key of keysOf(rec, id)) {
         const [a, b] = hash64(key);
         rows.h1.push(a);
@@ -88,7 +66,7 @@ export function scanRows(ops: FileOps, paths: LedgerPaths, range: ScanRange): Ro
     ops.close(fd);
   }
   if (range.endId !== undefined && rows.lastId !== range.endId) {
-    throw corrupt(paths, rows.lastOffset, rows.toSeq, `is not the record that ends the range (expected ${range.endId}, its id is ${rows.lastId || 'none'})`);
+    throw lineError(idMismatch(rows.lastId, range.endId), paths.records, rows.lastOffset, rows.toSeq);
   }
   return rows;
 }
@@ -106,8 +84,8 @@ export function lineIdAt(ops: FileOps, paths: LedgerPaths, seq: number, offset: 
     const lines = linesForward(ops, fd, paths.records, offset, end, end - offset);
     const first = lines.next();
     if (first.done || first.value.offset + first.value.bytes.length + 1 !== end) return '';
-    const got = checkedId(first.value.bytes, seq);
-    return typeof got === 'string' ? '' : got.id;
+    const got = decodeRecordLine(first.value.bytes, { seq });
+    return got instanceof LineProblem ? '' : got.id;
   } catch {
     return ''; // not a line, not JSON, not a record: the segment does not match
   } finally {

@@ -2,7 +2,7 @@
 // limit). `Ledger.append` checks retry identity, so every append opens the index, and each open
 // scanned the records past the last segment again: up to DELTA_MAX_RECORDS lines parsed and
 // hashed, about 0.3 ms of a 1.0 ms append in a loop. This memo keeps the last such scan of this
-// process, so the next open scans only the lines appended since.
+// Ledger (../../cache/), so the next open scans only the lines appended since.
 //
 // Policy: the memo is believed exactly as far as a segment file is (segments.ts loadChain): for
 // the same ledger directory and genesis, from the same first line and link, and only while the
@@ -20,16 +20,16 @@ interface Memo {
   rows: Rows;
 }
 
-let memo: Memo | null = null;
-
 /**
  * The rows of `range` (records fromSeq onwards, linked to range.prevId, the last one range.endId),
- * as scanRows gives them, reusing this process's last scan of the same range's beginning when it
+ * as scanRows gives them, reusing this Ledger's last scan of the same range's beginning when it
  * still holds: the same start and link, and its last line still there with the id it had (which
  * commits, through the links checked when it was scanned, to every line before it).
  */
 export function tailRows(ops: FileOps, paths: LedgerPaths, genesis: string, range: ScanRange & { endId: string }): Rows {
-  const m = memo;
+  // This Ledger's last scan (../../cache/ 'index-tail').
+  const cache = paths.cache?.inMemory<Memo>('index-tail');
+  const m = cache?.get() ?? null;
   let rows: Rows;
   if (
     m !== null && m.dir === paths.dir && m.genesis === genesis && m.rows.fromSeq === range.fromSeq && m.rows.fromOffset === range.fromOffset &&
@@ -42,13 +42,8 @@ export function tailRows(ops: FileOps, paths: LedgerPaths, genesis: string, rang
   } else {
     rows = scanRows(ops, paths, range);
   }
-  memo = rows.lastOffset < 0 ? null : { dir: paths.dir, genesis, rows };
+  if (rows.lastOffset >= 0) cache?.set({ dir: paths.dir, genesis, rows });
   return rows;
-}
-
-/** Forgets the memo (tests: a fresh process). */
-export function forgetTailRows(): void {
-  memo = null;
 }
 
 /** Rows of two adjacent ranges as one; neither input is changed (a caller may hold either). */

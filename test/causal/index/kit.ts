@@ -7,6 +7,7 @@ import { recordId } from '../../../src/canonical.js';
 import { keysOf, opKey } from '../../../src/causal/index/keys.js';
 import { RecordIndex, type IndexOptions } from '../../../src/causal/index/record-index.js';
 import { Ledger } from '../../../src/ledger.js';
+import { LedgerCache } from '../../../src/cache/ledger-cache.js';
 import type { Draft, LedgerRecord } from '../../../src/record.js';
 import { ledgerPaths } from '../../../src/store/paths.js';
 import { DEFAULT_KINDS, buildLedger, serializeLedger, signerFor, writeLedgerFiles } from '../../helpers/gen-ledger.js';
@@ -21,9 +22,12 @@ export const KINDS = [...DEFAULT_KINDS, 'revoke', 'consume'] as const;
 export function scratchLedger() {
   let s: { dir: string; cleanup: () => void };
   let dir = '';
+  // The caches of the test's one Ledger (src/cache/): a new one is a fresh process.
+  let cache: LedgerCache;
   beforeEach(() => {
     s = scratch('causal-index-');
     dir = join(s.dir, '.ledger');
+    cache = new LedgerCache(true, stateOf(dir));
   });
   afterEach(() => s.cleanup());
   return {
@@ -39,7 +43,11 @@ export function scratchLedger() {
       rmSync(stateOf(dir), { recursive: true, force: true });
       writeLedgerFiles(dir, serializeLedger(buildLedger({ count, kinds: KINDS, nonce })));
     },
-    open: (opts?: IndexOptions) => RecordIndex.open(ledgerPaths(dir), Ledger.open({ dir }).head(), opts),
+    open: (opts?: IndexOptions) => RecordIndex.open(ledgerPaths(dir, stateOf(dir), cache), Ledger.open({ dir }).head(), opts),
+    /** The ledger's paths with this test's caches (the index's segments are one). */
+    paths: () => ledgerPaths(dir, stateOf(dir), cache),
+    /** What this test's Ledger keeps is forgotten, as by a fresh process. */
+    freshProcess: () => void (cache = new LedgerCache(true, stateOf(dir))),
     /** The index answers every key exactly as a full scan does, and nothing for an unknown key. */
     expectAgrees: (index: RecordIndex) => {
       for (const [k, seqs] of scan(dir)) expect(index.lookup(k).map((p) => p.seq), JSON.stringify(k)).toEqual(seqs);

@@ -57,7 +57,7 @@ describe('when the index does not match the ledger', () => {
     for (let k = 0; k < h.postingCount; k++) writeSync(fd, Buffer.alloc(8), 0, 8, at + k * 12 + 4);
     closeSync(fd);
     expect(statSync(segPath).size).toBe(buf.length);
-    const paths = ledgerPaths(t.dir);
+    const paths = t.paths();
     const view = CausalView.open(paths, Ledger.open({ dir: t.dir }).head(), { trust: null });
     expect(view.opRecords('op-3').length).toBeGreaterThan(0);
     expect(view.problems).toEqual([]);
@@ -72,7 +72,7 @@ describe('when the index does not match the ledger', () => {
     t.write(400);
     t.open().close();
     const name = readdirSync(join(t.dir, 'index')).find((f) => f.endsWith('.seg'))!;
-    const paths = ledgerPaths(t.dir);
+    const paths = t.paths();
     const head = Ledger.open({ dir: t.dir }).head();
     // What only someone who writes our format can do: every posting at byte 0, digests valid.
     const rows = scanRows(realFileOps, paths, { fromSeq: 0, fromOffset: 0, endOffset: head.size, prevId: null, endId: head.tail });

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { identityKey } from '../../../src/causal/index/keys.js';
-import { forgetTailRows } from '../../../src/causal/index/tail-memo.js';
 import { Ledger } from '../../../src/ledger.js';
 import type { Draft } from '../../../src/record.js';
 import { signerFor } from '../../helpers/gen-ledger.js';
@@ -22,7 +21,7 @@ describe('when the index is opened again after a few appends in the same process
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 1, max: 40 }), { minLength: 1, maxLength: 8 }), (growths) => {
         rmSync(t.dir, { recursive: true, force: true });
-        forgetTailRows();
+        t.freshProcess();
         t.write(20);
         let next = 0;
         for (const n of growths) {
@@ -47,7 +46,7 @@ describe('when the line that ended the remembered range was replaced', () => {
       // The same ledger up to seq 10, then two different records at seq 10.
       Ledger.open({ dir: t.dir, key: signerFor('harness') }).append(intent('op-a', 'exec-a'));
       Ledger.open({ dir: twin, key: signerFor('harness') }).append(intent('op-b', 'exec-b'));
-      forgetTailRows();
+      t.freshProcess();
       const first = t.open(); // remembers the tail ending with exec-a
       expect(first.lookup(identityKey('intent', 'op-a', 'exec-a')).length).toBe(1);
       first.close();

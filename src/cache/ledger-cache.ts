@@ -1,0 +1,153 @@
+// The one cache layer (README.md in this folder is its policy: every cache, where it lives, how it
+// is keyed, what makes it invalid, the owner and mode it must have, and the bench target it pays
+// for). A cache is never the truth: the code that owns it checks what it gets against the ledger
+// before it believes it, and a cache that is missing, torn or refused costs time, never an answer.
+//
+// Every cache is this Ledger's (a LedgerCache is made by `Ledger` and reaches the code below it
+// through LedgerPaths.cache and StoreOptions.cache), never a module's: two Ledgers in one process
+// share nothing but the files, and a test needs no reset. Code given no LedgerCache uses none.
+//
+// One switch: LEDGER_NO_CACHE=1 (read where the environment is read, `Ledger`'s constructor, and
+// passed down as `enabled`). Then no cache is read or written, in memory or on disk, and every
+// verb gives the same answers (test/cache/no-cache.test.ts): each Cache below is a no-op, and
+// the record index is built in memory for the one command (RecordIndex `fresh`, no segment
+// written).
+import { join } from 'node:path';
+import type { KeyObject } from 'node:crypto';
+import { LedgerError } from '../errors.js';
+import { replaceFileDurable } from '../fs/durable.js';
+import { readRegularFileUpTo, type FileOps } from '../fs/ops.js';
+import { ensureStateDir, readStateCache, writeStateCache } from '../store/state-dir.js';
+import { appendStateLog, readStateLog } from '../store/state-log.js';
+
+/** Every cache there is (README.md: one row each). */
+export type CacheName =
+  | 'head' // the HEAD last verified or written, by its bytes (store/head.ts)
+  | 'tail' // the tail line last read or written, by its bytes and offset (store/read.ts)
+  | 'chain' // how far records.jsonl was checked, and as what file (store/chain-memo.ts)
+  | 'fold' // the work-log and outcome folds a command ended with (handoff/fold-kept.ts)
+  | 'fold-memo' // <ledger>/index/work-fold.json, which locates the records a fold uses (handoff/fold-memo.ts)
+  | 'fragments' // HANDOFF.yml's pieces a write leaves as they were (handoff/view-fragments.ts)
+  | 'index' // the record index's segments, <ledger>/index/*.seg (causal/index/)
+  | 'index-tail' // the last scan of the records past the last segment (causal/index/tail-memo.ts)
+  | 'keys' // the node:crypto key object of each public key verified (sign.ts)
+  | 'real-dir' // the ledger directory's realpath, which names its state files (store/state-dir.ts)
+  | 'state-dirs'; // the state directories this Ledger made already (store/state-dir.ts ensureStateDir)
+
+/** One cache as the code that owns it uses it: what it may believe after its own checks, or nothing. */
+export interface Cache<T> {
+  get(): T | null;
+  set(value: T): void;
+}
+
+const NONE: Cache<never> = { get: () => null, set: () => undefined };
+
+/** The variable that turns every cache off. */
+export const NO_CACHE_VARIABLE = 'LEDGER_NO_CACHE';
+
+/**
+ * Whether `env` leaves the caches on. Policy: LEDGER_NO_CACHE set to anything but empty or "0"
+ * turns them off (an empty value counts as unset, as for every LEDGER_ variable, SPEC 10).
+ */
+export function cachesOn(env: Record<string, string | undefined>): boolean {
+  const v = env[NO_CACHE_VARIABLE];
+  return v === undefined || v === '' || v === '0';
+}
+
+/** A cache file larger than this is not read (a planted file must not cost memory). */
+const LEDGER_FILE_MAX = 16 << 20;
+
+export class LedgerCache {
+  private readonly memory = new Map<CacheName, unknown>();
+  private keyObjects: Map<string, KeyObject | null> | undefined;
+
+  /**
+   * `enabled` false: every cache is a no-op (LEDGER_NO_CACHE). `stateDir`: the per-user state
+   * directory (store/state-dir.ts) where the user's caches live.
+   */
+  constructor(readonly enabled: boolean, readonly stateDir: string) {}
+
+  /** This Ledger's in-memory cache `name` (one value: the ledger is the Ledger's). */
+  inMemory<T>(name: CacheName): Cache<T> {
+    if (!this.enabled) return NONE;
+    return {
+      get: () => (this.memory.get(name) as T | undefined) ?? null,
+      set: (value) => void this.memory.set(name, value),
+    };
+  }
+
+  /** `compute()`, kept in this Ledger's memory under `name` and `key` (every call computes it, without caches). */
+  memo<T>(name: 'real-dir' | 'state-dirs', key: string, compute: () => T): T {
+    if (!this.enabled) return compute();
+    let kept = this.memory.get(name) as Map<string, T> | undefined;
+    if (kept === undefined) this.memory.set(name, (kept = new Map()));
+    if (kept.has(key)) return kept.get(key)!;
+    const value = compute();
+    kept.set(key, value);
+    return value;
+  }
+
+  /**
+   * A cache file of this user's, `<stateDir>/<sub>/<file>`, as JSON: replaced whole, never
+   * fsynced, 0600 in a 0700 directory (store/state-dir.ts writeStateCache); null when it is not
+   * there, cannot be read or is not JSON.
+   */
+  userFile(name: 'fold' | 'fragments', sub: string, file: string): Cache<unknown> {
+    if (!this.enabled) return NONE;
+    return {
+      get: () => readStateCache(join(this.stateDir, sub), file),
+      set: (value) => writeStateCache(this.stateDir, sub, file, value, this),
+    };
+  }
+
+  /**
+   * A cache kept as a state log of this user's (store/state-log.ts: entries appended in place,
+   * the newest whole one read), `<stateDir>/<sub>/<file>`: get is the newest entry's text, set
+   * appends one (making the directory, 0700, first).
+   */
+  userLog(name: 'chain', sub: string, file: string): Cache<string> {
+    if (!this.enabled) return NONE;
+    return {
+      get: () => readStateLog(join(this.stateDir, sub, file))?.text ?? null,
+      set: (json) => appendStateLog(ensureStateDir(this.stateDir, sub, this), file, json),
+    };
+  }
+
+  /**
+   * A cache file in the ledger directory, `<dir>/<file>` (derived data, SPEC 3: anyone who can
+   * write the ledger can write it, so its owner believes nothing it only says): its bytes, read
+   * only from a regular file of at most 16 MiB; written by the durable recipe, 0644.
+   */
+  ledgerFile(name: 'fold-memo', ops: FileOps, dir: string, file: string): Cache<Buffer> {
+    if (!this.enabled) return NONE;
+    return {
+      get: () => {
+        try {
+          return readRegularFileUpTo(join(dir, file), LEDGER_FILE_MAX);
+        } catch {
+          return null;
+        }
+      },
+      set: (bytes) => {
+        try {
+          ops.mkdir(dir, 0o755);
+          replaceFileDurable(ops, dir, file, bytes);
+        } catch (e) {
+          // Policy: a cache the disk refuses is a cost, never a failure.
+          if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
+        }
+      },
+    };
+  }
+
+  /** How the record index may use its segment files: read and write them, or neither (built in memory). */
+  indexOptions(): { write?: boolean; fresh?: boolean } {
+    return this.enabled ? {} : { write: false, fresh: true };
+  }
+
+  /** The key objects of the public keys this Ledger verified (sign.ts verifySig); undefined: none kept. */
+  keys(): Map<string, KeyObject | null> | undefined {
+    if (!this.enabled) return undefined;
+    return (this.keyObjects ??= new Map());
+  }
+}
