@@ -25,7 +25,7 @@ import type { Trust } from './keys/trust.js';
 import type { TrustRef } from './store/head-guard.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
 import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
-import { LedgerCache, cachesOn } from './cache/ledger-cache.js';
+import { LedgerCache, cachesOff } from './cache/ledger-cache.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
@@ -193,7 +193,7 @@ export class Ledger {
     const env = opts.env ?? process.env;
     const stateDir = opts.stateDir ?? stateDirFrom(env);
     // This Ledger's caches (src/cache/): LEDGER_NO_CACHE read here, once, and passed down.
-    const cache = new LedgerCache(opts.cache ?? cachesOn(env), stateDir);
+    const cache = new LedgerCache(opts.cache ?? cachesOff(env), stateDir);
     this.paths = ledgerPaths(opts.dir ?? '.ledger', stateDir, cache);
     // SPEC 11: joined on this machine (the per-user state directory says so, not the ledger).
     this.remoteCtx = joinedRemote(this.paths.dir, stateDir);

@@ -8,10 +8,11 @@
 // share nothing but the files, and a test needs no reset. Code given no LedgerCache uses none.
 //
 // One switch: LEDGER_NO_CACHE=1 (read where the environment is read, `Ledger`'s constructor, and
-// passed down as `enabled`). Then no cache is read or written, in memory or on disk, and every
-// verb gives the same answers (test/cache/no-cache.test.ts): each Cache below is a no-op, and
-// the record index is built in memory for the one command (RecordIndex `fresh`, no segment
-// written).
+// passed down in the LedgerCache). Then no cache is read or written, in memory or on disk, and
+// every verb gives the same answers (test/cache/no-cache.test.ts): each Cache below is a no-op,
+// and the record index is built in memory for the one command (RecordIndex `fresh`, no segment
+// written). LEDGER_NO_CACHE=fold,fragments turns off the caches named (how the bench measures
+// what each one pays).
 import { join } from 'node:path';
 import type { KeyObject } from 'node:crypto';
 import { LedgerError } from '../errors.js';
@@ -42,16 +43,26 @@ export interface Cache<T> {
 
 const NONE: Cache<never> = { get: () => null, set: () => undefined };
 
-/** The variable that turns every cache off. */
+/** The variable that turns the caches off. */
 export const NO_CACHE_VARIABLE = 'LEDGER_NO_CACHE';
 
+const NAMES: readonly CacheName[] = ['head', 'tail', 'chain', 'fold', 'fold-memo', 'fragments', 'index', 'index-tail', 'keys', 'real-dir', 'state-dirs'];
+
+/** Which caches are off: every one, or the ones named. */
+export type CachesOff = 'all' | ReadonlySet<CacheName>;
+
 /**
- * Whether `env` leaves the caches on. Policy: LEDGER_NO_CACHE set to anything but empty or "0"
- * turns them off (an empty value counts as unset, as for every LEDGER_ variable, SPEC 10).
+ * Which caches `env` turns off. LEDGER_NO_CACHE=1: every one (the switch CI runs the command-line
+ * and scenario tests with). A comma-separated list of cache names (README.md): those only, as the
+ * bench measures what each pays for. Policy: unset, empty or "0" turns none off (an empty value
+ * counts as unset, as for every LEDGER_ variable, SPEC 10); any other value that is not a list
+ * of names turns every one off (turning a cache off never changes an answer).
  */
-export function cachesOn(env: Record<string, string | undefined>): boolean {
+export function cachesOff(env: Record<string, string | undefined>): CachesOff {
   const v = env[NO_CACHE_VARIABLE];
-  return v === undefined || v === '' || v === '0';
+  if (v === undefined || v === '' || v === '0') return new Set();
+  const names = v.split(',').map((n) => n.trim());
+  return names.every((n) => (NAMES as readonly string[]).includes(n)) ? new Set(names as CacheName[]) : 'all';
 }
 
 /** A cache file larger than this is not read (a planted file must not cost memory). */
@@ -62,14 +73,24 @@ export class LedgerCache {
   private keyObjects: Map<string, KeyObject | null> | undefined;
 
   /**
-   * `enabled` false: every cache is a no-op (LEDGER_NO_CACHE). `stateDir`: the per-user state
-   * directory (store/state-dir.ts) where the user's caches live.
+   * `off`: the caches that are off (LEDGER_NO_CACHE; `true` for none, `false` for all, as a
+   * library caller says it). `stateDir`: the per-user state directory (store/state-dir.ts)
+   * where the user's caches live.
    */
-  constructor(readonly enabled: boolean, readonly stateDir: string) {}
+  constructor(off: CachesOff | boolean, readonly stateDir: string) {
+    this.off = off === true ? new Set() : off === false ? 'all' : off;
+  }
+
+  private readonly off: CachesOff;
+
+  /** Whether cache `name` is on. */
+  on(name: CacheName): boolean {
+    return this.off !== 'all' && !this.off.has(name);
+  }
 
   /** This Ledger's in-memory cache `name` (one value: the ledger is the Ledger's). */
   inMemory<T>(name: CacheName): Cache<T> {
-    if (!this.enabled) return NONE;
+    if (!this.on(name)) return NONE;
     return {
       get: () => (this.memory.get(name) as T | undefined) ?? null,
       set: (value) => void this.memory.set(name, value),
@@ -78,7 +99,7 @@ export class LedgerCache {
 
   /** `compute()`, kept in this Ledger's memory under `name` and `key` (every call computes it, without caches). */
   memo<T>(name: 'real-dir' | 'state-dirs', key: string, compute: () => T): T {
-    if (!this.enabled) return compute();
+    if (!this.on(name)) return compute();
     let kept = this.memory.get(name) as Map<string, T> | undefined;
     if (kept === undefined) this.memory.set(name, (kept = new Map()));
     if (kept.has(key)) return kept.get(key)!;
@@ -93,7 +114,7 @@ export class LedgerCache {
    * there, cannot be read or is not JSON.
    */
   userFile(name: 'fold' | 'fragments', sub: string, file: string): Cache<unknown> {
-    if (!this.enabled) return NONE;
+    if (!this.on(name)) return NONE;
     return {
       get: () => readStateCache(join(this.stateDir, sub), file),
       set: (value) => writeStateCache(this.stateDir, sub, file, value, this),
@@ -106,7 +127,7 @@ export class LedgerCache {
    * appends one (making the directory, 0700, first).
    */
   userLog(name: 'chain', sub: string, file: string): Cache<string> {
-    if (!this.enabled) return NONE;
+    if (!this.on(name)) return NONE;
     return {
       get: () => readStateLog(join(this.stateDir, sub, file))?.text ?? null,
       set: (json) => appendStateLog(ensureStateDir(this.stateDir, sub, this), file, json),
@@ -119,7 +140,7 @@ export class LedgerCache {
    * only from a regular file of at most 16 MiB; written by the durable recipe, 0644.
    */
   ledgerFile(name: 'fold-memo', ops: FileOps, dir: string, file: string): Cache<Buffer> {
-    if (!this.enabled) return NONE;
+    if (!this.on(name)) return NONE;
     return {
       get: () => {
         try {
@@ -142,12 +163,12 @@ export class LedgerCache {
 
   /** How the record index may use its segment files: read and write them, or neither (built in memory). */
   indexOptions(): { write?: boolean; fresh?: boolean } {
-    return this.enabled ? {} : { write: false, fresh: true };
+    return this.on('index') ? {} : { write: false, fresh: true };
   }
 
   /** The key objects of the public keys this Ledger verified (sign.ts verifySig); undefined: none kept. */
   keys(): Map<string, KeyObject | null> | undefined {
-    if (!this.enabled) return undefined;
+    if (!this.on('keys')) return undefined;
     return (this.keyObjects ??= new Map());
   }
 }

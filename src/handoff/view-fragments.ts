@@ -78,7 +78,7 @@ const fileOf = (cache: LedgerCache, realDir: string, genesis: string) => cache.u
 /** This user's fragments for the ledger at `realDir` with `genesis`, made by renderer `identity`; none when there are none to believe (or no caches). */
 export function readFragments(cache: LedgerCache | undefined, realDir: string, genesis: string, identity: string): KeptFragments {
   const none = new KeptFragments(new Map());
-  if (!cache?.enabled) return none;
+  if (!cache?.on('fragments')) return none;
   const v = fileOf(cache, realDir, genesis).get() as { v?: unknown; dir?: unknown; genesis?: unknown; identity?: unknown; fragments?: unknown } | null;
   if (v === null || typeof v !== 'object' || v.v !== 1 || v.dir !== realDir || v.genesis !== genesis || v.identity !== identity || !Array.isArray(v.fragments)) return none;
   const had = new Map<string, string>();
@@ -91,6 +91,6 @@ export function readFragments(cache: LedgerCache | undefined, realDir: string, g
 
 /** Writes back the fragments a render used (Policy, header: best effort, unsynced). */
 export function keepFragments(cache: LedgerCache | undefined, realDir: string, genesis: string, identity: string, kept: KeptFragments): void {
-  if (!cache?.enabled || !kept.changed()) return;
+  if (!cache?.on('fragments') || !kept.changed()) return;
   fileOf(cache, realDir, genesis).set({ v: 1, dir: realDir, genesis, identity, fragments: kept.entries() });
 }

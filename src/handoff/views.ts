@@ -249,7 +249,7 @@ export function writeViews(ledger: LedgerPaths | string, viewsDir: string, waitM
     // Speed (view-fragments.ts): this user's fragments of the last render, for what did not change.
     const realDir = realDirOf(paths);
     const identity = log.genesis === null ? null : rendererIdentity();
-    const fragments = identity === null || !paths.cache?.enabled ? undefined : readFragments(paths.cache, realDir, log.genesis!, identity);
+    const fragments = identity === null || !paths.cache?.on('fragments') ? undefined : readFragments(paths.cache, realDir, log.genesis!, identity);
     const views = renderViews(log, fragments);
     const kept: KeptEdit[] = [];
     // Both views are read (and a link or FIFO refused) before either is written.

@@ -37,7 +37,7 @@ interface Memo extends ChainPoint {
 /** The memo's two places (../cache/): this Ledger's memory, and this user's state log `chain/<ledger>.json`. */
 function caches(paths: LedgerPaths, genesis: string) {
   const cache = paths.cache;
-  if (!cache?.enabled) return null;
+  if (!cache?.on('chain')) return null;
   const real = realDirOf(paths);
   return { real, memory: cache.inMemory<Memo>('chain'), file: cache.userLog('chain', 'chain', `${ledgerStateName(real, genesis)}.json`) };
 }

@@ -16,11 +16,17 @@ export interface Run { code: number; stdout: string; stderr: string }
 
 /**
  * The environment of a test run: `env` as given, plus the test's per-user state directory
- * (test/setup.ts) unless `env` names one, so no test writes marks into the real home directory.
+ * (test/setup.ts) unless `env` names one, so no test writes marks into the real home directory;
+ * and LEDGER_NO_CACHE as the suite was run with (CI runs the command-line and scenario tests once
+ * with LEDGER_NO_CACHE=1: src/cache/README.md), unless `env` names it.
  */
 function withState(env: Record<string, string> | undefined): Record<string, string> {
-  const state = process.env.LEDGER_STATE_DIR;
-  return { ...(state !== undefined && !('LEDGER_STATE_DIR' in (env ?? {})) ? { LEDGER_STATE_DIR: state } : {}), ...(env ?? {}) };
+  const inherited: Record<string, string> = {};
+  for (const name of ['LEDGER_STATE_DIR', 'LEDGER_NO_CACHE']) {
+    const v = process.env[name];
+    if (v !== undefined && !(name in (env ?? {}))) inherited[name] = v;
+  }
+  return { ...inherited, ...(env ?? {}) };
 }
 
 /** Runs `ledger ...args` in-process. `env` replaces the environment entirely (default: none but the test's state directory). */
