@@ -40,6 +40,8 @@ const SMALL = 1_000;
 const RUNS = Number(process.env.FIELD_BENCH_RUNS ?? 11);
 /** Which shapes to run (comma-separated); default both. */
 const SHAPES = (process.env.FIELD_BENCH_SHAPES ?? 'items-before,items-after').split(',') as Shape[];
+/** Which verbs to time (comma-separated names, as the results name them); default all. */
+const ONLY = process.env.FIELD_BENCH_VERBS?.split(',') ?? null;
 /** The generated work items. */
 const ITEMS = 36;
 
@@ -115,7 +117,9 @@ async function prepare(shape: Shape, count: number): Promise<Ledgerish> {
   const state = join(work, '.state');
   const marker = join(work, 'generated');
   const env: NodeJS.ProcessEnv = bareEnv({ ...process.env, LEDGER_STATE_DIR: state, LEDGER_AGENT: 'bench' });
-  for (const name of ['LEDGER_DIR', 'LEDGER_KEY', 'LEDGER_TRUST', 'LEDGER_NO_CACHE']) delete env[name];
+  // LEDGER_NO_CACHE is passed on as given: `LEDGER_NO_CACHE=fold npm run bench -- field` times the
+  // verbs without that cache (src/cache/README.md: what each cache pays).
+  for (const name of ['LEDGER_DIR', 'LEDGER_KEY', 'LEDGER_TRUST']) delete env[name];
   const cli = (args: string[], agent = 'bench', input?: string) => {
     const r = spawnSync(process.execPath, [BIN, ...args], { cwd: work, env: { ...env, LEDGER_AGENT: agent }, encoding: 'utf8', input });
     if (r.status !== 0) throw new Error(`ledger ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
@@ -247,6 +251,7 @@ function verbs(): Verb[] {
 
 export default async function fieldBench(): Promise<BenchResult[]> {
   const results: BenchResult[] = [];
+  if (process.env.LEDGER_NO_CACHE) console.log(`(LEDGER_NO_CACHE=${process.env.LEDGER_NO_CACHE}: timed without those caches)`);
   for (const shape of SHAPES) {
     const big = await prepare(shape, COUNT);
     const small = await prepare(shape, SMALL);
@@ -264,13 +269,13 @@ export default async function fieldBench(): Promise<BenchResult[]> {
       return ms;
     };
     const label = `${shape}, ${COUNT.toLocaleString('en')} records`;
-    for (const v of verbs()) {
+    for (const v of verbs().filter((x) => ONLY === null || ONLY.includes(x.name))) {
       const [tBig, tSmall, tNode] = alternateAll(RUNS, [timeOn(v, big), timeOn(v, small), node]);
       const detail = `${tBig.toFixed(1)} ms; on ${SMALL.toLocaleString('en')} records ${tSmall.toFixed(1)} ms; node -e '' ${tNode.toFixed(1)} ms (bare, medians of ${RUNS}); first command after the batch ${(big.firstMs / 1000).toFixed(2)} s`;
       results.push(atMost(`${v.name} (${label}) / node -e ''`, tBig / tNode, v.limit, detail));
       results.push(atMost(`${v.name} (${label}) / itself on ${SMALL.toLocaleString('en')}`, tBig / tSmall, 1.2, detail));
     }
-    if (shape === 'items-after') results.push(await gateFloor(big, node));
+    if (shape === 'items-after' && (ONLY === null || ONLY.includes('gate --floor'))) results.push(await gateFloor(big, node));
   }
   return results;
 }
