@@ -15,7 +15,6 @@ import { HOOK_TIMEOUT_S } from '../src/agents/setup/common.js';
 import { MAX_DEPENDENCY_DEPTH } from '../src/causal/gate/inputs.js';
 import { PAGE_BUCKETS } from '../src/causal/index/segment-format.js';
 import { EXCERPT_CHARS, EXCERPT_LINES } from '../src/handoff/excerpt.js';
-import { KEEP_MAX, USER_EVERY } from '../src/handoff/fold-kept.js';
 import { MEMO_EVERY } from '../src/handoff/fold-memo.js';
 import { DEFAULT_LEASE_MS } from '../src/handoff/lease.js';
 import { ACTIVE_LIMIT, TRAIL_LENGTH } from '../src/handoff/render-yml.js';
@@ -163,8 +162,6 @@ const NUMBERS: [page: string, phrases: string[]][] = [
   ['docs/guarantees.md', [
     `kept moving for ${ATTEMPTS} attempts`,
     `past ${LOG_LIMIT / 1024} KiB`,
-    `at most ${KEEP_MAX} records`,
-    `replaced at most every ${USER_EVERY} records`,
   ]],
   ['docs/cli.md', [
     `default \`${DEFAULT_WAIT_MS / 1000}s\``,

@@ -11,29 +11,23 @@
 // passed down in the LedgerCache). Then no cache is read or written, in memory or on disk, and
 // every verb gives the same answers (test/cache/no-cache.test.ts): each Cache below is a no-op,
 // and the record index is built in memory for the one command (RecordIndex `fresh`, no segment
-// written). LEDGER_NO_CACHE=fold,fragments turns off the caches named (how the bench measures
+// written). LEDGER_NO_CACHE=fold,fold-memo turns off the caches named (how the bench measures
 // what each one pays).
 import { join } from 'node:path';
-import type { KeyObject } from 'node:crypto';
 import { LedgerError } from '../errors.js';
 import { replaceFileDurable } from '../fs/durable.js';
 import { readRegularFileUpTo, type FileOps } from '../fs/ops.js';
-import { ensureStateDir, readStateCache, writeStateCache } from '../store/state-dir.js';
+import { ensureStateDir } from '../store/state-dir.js';
 import { appendStateLog, readStateLog } from '../store/state-log.js';
 
 /** Every cache there is (README.md: one row each). */
 export type CacheName =
   | 'head' // the HEAD last verified or written, by its bytes (store/head.ts)
-  | 'tail' // the tail line last read or written, by its bytes and offset (store/read.ts)
   | 'chain' // how far records.jsonl was checked, and as what file (store/chain-memo.ts)
-  | 'fold' // the work-log and outcome folds a command ended with (handoff/fold-kept.ts)
+  | 'fold' // the work-log and outcome folds this Ledger ended a fold with (handoff/fold-kept.ts)
   | 'fold-memo' // <ledger>/index/work-fold.json, which locates the records a fold uses (handoff/fold-memo.ts)
-  | 'fragments' // HANDOFF.yml's pieces a write leaves as they were (handoff/view-fragments.ts)
   | 'index' // the record index's segments, <ledger>/index/*.seg (causal/index/)
-  | 'index-tail' // the last scan of the records past the last segment (causal/index/tail-memo.ts)
-  | 'keys' // the node:crypto key object of each public key verified (sign.ts)
-  | 'real-dir' // the ledger directory's realpath, which names its state files (store/state-dir.ts)
-  | 'state-dirs'; // the state directories this Ledger made already (store/state-dir.ts ensureStateDir)
+  | 'index-tail'; // the last scan of the records past the last segment (causal/index/tail-memo.ts)
 
 /** One cache as the code that owns it uses it: what it may believe after its own checks, or nothing. */
 export interface Cache<T> {
@@ -46,7 +40,7 @@ const NONE: Cache<never> = { get: () => null, set: () => undefined };
 /** The variable that turns the caches off. */
 export const NO_CACHE_VARIABLE = 'LEDGER_NO_CACHE';
 
-const NAMES: readonly CacheName[] = ['head', 'tail', 'chain', 'fold', 'fold-memo', 'fragments', 'index', 'index-tail', 'keys', 'real-dir', 'state-dirs'];
+const NAMES: readonly CacheName[] = ['head', 'chain', 'fold', 'fold-memo', 'index', 'index-tail'];
 
 /** Which caches are off: every one, or the ones named. */
 export type CachesOff = 'all' | ReadonlySet<CacheName>;
@@ -70,7 +64,6 @@ const LEDGER_FILE_MAX = 16 << 20;
 
 export class LedgerCache {
   private readonly memory = new Map<CacheName, unknown>();
-  private keyObjects: Map<string, KeyObject | null> | undefined;
 
   /**
    * `off`: the caches that are off (LEDGER_NO_CACHE; `true` for none, `false` for all, as a
@@ -97,30 +90,6 @@ export class LedgerCache {
     };
   }
 
-  /** `compute()`, kept in this Ledger's memory under `name` and `key` (every call computes it, without caches). */
-  memo<T>(name: 'real-dir' | 'state-dirs', key: string, compute: () => T): T {
-    if (!this.on(name)) return compute();
-    let kept = this.memory.get(name) as Map<string, T> | undefined;
-    if (kept === undefined) this.memory.set(name, (kept = new Map()));
-    if (kept.has(key)) return kept.get(key)!;
-    const value = compute();
-    kept.set(key, value);
-    return value;
-  }
-
-  /**
-   * A cache file of this user's, `<stateDir>/<sub>/<file>`, as JSON: replaced whole, never
-   * fsynced, 0600 in a 0700 directory (store/state-dir.ts writeStateCache); null when it is not
-   * there, cannot be read or is not JSON.
-   */
-  userFile(name: 'fold' | 'fragments', sub: string, file: string): Cache<unknown> {
-    if (!this.on(name)) return NONE;
-    return {
-      get: () => readStateCache(join(this.stateDir, sub), file),
-      set: (value) => writeStateCache(this.stateDir, sub, file, value, this),
-    };
-  }
-
   /**
    * A cache kept as a state log of this user's (store/state-log.ts: entries appended in place,
    * the newest whole one read), `<stateDir>/<sub>/<file>`: get is the newest entry's text, set
@@ -130,7 +99,7 @@ export class LedgerCache {
     if (!this.on(name)) return NONE;
     return {
       get: () => readStateLog(join(this.stateDir, sub, file))?.text ?? null,
-      set: (json) => appendStateLog(ensureStateDir(this.stateDir, sub, this), file, json),
+      set: (json) => appendStateLog(ensureStateDir(this.stateDir, sub), file, json),
     };
   }
 
@@ -164,11 +133,5 @@ export class LedgerCache {
   /** How the record index may use its segment files: read and write them, or neither (built in memory). */
   indexOptions(): { write?: boolean; fresh?: boolean } {
     return this.on('index') ? {} : { write: false, fresh: true };
-  }
-
-  /** The key objects of the public keys this Ledger verified (sign.ts verifySig); undefined: none kept. */
-  keys(): Map<string, KeyObject | null> | undefined {
-    if (!this.on('keys')) return undefined;
-    return (this.keyObjects ??= new Map());
   }
 }

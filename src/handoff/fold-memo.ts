@@ -33,14 +33,13 @@
 //   located record would need its own canonical check and link to the next line.) The records
 //   after the memo are read the same way, on the same open file: parsed, each id the next
 //   line's prev_tail_hash, which the check found equal to its hash.
-// - The fold a command ends with is kept (fold-kept.ts): by this Ledger, and in this user's
-//   state directory for the user's next command, with the id of each record it holds and the record itself.
-//   A later fold believes a kept fold exactly as far as the ledger still holds it: the line
-//   ending where it ends must be its record (seq and id), and the chain through the new HEAD is
-//   checked as above, so by the hash chain every record before it is the one it read. Then
-//   only the records after it are read from disk. It starts from the latest of the kept folds
-//   and the disk memo (startingPoint). All three are caches (../cache/): without the Ledger's,
-//   every fold reads every record.
+// - The fold a command ends with is kept by its Ledger (fold-kept.ts), with the id of each
+//   record it holds and the record itself. A later fold believes a kept fold exactly as far as
+//   the ledger still holds it: the line ending where it ends must be its record (seq and id), and
+//   the chain through the new HEAD is checked as above, so by the hash chain every record before
+//   it is the one it read. Then only the records after it are read from disk. A fold starts from
+//   the later of the kept fold and the disk memo (startingPoint). Both are caches (../cache/):
+//   without the Ledger's, every fold reads every record.
 import { join } from 'node:path';
 import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
@@ -52,8 +51,7 @@ import { assertPublishedChain, type RecordAt } from '../store/read.js';
 import { LineProblem, decodeRecordLine } from '../record-line.js';
 import { OutcomeFold } from './unresolved.js';
 import { foldWorkLog, type WorkLog } from './workitems.js';
-import { KEEP_MAX, USER_EVERY, atOf, freeze as frozenRecordOf, keepForUser, keepInProcess, keptForUser, keptInProcess, userSeqKept, type Kept, type Loaded } from './fold-kept.js';
-import { realDirOf } from '../store/state-dir.js';
+import { KEEP_MAX, atOf, freeze as frozenRecordOf, keepInProcess, keptInProcess, type Kept, type Loaded } from './fold-kept.js';
 
 export const MEMO_FILE = 'work-fold.json';
 /** Policy: past this many records after the memo, the command that folds writes a new one. */
@@ -66,7 +64,7 @@ const LOCATED_READ = 8192;
  * would cost memory); the few the outcome fold still holds at the end are read again.
  */
 const PROCESS_TAIL_MAX = 4096;
-/** A fold kept by this Ledger at most this many records behind HEAD is taken without reading the user's copy or the memo. */
+/** A fold kept by this Ledger at most this many records behind HEAD is taken without reading the memo. */
 const NEAR = 64;
 
 const WORK_LOG_KINDS: ReadonlySet<string> = new Set(['genesis', 'start', 'checkpoint', 'finish', 'release', 'note']);
@@ -102,7 +100,7 @@ export function memoPath(paths: LedgerPaths): string {
   return join(paths.dir, 'index', MEMO_FILE);
 }
 
-type Source = 'process' | 'user' | 'memo' | null;
+type Source = 'process' | 'memo' | null;
 
 const keyOf = (paths: LedgerPaths, head: Head) => `${paths.records}\0${head.genesis}`;
 
@@ -123,32 +121,21 @@ function withChecked<T>(paths: LedgerPaths, head: Head, ops: FileOps, body: (fd:
 }
 
 /**
- * Where a fold starts: the latest of this Ledger's kept fold, this user's copy (fold-kept.ts) and
- * the disk memo that the ledger still holds. Policy (issue 22): the latest, not the first found:
- * a copy kept before a long batch of records (a work item started before a CI run of 200,000
- * records) is far behind the memo the first fold after the batch wrote, and folding from it
- * again on every command re-read the whole batch each time. A kept fold at most NEAR records
- * behind HEAD is taken without looking further (the records after it cost less than reading
- * the others).
+ * Where a fold starts: the later of this Ledger's kept fold (fold-kept.ts) and the disk memo that
+ * the ledger still holds. Policy (issue 22): the later, not the first found: a fold kept before
+ * a long batch of records is far behind the memo the first fold after the batch wrote. A kept
+ * fold at most NEAR records behind HEAD is taken without reading the memo (the records after it
+ * cost less than the memo's).
  */
 function startingPoint(ops: FileOps, fd: number, paths: LedgerPaths, head: Head): { fold: Loaded; source: Source } | null {
-  const key = keyOf(paths, head);
-  const p = believed(ops, fd, paths, head, keptInProcess(paths.cache, key));
+  const p = believed(ops, fd, paths, head, keptInProcess(paths.cache, keyOf(paths, head)));
   if (p && head.seq - p.seq <= NEAR) return { fold: p, source: 'process' };
-  const u = keptForUser(paths.cache, realDirOf(paths), head.genesis);
   const m = memoFile(paths, head);
-  // The candidates, latest first (a tie goes to the one read already); each believed only if the
-  // ledger still holds it.
-  const found: { seq: number; source: Source; load: () => Loaded | null }[] = [];
-  if (p) found.push({ seq: p.seq, source: 'process', load: () => p });
-  if (u && (!p || u.seq > p.seq)) found.push({ seq: u.seq, source: 'user', load: () => believed(ops, fd, paths, head, u) });
-  if (m && m.seq > Math.max(p?.seq ?? -1, u?.seq ?? -1)) found.push({ seq: m.seq, source: 'memo', load: () => loadMemo(ops, fd, paths, head, m) });
-  found.sort((a, b) => b.seq - a.seq);
-  for (const f of found) {
-    const fold = f.load();
-    if (fold) return { fold, source: f.source };
+  if (m && m.seq > (p?.seq ?? -1)) {
+    const loaded = loadMemo(ops, fd, paths, head, m);
+    if (loaded) return { fold: loaded, source: 'memo' };
   }
-  return null;
+  return p ? { fold: p, source: 'process' } : null;
 }
 
 /** A kept fold, if the ledger still holds it (header): it ends where it ended, at its record. */
@@ -190,7 +177,7 @@ const changedUnder = (paths: LedgerPaths, offset: number) =>
  */
 export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}): Folds {
   const ops = opts.ops ?? realFileOps;
-  return withChecked(paths, head, ops, (fd, start, source) => {
+  return withChecked(paths, head, ops, (fd, start) => {
     const fromSeq = start ? start.seq + 1 : 0;
     const outcomes = new OutcomeFold();
     for (const k of start?.outcomes ?? []) outcomes.add(atOf(k));
@@ -237,14 +224,7 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
       ? heldSeqs.map((seq) => outcomeAt.get(seq) as Kept)
       : held.length <= KEEP_MAX ? readLocated(ops, fd, paths, head, held, OUTCOME_KINDS) : null;
     const fold: Loaded | null = keptOutcomes ? { seq: head.seq, end: head.size, id: head.tail, work, outcomes: keptOutcomes } : null;
-    const key = keyOf(paths, head);
-    // The user's copy: written when none was found, or once it lies USER_EVERY records behind.
-    let userSeq = source === 'user' ? start!.seq : userSeqKept(paths.cache, key);
-    if (fold && opts.write !== false && head.seq - (userSeq ?? -Infinity) > USER_EVERY) {
-      keepForUser(paths.cache, realDirOf(paths), head.genesis, fold);
-      userSeq = head.seq;
-    }
-    keepInProcess(paths.cache, key, fold, userSeq);
+    keepInProcess(paths.cache, keyOf(paths, head), fold);
     return { log, outcomes };
   });
 }

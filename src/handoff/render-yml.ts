@@ -15,7 +15,6 @@ import { genesisLine, throughLine } from './render-md.js';
 import { oneLine } from '../text/lines.js';
 import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
 import { annotationData } from './annotations.js';
-import { fragment, type Fragments } from './view-fragments.js';
 
 export const TRAIL_LENGTH = 5;
 /**
@@ -91,29 +90,10 @@ function sortedObject<T>(o: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
 }
 
-/**
- * HANDOFF.yml's text. `fragments` (view-fragments.ts): the `active` items' YAML as made before,
- * by the JSON of each item's data. The document is written as the yaml library writes it whole
- * (yamlDocument below): its last key, `active`, one item at a time, each as it is written inside
- * the document (test/handoff/view-fragments.test.ts holds the two byte-identical).
- */
-export function renderYaml(log: WorkLog, fragments?: Fragments): string {
-  const { head, active } = yamlData(log);
-  const items = active.length === 0 ? safeYaml({ active }) : 'active:\n' + active.map((item) => fragment(fragments, `yml ${JSON.stringify(item)}`, () => activeItemYaml(item))).join('');
-  return yamlHeader(log) + safeYaml(head) + items;
-}
-
-/** The same text, from the whole document at once: what renderYaml must equal. */
-export function yamlDocument(log: WorkLog): string {
+/** HANDOFF.yml's text: the document as the yaml library writes it whole. */
+export function renderYaml(log: WorkLog): string {
   const { head, active } = yamlData(log);
   return yamlHeader(log) + safeYaml({ ...head, active });
-}
-
-/** One `active` item as the library writes it in `active:`: its lines after the key's. */
-function activeItemYaml(item: Record<string, unknown>): string {
-  const text = safeYaml({ active: [item] });
-  if (!text.startsWith('active:\n')) throw new Error(`yaml wrote an active item as ${JSON.stringify(text.slice(0, 40))}`);
-  return text.slice('active:\n'.length);
 }
 
 /** The document's data: every key before `active`, and the `active` items. */

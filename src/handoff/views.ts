@@ -34,22 +34,16 @@ import { acquireLock } from '../store/lock.js';
 import { ledgerPaths, type LedgerPaths } from '../store/paths.js';
 import { GENESIS_MARKER, VIEW_MARKER, renderMarkdown } from './render-md.js';
 import { renderYaml } from './render-yml.js';
-import { RENDER_FORMAT, keepFragments, readFragments, type Fragments } from './view-fragments.js';
-import { yamlVersion } from './yaml-lib.js';
-import { realDirOf } from '../store/state-dir.js';
 import { readWorkLogFast } from './fold-memo.js';
 import type { WorkLog } from './workitems.js';
 
 export const VIEW_FILES = ['HANDOFF.md', 'HANDOFF.yml'] as const;
 export type ViewName = (typeof VIEW_FILES)[number];
 
-/** Both views of `log`; `fragments` (view-fragments.ts) change how fast, never what. */
-export function renderViews(log: WorkLog, fragments?: Fragments): Record<ViewName, string> {
-  return { 'HANDOFF.md': sealView('HANDOFF.md', renderMarkdown(log)), 'HANDOFF.yml': sealView('HANDOFF.yml', renderYaml(log, fragments)) };
+/** Both views of `log`. */
+export function renderViews(log: WorkLog): Record<ViewName, string> {
+  return { 'HANDOFF.md': sealView('HANDOFF.md', renderMarkdown(log)), 'HANDOFF.yml': sealView('HANDOFF.yml', renderYaml(log)) };
 }
-
-/** The renderers' identity, under which this user's fragments are believed (view-fragments.ts Policy). */
-const rendererIdentity = () => `format ${RENDER_FORMAT}, yaml ${yamlVersion()}`;
 
 const DIGEST_LINE = 'ledger-view digest sha256:';
 const digestLine = (name: ViewName, hex: string) => (name === 'HANDOFF.md' ? `<!-- ${DIGEST_LINE}${hex} -->\n` : `# ${DIGEST_LINE}${hex}\n`);
@@ -238,7 +232,7 @@ const pathsOf = (ledger: LedgerPaths | string): LedgerPaths => (typeof ledger ==
  * Renders the current ledger and replaces both views; a view a person edited is kept beside it
  * first (`now` names the copy). A view that is a symbolic link or not a regular file is refused,
  * and so is one rendered from another ledger unless `adopt` (then it is rewritten from this one).
- * `ledger`: a Ledger's paths (its caches serve the fold and the fragments), or the ledger directory.
+ * `ledger`: a Ledger's paths (its caches serve the fold), or the ledger directory.
  */
 export function writeViews(ledger: LedgerPaths | string, viewsDir: string, waitMs: number, now: Date = new Date(), adopt = false): WrittenViews {
   const paths = pathsOf(ledger);
@@ -246,11 +240,7 @@ export function writeViews(ledger: LedgerPaths | string, viewsDir: string, waitM
   const lock = acquireLock(realFileOps, join(paths.dir, 'views.lock'), waitMs);
   try {
     const log = readWorkLog(paths);
-    // Speed (view-fragments.ts): this user's fragments of the last render, for what did not change.
-    const realDir = realDirOf(paths);
-    const identity = log.genesis === null ? null : rendererIdentity();
-    const fragments = identity === null || !paths.cache?.on('fragments') ? undefined : readFragments(paths.cache, realDir, log.genesis!, identity);
-    const views = renderViews(log, fragments);
+    const views = renderViews(log);
     const kept: KeptEdit[] = [];
     // Both views are read (and a link or FIFO refused) before either is written.
     const before = VIEW_FILES.map((name) => readViewFile(join(viewsDir, name)));
@@ -266,7 +256,6 @@ export function writeViews(ledger: LedgerPaths | string, viewsDir: string, waitM
     } catch (e) {
       throw ioError(e, 'write', VIEW_FILES.map((name) => join(viewsDir, name)).join(' and '));
     }
-    if (fragments) keepFragments(paths.cache, realDir, log.genesis!, identity!, fragments);
     return { dir: viewsDir, through: log.through, files: VIEW_FILES.map((n) => join(viewsDir, n)), kept };
   } finally {
     lock.release();

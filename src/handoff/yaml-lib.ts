@@ -8,7 +8,6 @@ import { createRequire } from 'node:module';
 /** What the views use of yaml: all the CLI's own bundle of it holds (src/launch/build.mjs), with the package's version. */
 export type CliYaml = Pick<typeof import('yaml'), 'Document' | 'visit' | 'isScalar'> & { version?: string };
 let lib: CliYaml | null = null;
-let version: string | null = null;
 
 export function yamlLib(): CliYaml {
   if (lib === null) {
@@ -16,14 +15,4 @@ export function yamlLib(): CliYaml {
     lib = ((hook && hook('yaml')) ?? createRequire(import.meta.url)('yaml')) as CliYaml;
   }
   return lib;
-}
-
-/** The version of the yaml library yamlLib() gives: part of the views' renderer identity (view-fragments.ts). */
-export function yamlVersion(): string {
-  if (version === null) {
-    const v = yamlLib().version ?? (createRequire(import.meta.url)('yaml/package.json') as { version?: unknown }).version;
-    if (typeof v !== 'string' || v === '') throw new Error('the yaml library names no version');
-    version = v;
-  }
-  return version;
 }

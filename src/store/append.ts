@@ -44,7 +44,7 @@ import { assertTrustedHead, checkMark, prepareMarks, raiseMark, readAllMarks, re
 import { acquireLock } from './lock.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
-import { assertPublishedChain, assertTailIsLastLine, rememberTail, type RecordAt } from './read.js';
+import { assertPublishedChain, assertTailIsLastLine, type RecordAt } from './read.js';
 import { openToRead } from '../fs/lines.js';
 import { quarantineUnpublished, QUARANTINE_NAME_RE, type RecoverReport } from './recover.js';
 import { stateDirFrom } from './state-dir.js';
@@ -137,7 +137,7 @@ export function transact(
   const { paths, ops, waitMs, now, guard } = resolve(opts);
   if (!ops.exists(paths.head)) throw notALedger(paths, ops);
   // Before the lock: a state directory that cannot hold the mark refuses the append up front.
-  prepareMarks(guard.stateDir, paths.cache);
+  prepareMarks(guard.stateDir);
   const write: Write = { ops, paths, guard, now, signer, decide, checkedDrafts };
   // 2. the lock
   const lock = acquireLock(ops, paths.lock, waitMs);
@@ -192,7 +192,6 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   const st = writeLinesThenHead(ops, paths, { at: head.size, lines: placed.data, headBefore: current.bytes, head: newHead });
   // 10. remember
   const last = placed.appended[placed.appended.length - 1];
-  rememberTail(paths, Buffer.from(placed.data.subarray(last.offset - head.size, placed.data.length - 1)), last);
   remember(paths, w.guard, w.signer.publicKey, newHead.head, last.offset, st);
   return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
 }

@@ -43,7 +43,7 @@ export function parseHead(bytes: Buffer, path: string, cache?: LedgerCache): Hea
   if (line instanceof LineProblem || !newline) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON`, { path }, RUN_AUDIT);
   const head = value as Head;
   const digest = idFromLine(line.text, head);
-  if (!verifySig('head', digest, head.sig, cache?.keys())) {
+  if (!verifySig('head', digest, head.sig)) {
     throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify`, { path }, RUN_AUDIT);
   }
   memo?.set({ bytes: Buffer.from(bytes), head: copyHead(head) });

@@ -19,19 +19,6 @@ export interface RecordAt {
   record: LedgerRecord;
 }
 
-// The last tail line this Ledger parsed or wrote, by its exact bytes and offset (../cache/ 'tail',
-// as HEAD's, head.ts): identical bytes parse identically, so a writer appending in a loop re-reads
-// its own last line without parsing, canonicalising and hashing it again.
-// Only the bytes and what was derived from them are kept: a hit parses the same bytes afresh, so
-// a caller that changes a record object it was given cannot change what the cache returns.
-interface Tail { line: Buffer; seq: number; offset: number; id: string }
-const lastTail = (paths: LedgerPaths) => paths.cache?.inMemory<Tail>('tail');
-
-/** Remembers the line this Ledger just published as the tail (`line` without its newline). */
-export function rememberTail(paths: LedgerPaths, line: Buffer, at: { seq: number; offset: number; id: string }): void {
-  lastTail(paths)?.set({ line, seq: at.seq, offset: at.offset, id: at.id });
-}
-
 /**
  * The last record line, the one ending at `head.size`, read backwards (fs/lines.ts). `fd`:
  * records.jsonl open already (else it is opened here).
@@ -45,14 +32,8 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head, fd?: 
     if (fd === undefined) ops.close(own);
   }
   const { bytes, offset } = line;
-  const hit = lastTail(paths)?.get();
-  if (hit && hit.offset === offset && hit.line.equals(bytes)) {
-    return { seq: hit.seq, offset, id: hit.id, record: readRecordLine(bytes, paths.records, offset, { chained: true, needId: false }).record };
-  }
   const { record, id } = readRecordLine(bytes, paths.records, offset);
-  const at = { seq: record.seq, offset, id, record };
-  rememberTail(paths, bytes, at);
-  return at;
+  return { seq: record.seq, offset, id, record };
 }
 
 /**

@@ -22,9 +22,7 @@ import { join, resolve } from 'node:path';
 import { sha256Hex } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
 import { realFileOps } from '../fs/ops.js';
-import { replaceFileUnsynced } from '../fs/durable.js';
 import type { LedgerPaths } from './paths.js';
-import type { LedgerCache } from '../cache/ledger-cache.js';
 
 export type Env = Record<string, string | undefined>;
 
@@ -54,14 +52,6 @@ export function ledgerKeyPath(dir: string): string {
   }
 }
 
-/**
- * ledgerKeyPath of `paths.dir`, taken once per Ledger (../cache/ 'real-dir': asked several times an
- * append, for the writer's mark and the chain memo).
- */
-export function realDirOf(paths: Pick<LedgerPaths, 'dir' | 'cache'>): string {
-  return paths.cache ? paths.cache.memo('real-dir', paths.dir, () => ledgerKeyPath(paths.dir)) : ledgerKeyPath(paths.dir);
-}
-
 const digest = (...parts: string[]) => sha256Hex(parts.join('\0')).slice(0, 32);
 
 /** The part of a state file's name that says which ledger it is about. */
@@ -89,54 +79,13 @@ export function stateDirOf(paths: Pick<LedgerPaths, 'stateDir'>): string {
   return paths.stateDir ?? stateDirFrom(process.env);
 }
 
-/**
- * A cache in the state directory (the fold copy, the views' fragments), as JSON: null when it is
- * not there, cannot be read or is not JSON. Policy: a cache that cannot be read is no cache; the
- * caller checks the shape of what it gets.
- */
-export function readStateCache(dir: string, name: string): unknown {
-  let bytes: Buffer | null;
-  try {
-    bytes = readStateFile(join(dir, name));
-  } catch {
-    return null;
-  }
-  if (bytes === null) return null;
-  try {
-    return JSON.parse(bytes.toString('utf8')) as unknown;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Writes a cache as one line of JSON, replaced whole and never fsynced (a lost or torn one is
- * none); best effort: a state directory that refuses it costs the next reader its cache.
- */
-export function writeStateCache(stateDir: string, sub: string, name: string, value: unknown, cache?: LedgerCache): void {
-  try {
-    const dir = ensureStateDir(stateDir, sub, cache);
-    replaceFileUnsynced(realFileOps, dir, name, Buffer.from(JSON.stringify(value) + '\n'), 0o600);
-  } catch (e) {
-    if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
-  }
-}
-
-/**
- * Makes `stateDir/sub` (0700); a writer calls this before it publishes, so a refusal changes
- * nothing. With a Ledger's cache, made once per Ledger (../cache/ 'state-dirs'). Policy: one
- * removed later only makes the best-effort write after a publication fail (the mark stays lower,
- * the memo costs a check).
- */
-export function ensureStateDir(stateDir: string, sub: string, cache?: LedgerCache): string {
+/** Makes `stateDir/sub` (0700); a writer calls this before it publishes, so a refusal changes nothing. */
+export function ensureStateDir(stateDir: string, sub: string): string {
   const dir = join(stateDir, sub);
-  const make = () => {
-    try {
-      realFileOps.mkdir(dir, 0o700);
-    } catch (e) {
-      throw new LedgerError('OP_STATE', `cannot create the per-user state directory ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { path: dir }, 'set LEDGER_STATE_DIR to a directory you can write');
-    }
-    return dir;
-  };
-  return cache ? cache.memo('state-dirs', dir, make) : make();
+  try {
+    realFileOps.mkdir(dir, 0o700);
+  } catch (e) {
+    throw new LedgerError('OP_STATE', `cannot create the per-user state directory ${dir} (${(e as NodeJS.ErrnoException).code ?? 'error'})`, { path: dir }, 'set LEDGER_STATE_DIR to a directory you can write');
+  }
+  return dir;
 }

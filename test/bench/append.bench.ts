@@ -3,14 +3,16 @@
 // >= 20,000 records/s.
 //
 // Policy: the durable target is the store's append protocol (store/append.ts: lock, HEAD and tail
-// checked, records placed and signed, lines + fdatasync, HEAD by the durable recipe), the recipe
-// the raw limit strips down. `Ledger.append` adds the writer's rules before it (retry identity
+// checked, records placed and signed, lines + fdatasync, HEAD by the durable recipe) with the
+// caches a Ledger gives it (src/cache/), the recipe the raw limit strips down. `Ledger.append` adds the writer's rules before it (retry identity
 // reads the index under the lock); its time and ratio are printed beside, every run, not hidden.
 import { closeSync, fdatasyncSync, fsyncSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ledger } from '../../src/ledger.js';
 import { appendDrafts } from '../../src/store/append.js';
+import { LedgerCache, cachesOff } from '../../src/cache/ledger-cache.js';
+import { stateDirFrom } from '../../src/store/state-dir.js';
 import { createSigner } from '../../src/sign.js';
 import type { Draft } from '../../src/record.js';
 import { alternate, atLeast, atMost, median, nowMs, timeCommand, type BenchResult, LEDGER_BIN } from './bench-kit.js';
@@ -67,9 +69,11 @@ export default async function appendBench(): Promise<BenchResult[]> {
     ledger.append(draft(-1));
     const sampleHead = readFileSync(join(work, 'lib', 'HEAD'));
     const sampleLine = Buffer.from(readFileSync(join(work, 'lib', 'records.jsonl'), 'utf8').trimEnd().split('\n').at(-1) + '\n');
-    // The store's append on a ledger of its own, so both sides build on the same kind of chain.
+    // The store's append on a ledger of its own, so both sides build on the same kind of chain,
+    // with a Ledger's caches (src/cache/: LEDGER_NO_CACHE as the bench was run with).
     const storeDir = join(work, 'store');
     Ledger.init({ dir: storeDir, key: signer, agent: 'bench' });
+    const cache = new LedgerCache(cachesOff(process.env), stateDirFrom(process.env));
     // Interleave rounds of each so disk weather hits all three alike.
     const ours: number[] = [];
     const rules: number[] = [];
@@ -77,7 +81,7 @@ export default async function appendBench(): Promise<BenchResult[]> {
     for (let round = 0; round < 10; round++) {
       for (let i = 0; i < 20; i++) {
         const t0 = nowMs();
-        appendDrafts({ dir: storeDir }, signer, [draft(round * 20 + i)]);
+        appendDrafts({ dir: storeDir, cache }, signer, [draft(round * 20 + i)]);
         ours.push(nowMs() - t0);
       }
       for (let i = 0; i < 20; i++) {

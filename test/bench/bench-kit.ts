@@ -1,5 +1,6 @@
 // Small shared tools for benchmarks: timing, medians, and timing whole commands.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The shipped `ledger` (the bundled CLI behind its launcher), as `npm run build` leaves it. */
@@ -67,3 +68,23 @@ export function bareEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   delete out.NODE_OPTIONS;
   return out;
 }
+
+/**
+ * The CPU time (user and system, ms) of every child this process has waited for so far, from
+ * /proc/self/stat (cutime + cstime, in clock ticks of 10 ms); null where there is no /proc. The
+ * difference across a spawnSync is the child's CPU: what a cache saves is work, and on a shared
+ * machine a command's wall time also measures its neighbours. One run's figure is coarse (10 ms
+ * ticks); a mean over many runs is not.
+ */
+export function childrenCpuMs(): number | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    // Fields after the command name (which may hold spaces), from field 3 on.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[13]) + Number(f[14])) * 10;
+  } catch {
+    return null;
+  }
+}
+
+export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;

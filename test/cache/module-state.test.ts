@@ -20,7 +20,6 @@ const NOT_CACHES: Record<string, string> = {
   'src/cli/commands/common.ts:located': 'where one command\'s ledger is, keyed by that command\'s I/O object: it dies with the command',
   'src/handoff/secret-scan.ts:needlesOf': 'the forms of one secret key, keyed by that key\'s object (a WeakMap): it dies with the key, and depends on nothing else',
   'src/handoff/yaml-lib.ts:lib': 'a library loaded on first use: code, not data',
-  'src/handoff/yaml-lib.ts:version': 'the loaded library\'s version',
   'src/causal/evidence/git.ts:childProcess': 'a builtin module loaded on first use',
   'src/canonical.ts:oneShotHash': 'a builtin function loaded on first use',
   'src/progress.ts:sink': 'where the CLI reports a long scan\'s progress (installed by the CLI)',

@@ -3,13 +3,12 @@
 // verbs, one with its caches (each read verb twice, so the second is answered from them) and one
 // without; their outputs are the same but for what a write's own clock makes different (times,
 // and the ids and signatures over them). The copy without caches never makes a cache file, and
-// never reads one planted where a cache would be.
+// never reads one planted where a cache would be (a fold memo that hides an item).
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scratch, spawnLedgerSync, type Run } from '../helpers/cli.js';
 import { git } from '../helpers/git-repo.js';
-import { ledgerStateName } from '../../src/store/state-dir.js';
 
 let base: string;
 let cleanup: () => void;
@@ -123,25 +122,29 @@ describe('when the same verbs run on two copies of a ledger, one with LEDGER_NO_
     expect(readdirSync(side('uncached').state)).toEqual(['marks']);
     // The cached copy made them (the comparison above is not vacuous).
     expect(existsSync(join(side('cached').root, '.ledger', 'index'))).toBe(true);
-    expect(readdirSync(side('cached').state).sort()).toEqual(expect.arrayContaining(['chain', 'fold', 'marks', 'views']));
+    expect(readdirSync(side('cached').state).sort()).toEqual(['chain', 'marks']);
   });
 
   it('without caches, a cache planted where one would be is never read', () => {
-    // The cached copy's kept fold, with the item's summary changed, put where the uncached copy's
-    // would be (named for the uncached copy's ledger, and saying so).
-    const fold = join(side('cached').state, 'fold');
-    const [file] = readdirSync(fold);
-    const kept = JSON.parse(readFileSync(join(fold, file), 'utf8')) as { dir: string; genesis: string; work: { record: { summary?: string } }[] };
-    const real = realpathSync(join(side('uncached').root, '.ledger'));
-    const poisoned = { ...kept, dir: real, work: kept.work.map((k) => (k.record.summary ? { ...k, record: { ...k.record, summary: 'PLANTED' } } : k)) };
-    mkdirSync(join(side('uncached').state, 'fold'));
-    writeFileSync(join(side('uncached').state, 'fold', `${ledgerStateName(real, kept.genesis)}.json`), JSON.stringify(poisoned));
+    // A fold memo that leaves the item `fix-tz` out (what someone who can write .ledger/ could do;
+    // it is trusted for completeness as far as it matches the ledger: docs/formats.md).
+    const root = side('uncached').root;
+    const text = readFileSync(join(root, '.ledger', 'records.jsonl'), 'utf8');
+    const head = JSON.parse(readFileSync(join(root, '.ledger', 'HEAD'), 'utf8')) as { genesis: string; seq: number; size: number; tail: string };
+    const work: [number, number][] = [];
+    let offset = 0;
+    for (const line of text.split('\n').slice(0, -1)) {
+      const r = JSON.parse(line) as { seq: number; kind: string; logical_operation_id?: string };
+      if (['genesis', 'start', 'checkpoint', 'finish', 'release', 'note'].includes(r.kind) && r.logical_operation_id !== 'fix-tz') work.push([r.seq, offset]);
+      offset += Buffer.byteLength(line) + 1;
+    }
+    mkdirSync(join(root, '.ledger', 'index'), { recursive: true });
+    writeFileSync(join(root, '.ledger', 'index', 'work-fold.json'), JSON.stringify({ v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work, outcomes: [] }));
     const r = run('uncached', ['status', '--json']);
     expect(r.code).toBe(0);
-    expect(r.stdout).not.toContain('PLANTED');
-    expect(r.stdout).toContain('fix the timezone bug');
+    expect((JSON.parse(r.stdout) as { items: { slug: string }[] }).items.map((i) => i.slug)).toContain('fix-tz');
     // With the caches on, the same copy believes it (the plant is where a cache is read).
-    const on = spawnLedgerSync(['status', '--json'], { cwd: side('uncached').root, env: { HOME: side('uncached').home, LEDGER_STATE_DIR: side('uncached').state, LEDGER_AGENT: 'claude', LEDGER_NO_CACHE: '' } });
-    expect(on.stdout).toContain('PLANTED');
+    const on = spawnLedgerSync(['status', '--json'], { cwd: root, env: { HOME: side('uncached').home, LEDGER_STATE_DIR: join(base, 'planted-state'), LEDGER_AGENT: 'claude', LEDGER_NO_CACHE: '' } });
+    expect((JSON.parse(on.stdout) as { items: { slug: string }[] }).items.map((i) => i.slug)).not.toContain('fix-tz');
   });
 });

@@ -72,10 +72,9 @@ function forgetProcessFold() {
   cache = new LedgerCache(true, state());
 }
 
-/** Forgets the folds kept in this process and in the user's state directory (fold-kept.ts). */
+/** Forgets the fold kept by this test's Ledger (fold-kept.ts). */
 function forgetKept() {
   forgetProcessFold();
-  rmSync(join(state(), 'fold'), { recursive: true, force: true });
 }
 
 /** The paths of the ledger with this test's caches. */
@@ -115,7 +114,7 @@ describe('when a ledger grows past the memo with every kind the folds read', () 
         // The same ledger grown: the same first records (the spec is deterministic), more after.
         write(dir, specOf(first + more, pick));
         const full = fullFolds(dir);
-        // From the fold kept in this process, then from the user's copy alone (fold-kept.ts).
+        // From the fold kept in this process, then from the memo alone (fold-kept.ts).
         for (const fresh of [false, true]) {
           if (fresh) forgetProcessFold();
           const kept = fastFolds(dir, true);
@@ -144,7 +143,7 @@ describe('when this process folded a ledger, and another ledger of the same gene
     const count = MEMO_EVERY + 60;
     write(dir, specOf(count, (seq) => (seq * 2654435761) >>> 0));
     const first = plain(fastFolds(dir).log);
-    fastFolds(dir, true); // from the disk memo: now kept in this process and in the state directory
+    fastFolds(dir, true); // from the disk memo: now kept in this process
     // Same genesis (the same first record), other records after it, and longer: the kept fold
     // ends within the new file, at a line that is not its record.
     write(dir, specOf(count + 40, (seq) => (seq * 40503 + 7) >>> 0));
@@ -152,71 +151,13 @@ describe('when this process folded a ledger, and another ledger of the same gene
     const full = fullFolds(dir);
     expect(plain(full.log)).not.toBe(first);
     for (const fresh of [false, true]) {
-      // In this process, then as this user's next process (only the state directory's copy).
+      // In this process, then as this user's next process.
       if (fresh) forgetProcessFold();
       const fast = fastFolds(dir, true);
       expect(plain(fast.log)).toBe(plain(full.log));
       expect(fast.status).toEqual(full.status);
     }
   });
-});
-
-describe("when this user's next command finds the fold the last one kept in the state directory", () => {
-  const count = MEMO_EVERY + 60;
-  const pick = (seq: number) => (seq * 2654435761) >>> 0;
-  const keptFile = () => readdirSync(join(process.env.LEDGER_STATE_DIR!, 'fold')).map((f) => join(process.env.LEDGER_STATE_DIR!, 'fold', f));
-
-  it('it folds from it, without the disk memo, to the full fold, and as the ledger grows', () => {
-    write(dir, specOf(count, pick));
-    fastFolds(dir); // the full fold: writes the disk memo
-    fastFolds(dir, true); // from the disk memo: keeps its fold for the user
-    expect(keptFile()).toHaveLength(1);
-    for (const more of [0, 7, MEMO_EVERY + 3]) {
-      write(dir, specOf(count + more, pick));
-      rmSync(memoPath(ledgerPaths(dir)), { force: true }); // only the user's copy is left
-      forgetProcessFold();
-      const fast = fastFolds(dir, true);
-      const full = fullFolds(dir);
-      expect(plain(fast.log)).toBe(plain(full.log));
-      expect(fast.status).toEqual(full.status);
-      // No full fold ran: that would have written the disk memo (more than MEMO_EVERY records).
-      expect(existsSync(memoPath(ledgerPaths(dir)))).toBe(more > MEMO_EVERY);
-    }
-  });
-
-  for (const [name, spoil] of [
-    ['it is torn', (f: string) => writeFileSync(f, readFileSync(f, 'utf8').slice(0, 200))],
-    ['a record in it is not its seq', (f: string) => {
-      const v = JSON.parse(readFileSync(f, 'utf8')) as { work: { seq: number; record: { kind: string; seq: number } }[] };
-      const i = v.work.findIndex((k) => k.record.kind === 'checkpoint');
-      v.work[i].record = { ...v.work[i].record, seq: v.work[i].record.seq + 1 };
-      writeFileSync(f, JSON.stringify(v));
-    }],
-    ['a record in it is not an object', (f: string) => {
-      const v = JSON.parse(readFileSync(f, 'utf8')) as { work: { record: unknown }[] };
-      v.work[1].record = [v.work[1].record];
-      writeFileSync(f, JSON.stringify(v));
-    }],
-    ['it is of the earlier format (record texts)', (f: string) => {
-      const v = JSON.parse(readFileSync(f, 'utf8')) as { work: { record: unknown }[]; outcomes: { record: unknown }[] };
-      const text = (list: { record: unknown }[]) => list.map(({ record, ...k }) => ({ ...k, text: JSON.stringify(record) }));
-      writeFileSync(f, JSON.stringify({ ...v, v: 1, work: text(v.work), outcomes: text(v.outcomes) }));
-    }],
-    ['it leaves out the genesis', (f: string) => {
-      const v = JSON.parse(readFileSync(f, 'utf8')) as { work: unknown[] };
-      writeFileSync(f, JSON.stringify({ ...v, work: v.work.slice(1) }));
-    }],
-  ] as const) {
-    it(`${name}: it is not believed, and the answer is the full fold's`, () => {
-      write(dir, specOf(count, pick));
-      fastFolds(dir);
-      fastFolds(dir, true);
-      const [f] = keptFile();
-      spoil(f);
-      forgetProcessFold();
-      expect(plain(fastFolds(dir, true).log)).toBe(plain(fullFolds(dir).log));
-    });
-  }
 });
 
 describe('when work items were started before a long batch of CI records (issue 22)', () => {
@@ -239,11 +180,10 @@ describe('when work items were started before a long batch of CI records (issue 
     f(ops);
     return n;
   };
-  const keptFile = () => join(state(), 'fold', readdirSync(join(state(), 'fold'))[0]);
 
-  it('the first fold after the batch keeps its fold, and the next command reads only what is new', () => {
+  it('the first fold after the batch writes the memo, and the next command reads only what is new', () => {
     write(dir, specOf(41));
-    fastFolds(dir); // this user looked before the batch: its copy is as of seq 40
+    fastFolds(dir); // this user looked before the batch
     write(dir, specOf(41 + BATCH));
     forgetProcessFold();
     const size = readFileSync(join(dir, 'records.jsonl')).length;
@@ -254,22 +194,21 @@ describe('when work items were started before a long batch of CI records (issue 
       const fast = fastFolds(dir, true);
       expect(plain(fast.log)).toBe(plain(fullFolds(dir).log));
       expect(fast.status).toEqual(fullFolds(dir).status);
+      forgetProcessFold();
       expect(bytesRead((ops) => fastFolds(dir, true, ops))).toBeLessThan(size / 20);
     }
   });
 
-  it('a copy older than the disk memo is passed over for the memo', () => {
+  it('a fold this Ledger kept before the batch is passed over for the memo written after it', () => {
     write(dir, specOf(41));
-    fastFolds(dir);
-    const old = readFileSync(keptFile());
+    fastFolds(dir); // kept by this Ledger, as of seq 40
+    const before = cache;
     write(dir, specOf(41 + BATCH));
     forgetProcessFold();
-    fastFolds(dir, true); // writes the memo at HEAD, and the user's copy
-    writeFileSync(keptFile(), old); // the copy as it was before the batch (another process's, say)
-    forgetProcessFold();
+    fastFolds(dir, true); // another command: writes the memo at HEAD
+    cache = before; // the first Ledger again, its fold 4,200 records behind
     const size = readFileSync(join(dir, 'records.jsonl')).length;
     expect(bytesRead((ops) => fastFolds(dir, true, ops))).toBeLessThan(size / 20);
-    forgetProcessFold();
     expect(plain(fastFolds(dir, true).log)).toBe(plain(fullFolds(dir).log));
   });
 
@@ -285,7 +224,7 @@ describe('when work items were started before a long batch of CI records (issue 
       expect(n).toBeGreaterThanOrEqual(size);
     }
     expect(existsSync(memoPath(paths))).toBe(false);
-    expect(existsSync(join(state(), 'fold'))).toBe(false);
+    expect(existsSync(state())).toBe(false);
     expect(plain(readFolds(paths, readHead(realFileOps, paths)!).log)).toBe(plain(fullFolds(dir).log));
   });
 });

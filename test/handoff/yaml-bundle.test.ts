@@ -21,7 +21,7 @@ const render = (lib: CliYaml, value: unknown) => {
 describe("the CLI's bundle of yaml", () => {
   it('holds what the views use, and writes byte for byte what the package writes', () => {
     expect(Object.keys(bundled).sort()).toEqual(['Document', 'isScalar', 'version', 'visit']);
-    // The version the views' renderer identity names (view-fragments.ts): the package's own.
+    // The package's own version, as the bundle names it.
     expect(bundled.version).toBe((createRequire(import.meta.url)('yaml/package.json') as { version: string }).version);
     const text = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.constantFrom('', 'a: b', '- x', '#', 'null', '1e3', '\u202e', 'line\nline\n', ' lead', 'trail ', "'q'", '"dq"'));
     const value = fc.letrec((tie) => ({
