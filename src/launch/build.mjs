@@ -125,7 +125,7 @@ await step('library bundles', () =>
   build({
     ...forNode,
     format: 'cjs',
-    // With the package's version: the views' renderer identity (src/handoff/view-fragments.ts).
+    // With the package's version (test/handoff/yaml-bundle.test.ts checks it is the package's own).
     stdin: { contents: `export { Document, visit, isScalar } from ${JSON.stringify(join(yamlRoot, 'browser/dist/index.js'))};\nexport const version = ${JSON.stringify(JSON.parse(readFileSync(join(yamlRoot, 'package.json'), 'utf8')).version)};`, resolveDir: yamlRoot, loader: 'js' },
     outfile: at('dist/cli/yaml.cjs'),
     minifyWhitespace: true,

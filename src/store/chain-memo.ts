@@ -22,7 +22,7 @@ import type { Head } from '../record.js';
 import type { FileOps, FileStat } from '../fs/ops.js';
 import { checkChain, type ChainPoint } from './chain.js';
 import type { LedgerPaths } from './paths.js';
-import { ledgerKeyPath, ledgerStateName } from './state-dir.js';
+import { ledgerStateName } from './state-dir.js';
 
 interface Memo extends ChainPoint {
   dir: string;
@@ -38,7 +38,7 @@ interface Memo extends ChainPoint {
 function caches(paths: LedgerPaths, genesis: string) {
   const cache = paths.cache;
   if (!cache?.on('chain')) return null;
-  const real = ledgerKeyPath(paths.dir);
+  const real = paths.real;
   return { real, memory: cache.inMemory<Memo>('chain'), file: cache.userLog('chain', 'chain', `${ledgerStateName(real, genesis)}.json`) };
 }
 

@@ -20,7 +20,7 @@ import { readTrust } from '../keys/trust-file.js';
 import { pinProblem, type Trust } from '../keys/trust.js';
 import type { Head } from '../record.js';
 import type { LedgerPaths } from './paths.js';
-import { ensureStateDir, keyStateName, ledgerKeyPath, ledgerStateName } from './state-dir.js';
+import { ensureStateDir, keyStateName, ledgerStateName } from './state-dir.js';
 import { appendStateLog, readStateLog } from './state-log.js';
 
 /** Where a writer finds the pins that HEAD's key is checked against: a trust file, the parsed keys, or none. */
@@ -105,13 +105,13 @@ function readMarkFile(path: string, real: string, genesis: string, key: string |
 
 /** This writer's mark for the ledger at `paths` with genesis `genesis`; null when it never published there. */
 export function readMark(stateDir: string, paths: LedgerPaths, genesis: string, key: string): Mark | null {
-  const real = ledgerKeyPath(paths.dir);
+  const real = paths.real;
   return readMarkFile(`${markDir(stateDir)}/${markName(real, genesis, key)}`, real, genesis, key);
 }
 
 /** Every mark of this user for the ledger (any key): what `recover`, which may have no key, checks. */
 export function readAllMarks(stateDir: string, paths: LedgerPaths, genesis: string): Mark[] {
-  const real = ledgerKeyPath(paths.dir);
+  const real = paths.real;
   const prefix = `${ledgerStateName(real, genesis)}-`;
   let names: string[];
   try {
@@ -157,7 +157,7 @@ export function checkMark(ops: FileOps, paths: LedgerPaths, head: Head, mark: Ma
  * made before the append, so this fails only when the disk refuses).
  */
 export function raiseMark(stateDir: string, paths: LedgerPaths, genesis: string, key: string, mark: Mark): void {
-  const real = ledgerKeyPath(paths.dir);
+  const real = paths.real;
   const file: MarkFile = { v: 1, dir: real, genesis, key, seq: mark.seq, tail: mark.tail, offset: mark.offset };
   try {
     appendStateLog(markDir(stateDir), markName(real, genesis, key), JSON.stringify(file));

@@ -2,6 +2,7 @@
 // ours, derivable from those two files, and never trusted by the auditor.
 import { join, resolve } from 'node:path';
 import type { LedgerCache } from '../cache/ledger-cache.js';
+import { ledgerKeyPath } from './state-dir.js';
 
 export interface LedgerPaths {
   dir: string;
@@ -19,11 +20,22 @@ export interface LedgerPaths {
    * writer below the Ledger finds its caches here; undefined: none at all.
    */
   cache?: LedgerCache;
+  /**
+   * The ledger directory as its per-user state is keyed (state-dir.ts ledgerKeyPath: its
+   * realpath), taken the first time it is asked of these paths: an append asks it for the
+   * writer's mark and the chain memo four times, each realpath a readlink per folder. A folder
+   * renamed while these paths are in use keeps the name they first had.
+   */
+  readonly real: string;
 }
 
 export function ledgerPaths(dir: string, stateDir?: string, cache?: LedgerCache): LedgerPaths {
   const d = resolve(dir);
+  let real: string | undefined;
   return {
+    get real() {
+      return (real ??= ledgerKeyPath(d));
+    },
     dir: d,
     records: join(d, 'records.jsonl'),
     head: join(d, 'HEAD'),
