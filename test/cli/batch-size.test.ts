@@ -1,28 +1,61 @@
 // Issue 14.7: `append --batch` of more than about 100,000 payloads published them and then exited
 // 1 with "RangeError: Maximum call stack size exceeded" (Math.min(...seqs) over every seq), so a
 // retry could never report success either. Nothing may spread or recurse over record counts.
-// Slow by nature (150,000 real records, signed and fsynced as one batch): the payloads are tiny
-// and the timeout generous, since CI shares two cores.
+//
+// What overflows is a count beyond what the stack holds: about 127,000 spread arguments in
+// Node's default stack (984 KB), which is why this test once wrote 150,000 records (50 s).
+// The same proof at a tenth of the work: the real binary runs with a smaller stack
+// (--stack-size=STACK_KB, still about twice what the CLI's deepest ordinary call needs), where a
+// spread overflows at about 15,500 arguments, and the batch is COUNT records, checked below to
+// be at least 1.4 times what a spread survives in that stack.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, readFileSync, symlinkSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, initProject, snapshot } from '../helpers/cli.js';
+import { BIN, ROOT, initProject, scratch, snapshot, withSuiteEnv } from '../helpers/cli.js';
 
-/** The real binary, with room for its output (tens of MB: spawnSync's default cap is 1 MiB). */
+const STACK_KB = 128;
+const COUNT = 24_000;
+
+/**
+ * The real binary with a STACK_KB stack, with room for its output (MBs: spawnSync's default cap
+ * is 1 MiB). A copy of dist/cli: V8 refuses a code cache made under other flags, and the launcher
+ * then writes one of its own, which must not replace the shipped caches other tests check.
+ */
 function ledger(args: string[], cwd: string, stdin = '') {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, input: stdin, encoding: 'utf8', maxBuffer: 1 << 30 });
+  const env = { PATH: process.env.PATH ?? '', ...withSuiteEnv({}) };
+  const r = spawnSync(process.execPath, [`--stack-size=${STACK_KB}`, bin, ...args], { cwd, env, input: stdin, encoding: 'utf8', maxBuffer: 1 << 30 });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-const COUNT = 150_000;
 const payloads = Array.from({ length: COUNT }, (_, i) => `{"kind":"intent","logical_operation_id":"o","execution_id":"e${i}","action":"a"}`).join('\n') + '\n';
 
 let project: Awaited<ReturnType<typeof initProject>>;
+let copy: ReturnType<typeof scratch>;
+let bin: string;
 beforeAll(async () => {
   project = await initProject();
+  copy = scratch('ledger-batch-bin-');
+  cpSync(join(ROOT, 'dist/cli'), join(copy.dir, 'cli'), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(copy.dir, 'node_modules'));
+  bin = join(copy.dir, 'cli', basename(BIN));
 });
-afterAll(() => project.cleanup());
+afterAll(() => {
+  project.cleanup();
+  copy?.cleanup();
+});
+
+describe(`with a ${STACK_KB} KB stack, where a spread of ${COUNT.toLocaleString('en')} arguments overflows`, () => {
+  it(`the count is beyond what a spread survives in that stack, so the batch below would overflow had it spread the seqs`, () => {
+    // The largest spread that passes, found by bisection in one process with the same stack.
+    const probe = 'let lo = 0, hi = 1 << 20; while (hi - lo > 64) { const n = (lo + hi) >> 1; try { Math.min(...new Array(n).fill(0)); lo = n; } catch { hi = n; } } console.log(lo);';
+    const r = spawnSync(process.execPath, [`--stack-size=${STACK_KB}`, '-e', probe], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const survives = Number(r.stdout);
+    expect(survives).toBeGreaterThan(1000);
+    expect(COUNT).toBeGreaterThan(survives * 1.4);
+  });
+});
 
 describe(`when a batch of ${COUNT.toLocaleString('en')} payloads is appended, then retried`, () => {
   it('publishes them all and exits 0 with first_seq and last_seq; the identical retry appends nothing and exits 0', () => {
