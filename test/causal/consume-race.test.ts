@@ -11,7 +11,7 @@ let p: Project;
 afterEach(() => p?.cleanup());
 
 function consume(consumer: string): Promise<{ consumer: string; code: number; out: string; err: string }> {
-  const child = spawnLedger(['gate', 'migrate_schema_17', '--consume-as', consumer, '--json', '--wait', '30s'], { cwd: p.dir, env: { LEDGER_AGENT: 'deployer' } });
+  const child = spawnLedger(['gate', 'migrate_schema_17', '--consume-as', consumer, '--json', '--wait', '10m'], { cwd: p.dir, env: { LEDGER_AGENT: 'deployer' } });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => void (out += d.toString()));
@@ -44,7 +44,7 @@ describe('concurrent retries of one handoff (real processes)', () => {
     expect(existsSync(BIN), `build the CLI first: npx tsc -p . (${BIN})`).toBe(true);
     p = await project();
     p.write('db/schema.sql', 'v1\n');
-    const args = ['append', 'handoff', '--op', 'migrate_schema_17', '--exec', 'execution_002', '--outcome', 'success', '--evidence', 'schema=db/schema.sql', '--json', '--wait', '30s'];
+    const args = ['append', 'handoff', '--op', 'migrate_schema_17', '--exec', 'execution_002', '--outcome', 'success', '--evidence', 'schema=db/schema.sql', '--json', '--wait', '10m'];
     const run = () => {
       const child = spawnLedger(args, { cwd: p.dir, env: { LEDGER_AGENT: 'producer' } });
       let out = '';

@@ -40,9 +40,9 @@ function job(n: number, rand: () => number): Job {
   const tag = `k${n}`;
   if (rand() < 0.3) {
     const stdin = [0, 1, 2].map((j) => JSON.stringify({ kind: 'intent', logical_operation_id: 'crash_batch', execution_id: `${tag}-${j}`, action: 'deploy' })).join('\n') + '\n';
-    return { kind: 'batch', tag, args: ['append', '--batch', '--json', '--wait', '60s'], stdin, inLock: rand() < 0.5 };
+    return { kind: 'batch', tag, args: ['append', '--batch', '--json', '--wait', '10m'], stdin, inLock: rand() < 0.5 };
   }
-  return { kind: 'one', tag, args: ['append', 'handoff', '--op', 'crash_op', '--exec', tag, '--outcome', 'success', '--json', '--wait', '60s'], inLock: rand() < 0.5 };
+  return { kind: 'one', tag, args: ['append', 'handoff', '--op', 'crash_op', '--exec', tag, '--outcome', 'success', '--json', '--wait', '10m'], inLock: rand() < 0.5 };
 }
 
 const execOf = (r: unknown) => (r as { execution_id?: string }).execution_id ?? '';
@@ -135,7 +135,7 @@ describe('when real append processes are SIGKILLed at random moments', () => {
     }
 
     // No manual cleanup: recover, audit and one more append, as real processes.
-    const rec = await startLedger(['recover', '--json', '--wait', '60s'], { cwd: project.dir, env }).done;
+    const rec = await startLedger(['recover', '--json', '--wait', '10m'], { cwd: project.dir, env }).done;
     expect(rec.code, rec.stderr).toBe(0);
     const qdir = join(project.ledger, 'quarantine');
     const qfiles = readdirSync(project.ledger).includes('quarantine') ? readdirSync(qdir) : [];

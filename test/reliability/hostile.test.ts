@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
-  chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, truncateSync, writeFileSync,
+  chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, truncateSync, utimesSync, writeFileSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -150,6 +150,13 @@ function resignedTail(p: string, edit: (r: Json) => Json): { line: Buffer; id: s
   const last = JSON.parse(lines(p).at(-1)!);
   const { record, id, line } = resignRecord(edit(last), signer);
   return { record, id, line: Buffer.from(line) };
+}
+
+/** Writes `text` at `path` with an mtime an hour ahead: a lock its writer has only just written, whatever the clock does meanwhile. */
+function plantFresh(path: string, text: string): void {
+  writeFileSync(path, text);
+  const ahead = new Date(Date.now() + 3_600_000);
+  utimesSync(path, ahead, ahead);
 }
 
 const smallOrderKey = toBase64url(SMALL_ORDER_POINTS[4].toBytes());
@@ -315,7 +322,11 @@ const CASES: Case[] = [
   floorCase('whose offset is past the end of records.jsonl', (p) => JSON.stringify({ v: 1, genesis: recordId(JSON.parse(lines(p)[0])), seq: 1, id: recordId(JSON.parse(lines(p)[1])), offset: 1e9 })),
   floorCase('of another ledger (a fork)', (p) => JSON.stringify({ v: 1, genesis: 'sha256:' + 'ab'.repeat(32), seq: 1, id: recordId(JSON.parse(lines(p)[1])), offset: lines(p)[0].length })),
   // The lock
-  { name: 'a lock with garbage in it, just written', input: 'lock', verbs: WRITERS.filter((v) => v !== 'render'), damage: (p) => writeFileSync(join(L(p), 'lock'), '\x00\x01garbage') },
+  // A lock with no parseable holder is held for UNWRITTEN_GRACE_MS (2 s, src/store/lock.ts) after
+  // its mtime: its writer may still be writing it. Eight verbs wait 200 ms each on it, which a
+  // loaded machine can stretch past 2 s; its mtime is set an hour ahead, so it is younger than
+  // the grace however slowly they run (the lock's age is now minus its mtime).
+  { name: 'a lock with garbage in it, just written', input: 'lock', verbs: WRITERS.filter((v) => v !== 'render'), damage: (p) => plantFresh(join(L(p), 'lock'), '\x00\x01garbage') },
   { name: 'a lock held by a process on another host', input: 'lock', verbs: WRITERS.filter((v) => v !== 'render'), damage: (p) => writeFileSync(join(L(p), 'lock'), JSON.stringify({ pid: 1, host: `not-${hostname()}`, nonce: 'x', since: new Date().toISOString() })) },
   { name: 'a lock held by a live process here', input: 'lock', verbs: WRITERS.filter((v) => v !== 'render'), damage: (p) => writeFileSync(join(L(p), 'lock'), JSON.stringify({ pid: 1, host: hostname(), nonce: 'x', since: new Date().toISOString() })) },
   { name: 'a lock that is a directory', input: 'lock', verbs: WRITERS.filter((v) => v !== 'render'), damage: (p) => mkdirSync(join(L(p), 'lock')) },

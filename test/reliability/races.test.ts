@@ -33,7 +33,7 @@ function jobs(): Job[] {
   for (const kind of Object.keys(MIX) as Kind[]) {
     for (let i = 0; i < MIX[kind]; i++) {
       const tag = `${kind[0]}${i}`;
-      const wait = ['--wait', '120s'];
+      const wait = ['--wait', '10m'];
       switch (kind) {
         case 'append':
           out.push({ kind, tag, args: ['append', 'handoff', '--op', 'race_op', '--exec', tag, '--outcome', 'success', '--json', ...wait] });

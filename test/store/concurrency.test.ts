@@ -1,7 +1,7 @@
 // Several real processes append at once: every acknowledged append lands exactly once and the
 // chain links. And a lock left by a process that died is taken over without manual cleanup.
 import { spawn } from 'node:child_process';
-import { writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -58,7 +58,7 @@ describe('when several real processes append at once', () => {
         (async () => {
           let out = '';
           for (let i = 0; i < each; i++) {
-            const r = await runProc(['append', 'handoff', '--op', `op_${p}`, '--exec', `exec_${i}`, '--outcome', 'success', '--json', '--wait', '60s'], project.dir);
+            const r = await runProc(['append', 'handoff', '--op', `op_${p}`, '--exec', `exec_${i}`, '--outcome', 'success', '--json', '--wait', '10m'], project.dir);
             if (r.code !== 0) return r;
             out += r.stdout;
           }
@@ -67,7 +67,7 @@ describe('when several real processes append at once', () => {
       );
       }
     jobs.push(
-      runProc(['append', '--batch', '--json', '--wait', '60s'], project.dir, Array.from({ length: 10 }, (_, i) =>
+      runProc(['append', '--batch', '--json', '--wait', '10m'], project.dir, Array.from({ length: 10 }, (_, i) =>
         JSON.stringify({ kind: 'intent', logical_operation_id: 'batch_op', execution_id: `b_${i}`, action: 'deploy' })).join('\n') + '\n'),
     );
     const results = await Promise.all(jobs);
@@ -91,6 +91,19 @@ describe('when the lock holder died', () => {
     const r = spawnLedgerSync(['append', 'handoff', '--op', 'o', '--exec', 'e', '--outcome', 'success', '--wait', '2s'], { cwd: project.dir, env: { LEDGER_AGENT: 'a' } });
     expect(r.code, r.stderr).toBe(0);
     expect(chainIds(project.ledger)).toHaveLength(2);
+  });
+
+  it('takes over a lock that names no holder (its writer died before writing it) once it is older than the grace', () => {
+    // src/store/lock.ts holds such a lock for 2 s after its mtime; this one's mtime is an hour
+    // back, so no clock or load can make it look younger than that.
+    const lock = join(project.ledger, 'lock');
+    writeFileSync(lock, '');
+    const old = new Date(Date.now() - 3_600_000);
+    utimesSync(lock, old, old);
+    const r = spawnLedgerSync(['append', 'handoff', '--op', 'o', '--exec', 'e', '--outcome', 'success', '--wait', '10m'], { cwd: project.dir, env: { LEDGER_AGENT: 'a' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(chainIds(project.ledger)).toHaveLength(2);
+    expect(existsSync(lock)).toBe(false);
   });
 
   it('waits for a live holder up to --wait, then exits 3 naming it', () => {
