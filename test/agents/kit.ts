@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { BIN, initProject, snapshot } from '../helpers/cli.js';
+import { BIN, initProject, snapshot, withSuiteEnv } from '../helpers/cli.js';
 
 /** A home and state folder outside every project, so a writer's marks never show in a work tree. */
 export const HOME = mkdtempSync(join(tmpdir(), 'ledger-agents-home-'));
-export const BASE_ENV: Record<string, string> = { PATH: process.env.PATH ?? '', HOME, LEDGER_STATE_DIR: join(HOME, 'state') };
+export const BASE_ENV: Record<string, string> = withSuiteEnv({ PATH: process.env.PATH ?? '', HOME, LEDGER_STATE_DIR: join(HOME, 'state') });
 
 export interface GitProject { dir: string; ledger: string; cleanup: () => void }
 

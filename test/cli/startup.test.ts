@@ -7,7 +7,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statS
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fdWriter } from '../../src/cli/io.js';
-import { BIN, ROOT, initProject, runLedger, scratch } from '../helpers/cli.js';
+import { BIN, ROOT, initProject, runLedger, scratch, withSuiteEnv } from '../helpers/cli.js';
 import { createRequire } from 'node:module';
 
 describe('the shipped binary', () => {
@@ -88,7 +88,7 @@ describe('what a start loads of Node\'s own modules (each costs milliseconds of 
     // Written to fd 2 directly: process.stderr on a pipe would load node:net itself.
     const probe = join(dir, 'probe.cjs');
     writeFileSync(probe, "process.on('exit', () => require('fs').writeSync(2, '\\nLOADED ' + JSON.stringify(process.moduleLoadList.filter((m) => /^NativeModule (crypto|tty|net|child_process|os|worker_threads)$/.test(m)).map((m) => m.slice(13))) + '\\n'));\n");
-    const r = spawnSync(process.execPath, ['--require', probe, BIN, ...args], { cwd, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: dir, LEDGER_STATE_DIR: join(dir, 'state') } });
+    const r = spawnSync(process.execPath, ['--require', probe, BIN, ...args], { cwd, encoding: 'utf8', env: withSuiteEnv({ PATH: process.env.PATH ?? '', HOME: dir, LEDGER_STATE_DIR: join(dir, 'state') }) });
     expect(r.status, r.stderr).toBe(0);
     const line = r.stderr.split('\n').find((l) => l.startsWith('LOADED '));
     expect(line, r.stderr).toBeDefined();

@@ -15,18 +15,22 @@ export const BIN = join(ROOT, 'dist/cli/ledger.cjs');
 export interface Run { code: number; stdout: string; stderr: string }
 
 /**
- * The environment of a test run: `env` as given, plus the test's per-user state directory
- * (test/setup.ts) unless `env` names one, so no test writes marks into the real home directory;
- * and LEDGER_NO_CACHE as the suite was run with (CI runs the command-line and scenario tests once
- * with LEDGER_NO_CACHE=1: src/cache/README.md), unless `env` names it.
+ * What every run of the CLI a test makes inherits from the suite's own environment, unless the
+ * test's `env` names it: the test's per-user state directory (test/setup.ts), so no test writes
+ * marks into the real home directory; and LEDGER_NO_CACHE, which the suite's second run sets
+ * (test/vitest.config.ts) to run the command-line and scenario tests with no cache at all
+ * (src/cache/README.md).
  */
-function withState(env: Record<string, string> | undefined): Record<string, string> {
-  const inherited: Record<string, string> = {};
-  for (const name of ['LEDGER_STATE_DIR', 'LEDGER_NO_CACHE']) {
-    const v = process.env[name];
-    if (v !== undefined && !(name in (env ?? {}))) inherited[name] = v;
+const INHERITED = ['LEDGER_STATE_DIR', 'LEDGER_NO_CACHE'] as const;
+
+/** `env` as given, plus what a test's runs inherit (INHERITED) that it does not name. */
+export function withSuiteEnv(env: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of INHERITED) {
+    const value = process.env[name];
+    if (value !== undefined && !(name in (env ?? {}))) out[name] = value;
   }
-  return { ...inherited, ...(env ?? {}) };
+  return { ...out, ...(env ?? {}) };
 }
 
 /** Runs `ledger ...args` in-process. `env` replaces the environment entirely (default: none but the test's state directory). */
@@ -36,7 +40,7 @@ export async function runLedger(args: string[], opts: { cwd: string; env?: Recor
   const io: CliIO = {
     stdout: (t) => void (stdout += t),
     stderr: (t) => void (stderr += t),
-    env: withState(opts.env),
+    env: withSuiteEnv(opts.env),
     cwd: opts.cwd,
     isTTY: false,
     readStdin: async () => opts.stdin ?? '',
@@ -49,7 +53,7 @@ export async function runLedger(args: string[], opts: { cwd: string; env?: Recor
 export function spawnLedgerSync(args: string[], opts: { cwd: string; env?: Record<string, string>; stdin?: string }): Run {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     cwd: opts.cwd,
-    env: { PATH: process.env.PATH ?? '', ...withState(opts.env) },
+    env: { PATH: process.env.PATH ?? '', ...withSuiteEnv(opts.env) },
     input: opts.stdin ?? '',
     encoding: 'utf8',
   });
@@ -59,7 +63,7 @@ export function spawnLedgerSync(args: string[], opts: { cwd: string; env?: Recor
 export function spawnLedger(args: string[], opts: { cwd: string; env?: Record<string, string> }) {
   return spawn(process.execPath, [BIN, ...args], {
     cwd: opts.cwd,
-    env: { PATH: process.env.PATH ?? '', ...withState(opts.env) },
+    env: { PATH: process.env.PATH ?? '', ...withSuiteEnv(opts.env) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 }

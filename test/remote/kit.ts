@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, writeFileSync, existsSync, readdirSync } from 
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BIN, runLedger, scratch, type Run } from '../helpers/cli.js';
+import { BIN, runLedger, scratch, withSuiteEnv, type Run } from '../helpers/cli.js';
 import { readSecretKey } from '../../src/keys/key-file.js';
 import { readTrust } from '../../src/keys/trust-file.js';
 import type { Draft } from '../../src/record.js';
@@ -87,7 +87,7 @@ export function world(names: string[]): World {
     const r = spawnLedgerSync(['keygen', '--out', 'keys/harness.key', '--name', name, '--json'], { cwd: dir });
     if (r.code !== 0) throw new Error(r.stderr);
     keys.push((JSON.parse(r.stdout) as { entry: unknown }).entry);
-    const env = { PATH: process.env.PATH ?? '', HOME: dir, LEDGER_STATE_DIR: join(s.dir, `${name}-state`), LEDGER_AGENT: name };
+    const env = withSuiteEnv({ PATH: process.env.PATH ?? '', HOME: dir, LEDGER_STATE_DIR: join(s.dir, `${name}-state`), LEDGER_AGENT: name });
     return {
       name, dir, ledger: join(dir, '.ledger'), env,
       run: (args, extra = {}) => runLedger(args, { cwd: dir, env: { ...env, ...extra } }),

@@ -10,7 +10,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { BIN, ROOT, scratch, snapshot } from '../helpers/cli.js';
+import { BIN, ROOT, scratch, snapshot, withSuiteEnv } from '../helpers/cli.js';
 
 /** The `run:` steps of the yaml block that follows the CI heading in docs/across-machines.md. */
 export function ciSteps(): string[] {
@@ -39,7 +39,7 @@ function team() {
   mkdirSync(bin);
   writeFileSync(join(bin, 'ledger'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`);
   chmodSync(join(bin, 'ledger'), 0o755);
-  const baseEnv = (home: string): Record<string, string> => ({
+  const baseEnv = (home: string): Record<string, string> => withSuiteEnv({
     PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null',
     GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 't@example.com', LC_ALL: 'C',
   });

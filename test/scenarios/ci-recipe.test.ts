@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, ROOT } from '../helpers/cli.js';
+import { BIN, ROOT, withSuiteEnv } from '../helpers/cli.js';
 import { projectState } from '../helpers/project-state.js';
 import { scenario, type Scenario } from './kit.js';
 
@@ -34,7 +34,7 @@ function ci(sc: Scenario): { code: number; stdout: string; stderr: string } {
   }
   const r = spawnSync('/bin/sh', ['-c', recipe()], {
     cwd: sc.root, encoding: 'utf8',
-    env: { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: join(sc.base, 'home'), LEDGER_STATE_DIR: join(sc.base, 'state'), LEDGER_AGENT: 'deploy_api_18' },
+    env: withSuiteEnv({ PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: join(sc.base, 'home'), LEDGER_STATE_DIR: join(sc.base, 'state'), LEDGER_AGENT: 'deploy_api_18' }),
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }

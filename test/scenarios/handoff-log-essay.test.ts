@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { expectKeyNeverInGit, git, scenario, type Scenario } from './kit.js';
+import { withSuiteEnv } from '../helpers/cli.js';
 import { TZ_ATTEMPT, TZ_FILES, TZ_FIXED } from './tz-project.js';
 
 let sc: Scenario;
@@ -33,7 +34,7 @@ describe('the handoff log: claude starts fix-timezone, hits its usage limit, cod
 
     // --- claude begins substantive work, through the essay's `npm run handoff -- start ...` ---
     const npm = spawnSync('npm', ['run', '--silent', 'handoff', '--', 'start', 'fix-timezone', '--agent', 'claude',
-      '--summary', 'fix toLocal() for negative offsets'], { cwd: sc.root, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: join(sc.base, 'home'), LEDGER_STATE_DIR: join(sc.base, 'state'), npm_config_update_notifier: 'false' } });
+      '--summary', 'fix toLocal() for negative offsets'], { cwd: sc.root, encoding: 'utf8', env: withSuiteEnv({ PATH: process.env.PATH ?? '', HOME: join(sc.base, 'home'), LEDGER_STATE_DIR: join(sc.base, 'state'), npm_config_update_notifier: 'false' }) });
     expect(npm.status, npm.stderr).toBe(0);
     expect(npm.stdout).toMatch(/^started fix-timezone as claude, execution claude-1, lease until \S+Z$/m);
 
