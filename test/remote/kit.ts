@@ -2,12 +2,14 @@
 // git repository, key and per-user state directory), one trust file that pins every machine's
 // key, as a team commits it. Reached by path, or over `git daemon` on 127.0.0.1.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BIN, runLedger, scratch, withSuiteEnv, type Run } from '../helpers/cli.js';
-import { readSecretKey } from '../../src/keys/key-file.js';
+import { readSecretKey, writeSecretKey } from '../../src/keys/key-file.js';
+import { trustEntry } from '../../src/keys/trust.js';
 import { readTrust } from '../../src/keys/trust-file.js';
 import type { Draft } from '../../src/record.js';
 import type { LinkOptions } from '../../src/remote/link.js';
@@ -84,9 +86,11 @@ export function world(names: string[]): World {
     const dir = join(s.dir, name);
     mkdirSync(join(dir, 'keys'), { recursive: true });
     git(['init', '--quiet', dir]);
-    const r = spawnLedgerSync(['keygen', '--out', 'keys/harness.key', '--name', name, '--json'], { cwd: dir });
-    if (r.code !== 0) throw new Error(r.stderr);
-    keys.push((JSON.parse(r.stdout) as { entry: unknown }).entry);
+    // The key as `ledger keygen --out keys/harness.key --name NAME` writes it, made in-process:
+    // a process per machine of every world was the point of no test.
+    const seed = new Uint8Array(randomBytes(32));
+    writeSecretKey(join(dir, 'keys', 'harness.key'), name, seed);
+    keys.push(trustEntry(name, createSigner(seed).publicKey));
     const env = withSuiteEnv({ PATH: process.env.PATH ?? '', HOME: dir, LEDGER_STATE_DIR: join(s.dir, `${name}-state`), LEDGER_AGENT: name });
     return {
       name, dir, ledger: join(dir, '.ledger'), env,
