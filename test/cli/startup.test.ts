@@ -1,14 +1,13 @@
 // The start-up shortcuts of the CLI (issue 2's `ledger append` <= 1.3x `node -e ''`) must not
 // change what the CLI does: the shipped code cache is made by the build and accepted by V8, and a
 // command exits at once only with nothing unflushed (that only the named verb's command is built
-// is in verbs.test.ts). Around them: what the package ships, and how CI counts a run.
+// is in verbs.test.ts). What the package ships is in test/install/package-files.test.ts.
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { cpSync, existsSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fdWriter } from '../../src/cli/io.js';
 import { BIN, ROOT, initProject, runLedger, scratch, withSuiteEnv } from '../helpers/cli.js';
-import { createRequire } from 'node:module';
 
 describe('the shipped binary', () => {
   it('ships a code cache made by the build, which V8 accepts (a run does not rewrite it)', () => {
@@ -166,96 +165,5 @@ describe('fdWriter (stdout and stderr without their streams)', () => {
     const w = fdWriter(1, () => stream, (() => 0) as unknown as typeof import('node:fs').writeSync);
     w.write('abc');
     expect(streamed).toEqual(['abc']);
-  });
-});
-
-describe('the package', () => {
-  // What `npm pack` would put in the tarball (nothing is written; scripts are not run).
-  const packed = (): string[] => {
-    const r = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
-    expect(r.status, r.stderr).toBe(0);
-    return (JSON.parse(r.stdout) as { files: { path: string }[] }[])[0].files.map((f) => f.path).sort();
-  };
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string>; main: string; types: string; exports: unknown };
-  /** Every file path in package.json's "exports" (its leaves), without the leading ./ */
-  const exported = (e: unknown): string[] =>
-    typeof e === 'string' ? [e.replace(/^\.\//, '')] : e && typeof e === 'object' ? Object.values(e).flatMap(exported) : [];
-
-  it('ships one CLI, the bundled one that `bin` names, with its cache and audit worker, and no demo', () => {
-    const files = packed();
-    // Two names (`ledger`, and `handoff-ledger` for `npx` from another project), one file.
-    expect(pkg.bin).toEqual({ ledger: 'dist/cli/ledger.cjs', 'handoff-ledger': 'dist/cli/ledger.cjs' });
-    // yaml.cjs and its cache: the library the verbs that render HANDOFF.yml load on first use.
-    // The shared cache, and one of its own for each verb of VERB_CACHES (bundle-loader.cts, as built).
-    const { VERB_CACHES } = createRequire(import.meta.url)(join(ROOT, 'dist/src/launch/bundle-loader.cjs')) as { VERB_CACHES: readonly string[] };
-    const verbCaches = [...VERB_CACHES].sort().map((v) => `dist/cli/bundle.${v}.cache`);
-    // mcp-listing.json: what `ledger mcp` answers before it loads the SDK (src/agents/mcp-listing.ts).
-    expect(files.filter((f) => f.startsWith('dist/cli/')).sort()).toEqual([...verbCaches, 'dist/cli/bundle.cache', 'dist/cli/bundle.cjs', 'dist/cli/ledger.cjs', 'dist/cli/mcp-listing.json', 'dist/cli/worker.js', 'dist/cli/yaml.cache', 'dist/cli/yaml.cjs'].sort());
-    expect(files.filter((f) => /^dist\/src\/(cli|demo|launch)\//.test(f))).toEqual([]);
-    expect(files.some((f) => f.includes('/demo/') || f.includes('prime-cache'))).toBe(false);
-  });
-
-  it('ships the library and the auditor whole: every entry point, and every module they import', () => {
-    const files = packed();
-    for (const f of [pkg.main, pkg.types, ...exported(pkg.exports), 'dist/audit/index.js', 'dist/audit/worker.js']) expect(files, f).toContain(f);
-    for (const f of files.filter((p) => p.endsWith('.js') && !p.startsWith('dist/cli/'))) {
-      const text = readFileSync(join(ROOT, f), 'utf8');
-      for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*)['"](\.\.?\/[^'"]+)['"]/g)) {
-        expect(files, `${f} imports ${m[1]}`).toContain(relative(ROOT, resolve(dirname(join(ROOT, f)), m[1])));
-      }
-    }
-  });
-});
-
-describe('when CI counts a run (.ci/count.mjs on vitest\'s JSON report)', () => {
-  /**
-   * Runs a real vitest over throwaway test files in a scratch folder under test/.scratch (which
-   * the suite's own config excludes), then CI's count over the report it wrote.
-   */
-  function ciLine(files: Record<string, string>): { line: string; code: number | null } {
-    mkdirSync(join(ROOT, 'test/.scratch'), { recursive: true });
-    const dir = mkdtempSync(join(ROOT, 'test/.scratch/ci-count-'));
-    try {
-      writeFileSync(join(dir, 'vitest.config.mjs'), "export default { test: { include: ['*.test.mjs'] } };\n");
-      for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
-      const report = join(dir, 'report.json');
-      // A clean environment: this suite's own VITEST_* variables would confuse the inner run.
-      const run = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.config.mjs', '--reporter=json', `--outputFile.json=${report}`], {
-        cwd: dir,
-        env: { PATH: process.env.PATH ?? '', HOME: dir },
-        encoding: 'utf8',
-      });
-      const count = spawnSync(process.execPath, [join(ROOT, '.ci/count.mjs'), report, String(run.status)], { encoding: 'utf8' });
-      return { line: count.stdout, code: count.status };
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }
-  const head = "import { beforeAll, describe, expect, it } from 'vitest';\n";
-
-  it('counts one failing test, inside nested describe blocks, as 1 failed', () => {
-    const r = ciLine({
-      'one.test.mjs': `${head}describe('outer', () => { describe('inner', () => { it('fails', () => expect(1).toBe(2)); it('passes', () => {}); }); });\nit.skip('skipped', () => {});\n`,
-    });
-    expect(r).toEqual({ line: '1 passed, 1 failed\n', code: 1 });
-  });
-
-  it('counts a file that fails to load once, and a file whose hook failed once (not once per skipped test)', () => {
-    const r = ciLine({
-      'broken.test.mjs': `import { gone } from './no-such-module.mjs';\n${head}it('never runs', () => gone());\n`,
-      'hook.test.mjs': `${head}beforeAll(() => { throw new Error('no database'); });\nit('a', () => {});\nit('b', () => {});\n`,
-      'fine.test.mjs': `${head}it('a', () => {});\nit('b', () => expect(2).toBe(2));\n`,
-    });
-    expect(r).toEqual({ line: '2 passed, 2 failed\n', code: 1 });
-  });
-
-  it('prints 0 failed, and exits 0, for a run that passed', () => {
-    expect(ciLine({ 'fine.test.mjs': `${head}describe('d', () => { it('a', () => {}); it('b', () => {}); });\n` })).toEqual({ line: '2 passed, 0 failed\n', code: 0 });
-  });
-
-  it('never prints a clean line for a failed run that left no report (a build that failed)', () => {
-    const count = spawnSync(process.execPath, [join(ROOT, '.ci/count.mjs'), join(ROOT, 'test/.scratch/no-such-report.json'), '1'], { encoding: 'utf8' });
-    expect(count.stdout).toBe('0 passed, 1 failed\n');
-    expect(count.status).toBe(1);
   });
 });
