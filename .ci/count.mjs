@@ -2,7 +2,9 @@
 // Usage: node .ci/count.mjs REPORT STATUS, with STATUS vitest's (or `npm test`'s) exit code.
 // It always prints the line; it exits 1 when it counted a failure, else 0.
 //
-// What counts, per test file in the report:
+// What counts, per test file in the report (a file run by two vitest projects, as `npm test`
+// runs the command-line tests a second time with LEDGER_NO_CACHE=1, is in it twice, and counted
+// twice):
 //   - passed: each test that passed (skipped and todo tests are neither);
 //   - failed: each test that failed, or, when none did but the file failed (it did not load: an
 //     import error, a syntax error; or a hook failed, so its tests were skipped), the file once.

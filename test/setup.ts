@@ -8,8 +8,12 @@ fc.configureGlobal({ seed, ...(soak ? {} : {}) });
 
 // The per-user state directory (writer marks, the verified-chain memo: src/store/state-dir.ts)
 // of every test is a scratch one, never the real ~/.local/state: each test file gets its own.
-// The CLI helpers (helpers/cli.ts) pass it on to the environments they build.
+// The CLI helpers (helpers/cli.ts) pass it on to the environments they build. This file runs
+// before each test file, and a worker process runs many (test/vitest.config.ts: no isolation), so
+// "unset" is judged once, by the environment the worker started with.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-if (!process.env.LEDGER_STATE_DIR) process.env.LEDGER_STATE_DIR = mkdtempSync(join(tmpdir(), 'ledger-state-'));
+const worker = globalThis as { ledgerStateDirGiven?: boolean };
+worker.ledgerStateDirGiven ??= Boolean(process.env.LEDGER_STATE_DIR);
+if (!worker.ledgerStateDirGiven) process.env.LEDGER_STATE_DIR = mkdtempSync(join(tmpdir(), 'ledger-state-'));

@@ -254,7 +254,7 @@ describe('on a ledger of tens of thousands of records where two ids share 8 hex 
   let big: ReturnType<typeof collidingLedger>;
   beforeAll(() => {
     big = collidingLedger(s.dir);
-  }, 120_000);
+  });
   afterAll(() => s.cleanup());
   const run = (args: string[]) => runLedger([...args, '--dir', s.dir], { cwd: s.dir, env });
 

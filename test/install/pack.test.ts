@@ -90,7 +90,7 @@ beforeAll(() => {
   ok('npm', ['ci'], app);
   git(app, 'add', 'package.json', 'package-lock.json');
   git(app, 'commit', '-q', '-m', 'add handoff-ledger');
-}, 180_000);
+});
 afterAll(() => s?.cleanup());
 
 describe('when handoff-ledger is installed into another project from a packed tarball', () => {

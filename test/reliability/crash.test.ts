@@ -48,7 +48,7 @@ function job(n: number, rand: () => number): Job {
 const execOf = (r: unknown) => (r as { execution_id?: string }).execution_id ?? '';
 
 describe('when real append processes are SIGKILLed at random moments', () => {
-  it(`loses no acknowledged append over ${KILLS} kills, and the next writer needs no manual cleanup`, { timeout: runs(120_000, 3_600_000) }, async () => {
+  it(`loses no acknowledged append over ${KILLS} kills, and the next writer needs no manual cleanup`, { timeout: runs(300_000, 3_600_000) }, async () => {
     const rand = prng(SEED);
     // How long one append takes here, end to end: kills are spread over 0-120% of it.
     const t0 = performance.now();

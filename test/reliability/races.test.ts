@@ -63,7 +63,7 @@ function jobs(): Job[] {
 }
 
 describe('when appenders, batchers, recoverers, auditors and readers run at once', () => {
-  it('keeps one linear chain with every acknowledged append exactly once', { timeout: runs(120_000, 1_800_000) }, async () => {
+  it('keeps one linear chain with every acknowledged append exactly once', { timeout: runs(300_000, 1_800_000) }, async () => {
     const queue = jobs();
     const done: { j: Job; exit: Exit }[] = [];
     const worker = async () => {

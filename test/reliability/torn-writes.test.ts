@@ -451,7 +451,7 @@ afterAll(() => {
 
 describe('when the disk fails at any step of any command', () => {
   // No timing is asserted; the timeout only has to cover 100,000 runs in soak.
-  it('keeps every acknowledged append, publishes all of a failed command or none, and quarantines every torn byte', { timeout: runs(180_000, 6 * 3_600_000) }, () => {
+  it('keeps every acknowledged append, publishes all of a failed command or none, and quarantines every torn byte', { timeout: runs(300_000, 6 * 3_600_000) }, () => {
     fc.assert(
       fc.property(faultArb, fc.array(cmdArb, { minLength: 1, maxLength: 10 }), (initFault, cmds) => runScenario(initFault, cmds)),
       {
