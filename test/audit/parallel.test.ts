@@ -1,6 +1,9 @@
 // The parallel audit (audit/parallel.ts) must reach exactly the one-thread verdict: same layer,
 // seq, findings and counts, whatever the tampering and wherever the ranges are cut. Workers run
-// the compiled worker (dist/audit/worker.js): `npm test` builds first.
+// the compiled worker (`npm test` builds first): the library's (dist/audit/worker.js) where the
+// test is that workers run at all, and the CLI's, the same module bundled into one file
+// (dist/cli/worker.js), for the verdict properties (about 190 worker starts): a worker's start is
+// most of what each costs, and the bundle starts in about three quarters of the time.
 import { closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,11 +22,12 @@ import { runs } from '../helpers/runs.js';
 const SOAK_TIMEOUT = process.env.SOAK === '1' ? 60 * 60_000 : undefined;
 import { NOW, freshDir, writeLedger } from './harness.js';
 
-const workerUrl = pathToFileURL(join(ROOT, 'dist/audit/worker.js'));
+const libraryWorker = pathToFileURL(join(ROOT, 'dist/audit/worker.js'));
+const workerUrl = pathToFileURL(join(ROOT, 'dist/cli/worker.js'));
 const N = 12;
 
 /** Both audits of the same bytes; the test compares everything a caller can see. */
-async function both(files: { records: Buffer; head: Buffer }, trust: Trust, threads: number, floor?: Json) {
+async function both(files: { records: Buffer; head: Buffer }, trust: Trust, threads: number, floor?: Json, worker = workerUrl) {
   const w = writeLedger({ ...files, trust: JSON.stringify(trust) });
   let floorPath: string | undefined;
   if (floor) {
@@ -32,7 +36,7 @@ async function both(files: { records: Buffer; head: Buffer }, trust: Trust, thre
   }
   const opts = { dir: w.dir, trust, now: NOW, floorPath };
   const view = (r: AuditReport) => ({ ok: r.ok, layer: r.failed_layer, failure: r.failure, checked: r.checked, findings: r.findings, total: r.findings_total, warnings: r.warnings });
-  return { one: view(await runAudit({ ...opts, threads: 1 })), many: view(await runAudit({ ...opts, threads, minBytes: 0, workerUrl })) };
+  return { one: view(await runAudit({ ...opts, threads: 1 })), many: view(await runAudit({ ...opts, threads, minBytes: 0, workerUrl: worker })) };
 }
 
 // Tamperings that each leave a validly signed record (so the fault is in one layer).
@@ -46,6 +50,7 @@ const EDITS: Record<string, (r: Json, seq: number) => Json> = {
 
 describe('the parallel audit reaches the one-thread verdict', () => {
   it('really uses workers (a missing worker script fails the run) once there is enough to check', async () => {
+    expect(existsSync(libraryWorker)).toBe(true);
     expect(existsSync(workerUrl)).toBe(true);
     const led = buildLedger({ count: N });
     const w = writeLedger(led);
@@ -58,7 +63,7 @@ describe('the parallel audit reaches the one-thread verdict', () => {
   it('on a valid ledger, cut into 2 to 4 ranges', async () => {
     const led = buildLedger({ count: N });
     for (const threads of [2, 3, 4]) {
-      const { one, many } = await both(serializeLedger(led), led.trust, threads);
+      const { one, many } = await both(serializeLedger(led), led.trust, threads, undefined, libraryWorker);
       expect(many, `${threads} threads`).toEqual(one);
       expect(one.ok).toBe(true);
     }
