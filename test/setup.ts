@@ -11,9 +11,14 @@ fc.configureGlobal({ seed, ...(soak ? {} : {}) });
 // The CLI helpers (helpers/cli.ts) pass it on to the environments they build. This file runs
 // before each test file, and a worker process runs many (test/vitest.config.ts: no isolation), so
 // "unset" is judged once, by the environment the worker started with.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 const worker = globalThis as { ledgerStateDirGiven?: boolean };
 worker.ledgerStateDirGiven ??= Boolean(process.env.LEDGER_STATE_DIR);
-if (!worker.ledgerStateDirGiven) process.env.LEDGER_STATE_DIR = mkdtempSync(join(tmpdir(), 'ledger-state-'));
+if (!worker.ledgerStateDirGiven) {
+  const dir = mkdtempSync(join(tmpdir(), 'ledger-state-'));
+  process.env.LEDGER_STATE_DIR = dir;
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+}
