@@ -3,7 +3,7 @@
 // Each trick below is played on a real repository; the gate must hold (state_current), name
 // why, and never run a command the repository's config names.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, scratch } from '../helpers/cli.js';
@@ -146,6 +146,12 @@ describe('when the repository configures commands for git to run (fsmonitor, a f
     await p.id(handoff('build2', 'e1', 'success', '--evidence', 'code=git:main'));
     git('config', 'filter.evil.clean', `touch '${marker}'; printf 'export const v = 1;\\n'`);
     p.write('src/app.js', 'export const v = 6;\n'); // the same size: git asks the filter
+    // Edited a while before git looks (as a person edits, then a prompt runs git status): an
+    // edit within the second of the index's refresh is "racily clean" to git, which then reads
+    // the file however the stat looks, so only an older edit tests whether the gate trusts the
+    // stat data the filter-running status recorded. (This test passed or failed by that timing.)
+    const before = new Date(Date.now() - 10_000);
+    utimesSync(join(p.dir, 'src/app.js'), before, before);
     expect(git('status', '--porcelain', '--', 'src', 'docs')).toBe(''); // git, running the filter, is fooled
     expect(existsSync(marker)).toBe(true);
     execFileSync('rm', ['-f', marker]);

@@ -8,7 +8,9 @@
 // - no command the repository's config names is run: core.fsmonitor is off, every configured
 //   filter driver (clean/process) is blanked, protocol.allow=never stops a partial clone's lazy
 //   fetch; and git is made to look: core.ignoreStat, core.untrackedCache, core.checkStat and
-//   core.trustctime are forced to their careful values;
+//   core.trustctime are forced to their careful values, and the index's stat cache, which any
+//   git run with the repository's filters refreshes, is not trusted: the work tree is compared
+//   with the commit through a fresh index too, so every tracked file is read;
 // - what git was told not to look at holds (Policy: the gate never calls a tree clean that git
 //   was told to skip): index entries flagged skip-worktree or assume-unchanged (`ls-files -v`
 //   tags S/s and lowercase), a sparse checkout, a work tree that does not hold the project root
@@ -17,7 +19,7 @@
 //   and core.excludesFile live outside the tree the commit names, where anyone who can write
 //   .git could hide a file (Policy);
 // - a populated submodule is checked the same way, recursively (its own config included).
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { digestOf } from '../../canonical.js';
 import type { Evidence } from '../../record.js';
@@ -45,12 +47,12 @@ const CAREFUL = ['core.fsmonitor=false', 'core.untrackedCache=false', 'core.igno
 
 interface Run { status: number | null; stdout: string; stderr: string }
 
-function spawnGit(args: string[], cwd: string, extra: readonly string[] = []): Run {
+function spawnGit(args: string[], cwd: string, extra: readonly string[] = [], index?: string): Run {
   childProcess ??= process.getBuiltinModule('node:child_process');
   const config = [...CAREFUL, ...extra].flatMap((c) => ['-c', c]);
   const r = childProcess.spawnSync('git', ['--no-pager', ...config, ...args], {
     cwd,
-    env: scrubbedGitEnv(),
+    env: index === undefined ? scrubbedGitEnv() : { ...scrubbedGitEnv(), GIT_INDEX_FILE: index },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: GIT_TIMEOUT_MS,
@@ -61,8 +63,8 @@ function spawnGit(args: string[], cwd: string, extra: readonly string[] = []): R
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-function git(args: string[], cwd: string, extra: readonly string[] = []): string {
-  const r = spawnGit(args, cwd, extra);
+function git(args: string[], cwd: string, extra: readonly string[] = [], index?: string): string {
+  const r = spawnGit(args, cwd, extra, index);
   if (r.status !== 0) throw new GitFailed(`git ${args[0]} failed: ${r.stderr.trim().split('\n')[0] || `exit ${r.status}`}`);
   return r.stdout;
 }
@@ -130,14 +132,23 @@ function worktreeFindings(top: string, prefix: string, depth: number): Findings 
     if (entry.startsWith('160000 ', 2)) gitlinks.push(entry.slice(tab + 1));
   }
   // Tracked changes, staged or not (intent-to-add included); submodule commits, not their trees.
-  const fields = git(['status', '--porcelain=v1', '-z', '--untracked-files=no', '--ignore-submodules=dirty'], top, extra).split('\0');
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i];
-    if (f.length < 4) continue;
-    out.changed.push(prefix + f.slice(3));
-    // A rename or copy is followed by its original path, which is not an entry of its own.
-    if (f[0] === 'R' || f[0] === 'C') out.changed.push(prefix + (fields[++i] ?? ''));
+  const changed = new Set(trackedChanges(top, extra));
+  // Policy: the index's stat cache is not taken on trust. Any git run with the repository's own
+  // filters (a shell prompt's `git status`, an editor) refreshes it, and a clean filter that
+  // turns an edited file back into the commit's content records the edited file's stat as
+  // clean; the filter-less status above then matches the stat and never reads the file. So the
+  // work tree is compared with the commit once more through a fresh index read from HEAD (no
+  // stat data, in a temp folder: the repository's own index is never written), which makes git
+  // read and hash every tracked file, filters blanked.
+  const fresh = mkdtempSync(join(process.getBuiltinModule('node:os').tmpdir(), 'ledger-git-index-'));
+  try {
+    const index = join(fresh, 'index');
+    git(['read-tree', 'HEAD'], top, extra, index);
+    for (const path of trackedChanges(top, extra, index)) changed.add(path);
+  } finally {
+    rmSync(fresh, { recursive: true, force: true });
   }
+  for (const path of changed) out.changed.push(prefix + path);
   // Untracked files, with only the tree's own .gitignore files applied.
   for (const p of git(['ls-files', '-z', '--others', '--exclude-per-directory=.gitignore'], top, extra).split('\0')) if (p) out.changed.push(prefix + p);
   // Populated submodules: the same checks inside each.
@@ -152,6 +163,20 @@ function worktreeFindings(top: string, prefix: string, depth: number): Findings 
     const inner = worktreeFindings(sub, `${prefix}${path}/`, depth + 1);
     out.skipped.push(...inner.skipped);
     out.changed.push(...inner.changed);
+  }
+  return out;
+}
+
+/** The paths `git status` shows as changed against the index (`index`: another index file). */
+function trackedChanges(top: string, extra: readonly string[], index?: string): string[] {
+  const out: string[] = [];
+  const fields = git(['status', '--porcelain=v1', '-z', '--untracked-files=no', '--ignore-submodules=dirty'], top, extra, index).split('\0');
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    if (f.length < 4) continue;
+    out.push(f.slice(3));
+    // A rename or copy is followed by its original path, which is not an entry of its own.
+    if (f[0] === 'R' || f[0] === 'C') out.push(fields[++i] ?? '');
   }
   return out;
 }
