@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Lives under test/ because the design card keeps the top level to a fixed list.
@@ -15,6 +17,36 @@ import { defineConfig } from 'vitest/config';
 // isolation a file must leave no state behind that another depends on: per-user state is a
 // fresh folder per file (test/setup.ts), and src/ keeps no state a test relies on being fresh.
 const NO_CACHE_RUN = ['test/cli/**/*.test.ts', 'test/scenarios/**/*.test.ts'];
+
+// Speed: the tests' scratch folders (os.tmpdir()) go on a RAM disk where Linux has one with room
+// (/dev/shm, at least 2 GiB free), unless TMPDIR names a folder already. The files are still
+// real files, written, fsynced and renamed by the real code; an fsync there costs nothing, where
+// on a shared virtual disk thousands of them held the workers up: measured, a whole run (2,033
+// tests, load about 4) took 377 s with /tmp on ext4 and 272 s with it on /dev/shm. One folder per
+// run, removed when vitest exits, so nothing a test leaves behind stays in memory.
+function ramTmpdir(): string | null {
+  if (process.env.TMPDIR || process.platform !== 'linux') return null;
+  try {
+    const fs = statfsSync('/dev/shm');
+    if (fs.bavail * fs.bsize < 2 ** 31) return null;
+    return mkdtempSync('/dev/shm/ledger-suite-');
+  } catch {
+    return null;
+  }
+}
+const ram = ramTmpdir();
+if (ram) {
+  // The disk's own temp folder, for the one test that needs a disk's file system (chattr).
+  process.env.SUITE_DISK_TMPDIR = tmpdir();
+  process.env.TMPDIR = ram;
+  process.on('exit', () => {
+    try {
+      rmSync(ram, { recursive: true, force: true });
+    } catch {
+      /* a mount a test left (disk.test.ts unmounts its own): the folder stays */
+    }
+  });
+}
 
 export default defineConfig({
   test: {

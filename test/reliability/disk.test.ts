@@ -4,7 +4,8 @@
 // one line, change nothing (no stray lock or temp file either), and every reading verb must still
 // work. Once the disk has room again, the next append succeeds and the ledger audits clean.
 import { spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLedger, scratch } from '../helpers/cli.js';
@@ -81,8 +82,15 @@ async function expectReadsWork(dir: string): Promise<number> {
 
 // ---------------------------------------------------------------------------------------------
 
+// In the temp folder of the disk (SUITE_DISK_TMPDIR): the suite's own may be a RAM disk
+// (test/vitest.config.ts), where older kernels have no chattr, and this case would be skipped.
+function diskScratch(prefix: string): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(process.env.SUITE_DISK_TMPDIR ?? tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 const chattrWorks = (() => {
-  const s = scratch('ledger-chattr-');
+  const s = diskScratch('ledger-chattr-');
   try {
     return spawnSync('chattr', ['+i', s.dir]).status === 0 && spawnSync('chattr', ['-i', s.dir]).status === 0;
   } finally {
@@ -94,7 +102,7 @@ describe.skipIf(!chattrWorks)('when the ledger directory cannot be written (chat
   let s: ReturnType<typeof scratch>;
   let ledger: string;
   beforeAll(async () => {
-    s = scratch('ledger-readonly-');
+    s = diskScratch('ledger-readonly-');
     await makeProject(s.dir, true);
     ledger = join(s.dir, '.ledger');
   });
