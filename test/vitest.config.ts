@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
@@ -29,7 +29,11 @@ function ramTmpdir(): string | null {
   try {
     const fs = statfsSync('/dev/shm');
     if (fs.bavail * fs.bsize < 2 ** 31) return null;
-    return mkdtempSync('/dev/shm/ledger-suite-');
+    const dir = mkdtempSync('/dev/shm/ledger-suite-');
+    // What /tmp is: tests that run a process as another user (hostile/workflow-tests-user) make
+    // their folders there readable and expect the temp folder itself to be passable.
+    chmodSync(dir, 0o1777);
+    return dir;
   } catch {
     return null;
   }
