@@ -42,6 +42,10 @@ import { rememberChain } from './chain-memo.js';
 import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
 import { assertTrustedHead, checkMark, prepareMarks, raiseMark, readAllMarks, readMark, type Mark, type WriterGuard } from './head-guard.js';
 import { acquireLock } from './lock.js';
+import { grantsAt } from './grants.js';
+import { writerTrust } from './head-guard.js';
+import { acceptProblem, applyKeyRecord, hasAdmin, keyRecordProblem, pinOf, type Grants } from '../keys/grants.js';
+import type { Trust } from '../keys/trust.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
 import { assertPublishedChain, assertTailIsLastLine, type RecordAt } from './read.js';
@@ -177,6 +181,8 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   const drafts = w.decide({ paths, head, tail: { id: tail.id, record: tail.record } });
   if (drafts.length === 0) return { records: [], head, recovered: null };
   if (!allChecked(drafts, w.checkedDrafts)) assertDrafts(drafts);
+  // 5b. the writer's own trust: it signs nothing the audit would reject (SPEC 7)
+  assertOwnKeyAccepted(ops, paths, w.guard, head, w.signer.publicKey, drafts);
   // 6. place and sign
   const placed = placeDrafts(drafts, head, w.now(), w.signer);
   const newHead = closingHead(head, placed, w.now(), w.signer);
@@ -282,7 +288,7 @@ export function recoverLedger(opts: StoreOptions, dryRun: boolean, ownKey: strin
     // keyless attacker wrote, or one rolled back below what was published), but not the chain:
     // it moves only bytes past HEAD, never deletes, and a ledger damaged in the middle must still
     // be able to set unpublished bytes aside.
-    if (head) assertTrustedHead(head, ownKey, guard.trust);
+    if (head) assertTrustedHead(head, ownKey, guard.trust, (t) => grantsAt(paths, head, t, ops));
     if (head && ops.exists(paths.records) && ops.size(paths.records) >= head.size) {
       assertTailIsLastLine(ops, paths, head, 'refusing to recover: ');
       for (const m of marksOf(guard, paths, head, ownKey)) checkMark(ops, paths, head, m);
@@ -337,7 +343,7 @@ export function genesisDraft(agent: string, name?: string): Draft {
  * lock go.
  */
 function buildableTail(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, ownKey: string): RecordAt {
-  assertTrustedHead(head, ownKey, guard.trust);
+  assertTrustedHead(head, ownKey, guard.trust, (t) => grantsAt(paths, head, t, ops));
   for (const m of marksOf(guard, paths, head, ownKey)) checkMark(ops, paths, head, m);
   // One open of records.jsonl for the chain check and the tail's line (the same file checked).
   const fd = openToRead(ops, paths.records);
@@ -350,6 +356,40 @@ function buildableTail(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, hea
   }
   removeLeftovers(ops, paths);
   return tail;
+}
+
+/**
+ * Step 5b (SPEC 7): every draft's key must be pinned, or authorized by an admin's `key` record
+ * (the drafts' own included, in order), for its agent at the seq it will take; else nothing is
+ * written (KEY_NOT_ACCEPTED, exit 13). Without a trust file there is nothing to check against
+ * (head-guard.ts writerTrust).
+ */
+function assertOwnKeyAccepted(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, key: string, drafts: readonly Draft[]): void {
+  const trust = writerTrust(guard.trust);
+  if (trust === null) return;
+  let grants: Grants | null = null;
+  const keyDrafts = drafts.some((d) => d.kind === 'key');
+  if (!pinOf(trust, key) || keyDrafts) grants = grantsAt(paths, head, trust, ops);
+  const working: Grants | null = grants && keyDrafts ? new Map(grants) : grants;
+  drafts.forEach((d, i) => {
+    const seq = head.seq + 1 + i;
+    const why = acceptProblem(trust, working, key, seq, d.agent);
+    if (why) throw notAccepted(key, seq, d.agent, why, trust);
+    if (d.kind === 'key') {
+      // A key record is placed exactly as drafted; its signature is the writer's.
+      const rec = { ...d, sig: { alg: 'ed25519', key, value: '' } } as unknown as LedgerRecord<'key'>;
+      const bad = keyRecordProblem(trust, working!, rec, seq);
+      if (bad) throw new LedgerError('KEY_NOT_ACCEPTED', bad.replace(/^the key record at seq \d+/, 'this key record'), { seq }, hasAdmin(trust) ? '`ledger trust list` shows the keys and who authorized them' : 'no key in the trust file is an admin ("admin": true); an admin\'s key signs key records');
+      applyKeyRecord(trust, working!, rec, seq, `pending:${seq}`);
+    }
+  });
+}
+
+function notAccepted(key: string, seq: number, agent: string, why: string, trust: Trust): LedgerError {
+  const hint = `if this machine's key was moved or lost, restore it (--key, $LEDGER_KEY, or keys/harness.key) before writing; to authorize this key, ${
+    hasAdmin(trust) ? `an admin runs \`ledger trust add ${key} --name NAME --agents ${agent} --reason TEXT\`` : 'pin it in the trust file (`ledger doctor` prints the entry)'
+  }`;
+  return new LedgerError('KEY_NOT_ACCEPTED', `refusing to sign seq ${seq} as agent "${agent}": ${why}; the audit would reject it (key-pin)`, { seq, key, agent }, hint);
 }
 
 /** The marks HEAD is checked against: the writer's own key's, or with no key (recover) every key's of this user. */
