@@ -22,7 +22,8 @@ import { assertReplaceable, replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
-import type { TrustRef } from './store/head-guard.js';
+import { writerTrust, type TrustRef } from './store/head-guard.js';
+import { trustAdd, trustList, trustRevoke, type ListedKey, type TrustAddRequest, type TrustRevokeRequest } from './keys/authorize.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
 import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
 import { LedgerCache, cachesOff } from './cache/ledger-cache.js';
@@ -181,6 +182,11 @@ const foldWorkItem: WorkItemFold = (records, op, now) => {
     start_seq: start?.seq ?? -1,
   };
 };
+
+/** A store append's result as the façade reports one (none of these records is a retry). */
+function asAppended(res: import('./store/append.js').AppendResult): AppendResult {
+  return { records: res.records.map((r) => ({ ...r, existing: false })), appended: res.records.length, head: res.head, recovered: res.recovered };
+}
 
 export class Ledger {
   readonly paths: LedgerPaths;
@@ -388,6 +394,32 @@ export class Ledger {
   intent(req: IntentRequest): AppendResult {
     const i = checkOnce(req, checkIntent);
     return this.append({ kind: 'intent', agent: i.agent, logical_operation_id: i.op, execution_id: i.exec, action: i.action, ...(i.note !== undefined ? { note: i.note } : {}) });
+  }
+
+  /**
+   * `ledger trust add` (SPEC 7): authorizes a machine's public key, for the agents named, with a
+   * `key` record signed by this Ledger's key, which must be an admin key of the trust file.
+   */
+  trustAdd(req: TrustAddRequest): AppendResult {
+    return asAppended(trustAdd(this.store, this.signer(), this.adminTrust(), req));
+  }
+
+  /** `ledger trust revoke NAME` (SPEC 7): the key stops being accepted after this record. */
+  trustRevoke(req: TrustRevokeRequest): AppendResult {
+    return asAppended(trustRevoke(this.store, this.signer(), this.adminTrust(), req));
+  }
+
+  /** `ledger trust list`: the pinned keys and the keys records authorized, with who and when. */
+  trustList(): ListedKey[] {
+    const head = this.head();
+    assertPublishedChain(this.store.ops!, this.paths, head);
+    return trustList(this.paths, head, this.adminTrust(), this.store.ops);
+  }
+
+  private adminTrust(): Trust {
+    const t = writerTrust(this.store.guard!.trust);
+    if (t === null) throw new LedgerError('USAGE', 'no trust file: the keys that may authorize others are the trust file\'s admin keys', {}, 'pass --trust FILE or set LEDGER_TRUST');
+    return t;
   }
 
   /** Revokes a handoff or finish (`ledger revoke`): a gate on it holds from then on. */

@@ -94,3 +94,17 @@ export function acceptProblem(trust: Trust, grants: ReadonlyMap<string, KeyGrant
 export function hasAdmin(trust: Trust): boolean {
   return trust.keys.some((k) => k.admin === true);
 }
+
+/**
+ * The name a machine's key is authorized under when nobody chose one: `machine-` and the key's
+ * first eight characters (a key name is 1-64 of [A-Za-z0-9._@-], so "_" reads as ".").
+ * Deterministic, so the line `init --remote` prints and the one a refused write prints agree.
+ */
+export function machineName(key: string): string {
+  return `machine-${key.slice(0, 8).replace(/_/g, '.')}`;
+}
+
+/** The exact command an admin runs, anywhere, to authorize `key` for `agents` (SPEC 7). */
+export function authorizeCommand(key: string, agents: readonly string[]): string {
+  return `ledger trust add ${key} --name ${machineName(key)} --agents ${agents.join(',')} --reason "new machine"`;
+}

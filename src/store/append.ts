@@ -44,7 +44,7 @@ import { assertTrustedHead, checkMark, prepareMarks, raiseMark, readAllMarks, re
 import { acquireLock } from './lock.js';
 import { grantsAt } from './grants.js';
 import { writerTrust } from './head-guard.js';
-import { acceptProblem, applyKeyRecord, hasAdmin, keyRecordProblem, pinOf, type Grants } from '../keys/grants.js';
+import { acceptProblem, applyKeyRecord, authorizeCommand, hasAdmin, keyRecordProblem, pinOf, type Grants } from '../keys/grants.js';
 import type { Trust } from '../keys/trust.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
@@ -182,7 +182,14 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   if (drafts.length === 0) return { records: [], head, recovered: null };
   if (!allChecked(drafts, w.checkedDrafts)) assertDrafts(drafts);
   // 5b. the writer's own trust: it signs nothing the audit would reject (SPEC 7)
-  assertOwnKeyAccepted(ops, paths, w.guard, head, w.signer.publicKey, drafts);
+  try {
+    assertOwnKeyAccepted(ops, paths, w.guard, head, w.signer.publicKey, drafts);
+  } catch (e) {
+    // On a guess (no fetch yet), the admin's record that authorizes this key may be on the
+    // remote already: the next attempt fetches it, and decides again (issue 25 item 3).
+    if (remote && remote.attempt.basis === 'guessed' && e instanceof LedgerError && e.code === 'KEY_NOT_ACCEPTED') return null;
+    throw e;
+  }
   // 6. place and sign
   const placed = placeDrafts(drafts, head, w.now(), w.signer);
   const newHead = closingHead(head, placed, w.now(), w.signer);
@@ -374,7 +381,7 @@ function assertOwnKeyAccepted(ops: FileOps, paths: LedgerPaths, guard: WriterGua
   drafts.forEach((d, i) => {
     const seq = head.seq + 1 + i;
     const why = acceptProblem(trust, working, key, seq, d.agent);
-    if (why) throw notAccepted(key, seq, d.agent, why, trust);
+    if (why) throw notAccepted(key, seq, d.agent, why, trust, working);
     if (d.kind === 'key') {
       // A key record is placed exactly as drafted; its signature is the writer's.
       const rec = { ...d, sig: { alg: 'ed25519', key, value: '' } } as unknown as LedgerRecord<'key'>;
@@ -385,11 +392,15 @@ function assertOwnKeyAccepted(ops: FileOps, paths: LedgerPaths, guard: WriterGua
   });
 }
 
-function notAccepted(key: string, seq: number, agent: string, why: string, trust: Trust): LedgerError {
-  const hint = `if this machine's key was moved or lost, restore it (--key, $LEDGER_KEY, or keys/harness.key) before writing; to authorize this key, ${
-    hasAdmin(trust) ? `an admin runs \`ledger trust add ${key} --name NAME --agents ${agent} --reason TEXT\`` : 'pin it in the trust file (`ledger doctor` prints the entry)'
-  }`;
-  return new LedgerError('KEY_NOT_ACCEPTED', `refusing to sign seq ${seq} as agent "${agent}": ${why}; the audit would reject it (key-pin)`, { seq, key, agent }, hint);
+function notAccepted(key: string, seq: number, agent: string, why: string, trust: Trust, grants: Grants | null): LedgerError {
+  const g = pinOf(trust, key) ? undefined : grants?.get(key);
+  const authorize = !pinOf(trust, key) && !g && hasAdmin(trust) ? authorizeCommand(key, [agent]) : null;
+  let hint: string;
+  if (pinOf(trust, key)) hint = 'the trust file\'s entry for this key does not allow it: `ledger doctor` shows the entry to use';
+  else if (g && g.revoked_at_seq !== null) hint = `this key was retired at seq ${g.revoked_at_seq}, and a revoke is final: make a new key (\`ledger keygen --out PATH\`) and have an admin authorize it (\`ledger trust add\`)`;
+  else if (g) hint = `this key signs only for ${g.agents.join(', ')}: write as one of them, or have an admin authorize a separate key for "${agent}" (\`ledger keygen\`, then \`ledger trust add\`)`;
+  else hint = `if this machine's key was moved or lost, restore it first (--key, $LEDGER_KEY, or keys/harness.key); a new key writes only once ${authorize ? `an admin authorizes it, from any machine with the ledger: \`${authorize}\`` : 'the trust file pins it (`ledger doctor` prints the entry)'}`;
+  return new LedgerError('KEY_NOT_ACCEPTED', `refusing to sign seq ${seq} as agent "${agent}" with key ${key}: ${why}; the audit would reject it (key-pin)`, { seq, key, agent, authorize }, hint);
 }
 
 /** The marks HEAD is checked against: the writer's own key's, or with no key (recover) every key's of this user. */
@@ -430,6 +441,9 @@ export function noLedgerHint(paths: LedgerPaths, ops: FileOps = realFileOps): st
     // Only the advice depends on it; the refusal stands either way.
   }
   if (nearest && nearest !== paths.dir) return `the nearest ledger is ${nearest}: pass --dir ${nearest}, or leave out --dir and LEDGER_DIR to use it`;
+  // Issue 25 item 4: a project whose trust file pins keys has a ledger somewhere (a teammate's
+  // clone has the committed trust file, not the ledger): join it, never a second genesis.
+  if (ops.exists(`${dirname(paths.dir)}/keys/trust.json`)) return 'this project\'s trust file (keys/trust.json) pins the keys of its ledger: join it with `ledger init --remote REMOTE` (an admin then authorizes this machine), or pass --dir / set LEDGER_DIR';
   return 'run `ledger init` in the project\'s top folder to create one (in a git worktree: in the main worktree), or pass --dir / set LEDGER_DIR';
 }
 
