@@ -137,13 +137,17 @@ export function otherLedgerOf(o: { root: string; trustPath: string; publicKey: s
     }
   }
   if (o.askRemotes === false) return null;
-  for (const name of remoteNames(o.root)) {
-    const url = remoteUrl(o.root, name);
+  const held = remoteHoldingLedger(o.root);
+  return held && { reason: `the git remote ${held.name} (${held.url}) holds a ledger`, remote: held.name };
+}
+
+/** The first git remote of the project at `root` whose ref holds a ledger (see otherLedgerOf's Policy), or null. */
+export function remoteHoldingLedger(root: string): { name: string; url: string } | null {
+  for (const name of remoteNames(root)) {
+    const url = remoteUrl(root, name);
     if (url === null) continue;
     const r = runRemoteGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', url, 'refs/handoff/ledger', 'refs/heads/handoff-ledger'], { cwd: tmpdir(), timeoutMs: 10_000 });
-    if (r.status === 0 && /\trefs\/(handoff\/ledger|heads\/handoff-ledger)\n?/.test(r.stdout.toString('utf8'))) {
-      return { reason: `the git remote ${name} (${url}) holds a ledger`, remote: name };
-    }
+    if (r.status === 0 && /\trefs\/(handoff\/ledger|heads\/handoff-ledger)\n?/.test(r.stdout.toString('utf8'))) return { name, url };
   }
   return null;
 }
