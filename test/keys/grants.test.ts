@@ -66,7 +66,7 @@ describe('the writer\'s fold and the auditor\'s agree', () => {
           if (writer && !pins.has(key)) accepted++;
         }
       }),
-      { numRuns: runs(300) },
+      { numRuns: runs(300, 20000) },
     );
     expect(counted).toBeGreaterThan(20);
     expect(accepted).toBeGreaterThan(5);
