@@ -148,6 +148,7 @@ const WRITTEN_BY: Readonly<Record<string, string>> = {
   release: '`ledger release` (ledger.release()), which applies the ownership rules',
   note: '`ledger note` (ledger.note())',
   consume_failed: '`ledger consume-failed` (ledger.consumeFailed()), which checks who consumed it',
+  key: '`ledger trust add` / `trust revoke` (ledger.trustAdd(), ledger.trustRevoke()), signed by an admin key of the trust file',
 };
 
 /**
