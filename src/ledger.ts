@@ -23,7 +23,8 @@ import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
 import { writerTrust, type TrustRef } from './store/head-guard.js';
-import { trustAdd, trustList, trustRevoke, type ListedKey, type TrustAddRequest, type TrustRevokeRequest } from './keys/authorize.js';
+import { trustAdd, trustList, trustRevoke, type ListedKey, type TrustAddRequest, type TrustRevokeRequest } from './causal/authorize.js';
+export type { ListedKey } from './causal/authorize.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
 import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
 import { LedgerCache, cachesOff } from './cache/ledger-cache.js';
@@ -262,6 +263,16 @@ export class Ledger {
     const [{ runDoctor }, { checkViews }, { remoteChecks }] = await Promise.all([import('./project/doctor.js'), import('./handoff/views.js'), import('./remote/doctor-checks.js')]);
     const { env, ...rest } = o;
     return runDoctor({ ...rest, checkViews, checkRemote: (ledger, seq) => remoteChecks(ledger, env ?? process.env, seq) });
+  }
+
+  /**
+   * Issue 25 item 4: whether a git remote of the project at `root` holds a ledger (`init`
+   * refuses a second genesis there), and the remote a teammate would join through.
+   */
+  static async otherLedgerRemote(root: string): Promise<{ held: { name: string; url: string } | null; likely: string | null }> {
+    const { remoteHoldingLedger, likelyRemote } = await import('./remote/probe.js');
+    const held = remoteHoldingLedger(root);
+    return { held, likely: held ? held.name : likelyRemote(root) };
   }
 
   /** Opens an existing ledger. Nothing is read until a method needs it. */

@@ -145,9 +145,10 @@ function checkPins(o: DoctorOptions, checks: DoctorCheck[], trust: Trust, head: 
       const first = head ? firstSignedBy(paths, head, signingKey) : null;
       const from = first ?? next;
       const entry = JSON.stringify(trustEntry('NAME', signingKey, from, agent ? { agents: [agent] } : {}));
-      const fix = first === null && hasAdmin(trust) && !pinOf(trust, signingKey) && !grants?.has(signingKey)
-        ? `if the key was moved or lost, restore it; a new key is authorized by an admin: \`${authorizeCommand(signingKey, [agent ?? 'AGENT'])}\``
-        : `if the key was moved or lost, restore it; else add this entry to the trust file's "keys": ${entry}`;
+      // A key never used is best authorized in the ledger by an admin (no trust-file commit);
+      // the trust-file entry stays the way for a key that signed already, or with no admin.
+      const viaAdmin = first === null && hasAdmin(trust) && !pinOf(trust, signingKey) && !grants?.has(signingKey);
+      const fix = `if the key was moved or lost, restore it; else ${viaAdmin ? `an admin authorizes it: \`${authorizeCommand(signingKey, [agent ?? 'AGENT'])}\`, or ` : ''}add this entry to the trust file's "keys": ${entry}`;
       checks.push({ name: 'signing key pinned', status: 'fail', detail: `the next record (seq ${next}) signed with ${o.keyPath} would fail key-pin: ${p}${first !== null ? ` (it signed records from seq ${first} already)` : ''}`, fix });
     } else checks.push({ name: 'signing key pinned', status: 'ok', detail: `records this key signs from seq ${next} pass key-pin${o.agent ? ` for agent "${o.agent}"` : ''}` });
   }

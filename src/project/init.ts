@@ -3,10 +3,7 @@
 // puts back what init wrote. The key file and the .gitignore lines are keys/key-file.ts's and
 // git-ignore.ts's; the ledger is the Ledger's (Ledger.init, Ledger.join).
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, isAbsolute, resolve } from 'node:path';
-import { tmpdir } from 'node:os';
-import { runGit as runProjectGit } from './git.js';
-import { runGit as runRemoteGit } from '../remote/git.js';
+import { basename, dirname, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { assertReplaceable, fsyncDir, removeQuietly, replaceFileDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
@@ -121,54 +118,17 @@ export function undoRefusedJoin(e: unknown, before: BeforeJoin, wrote: { created
 }
 
 /**
- * Issue 25 item 4, no second ledger by accident: what says this project already has a ledger
- * elsewhere, or null. (1) Its trust file pins keys, and not the key this init would sign the
- * genesis with: a teammate's clone, where the committed trust file names the team's ledger (a
- * harness that provisioned a key and its pin before the first init is not refused). (2) A git
- * remote of the project holds the ledger's ref. Policy: the remotes are asked by URL from a
- * neutral folder with git's scrubbed environment (remote/git.ts), each within 10 s; one that
- * does not answer says nothing, and the trust file's word stands alone.
+ * Issue 25 item 4, no second ledger by accident: the trust file's part. Its trust file pins
+ * keys, and not the key this init would sign the genesis with: a teammate's clone, where the
+ * committed trust file names the team's ledger (a harness that provisioned a key and its pin
+ * before the first init is not refused). The other part, a git remote of the project holding the
+ * ledger's ref, is ../remote/probe.ts's (Ledger.remoteHoldingLedger).
  */
-export function otherLedgerOf(o: { root: string; trustPath: string; publicKey: string | null; askRemotes?: boolean }): { reason: string; remote: string | null } | null {
-  if (existsSync(o.trustPath)) {
-    const trust = readTrust(o.trustPath);
-    if (o.publicKey === null || !trust.keys.some((k) => k.key === o.publicKey)) {
-      return { reason: `the trust file ${o.trustPath} pins the keys of this project's ledger (${trust.keys.map((k) => k.name).join(', ')}), and this machine's key is not among them`, remote: guessRemote(o.root) };
-    }
-  }
-  if (o.askRemotes === false) return null;
-  const held = remoteHoldingLedger(o.root);
-  return held && { reason: `the git remote ${held.name} (${held.url}) holds a ledger`, remote: held.name };
-}
-
-/** The first git remote of the project at `root` whose ref holds a ledger (see otherLedgerOf's Policy), or null. */
-export function remoteHoldingLedger(root: string): { name: string; url: string } | null {
-  for (const name of remoteNames(root)) {
-    const url = remoteUrl(root, name);
-    if (url === null) continue;
-    const r = runRemoteGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', url, 'refs/handoff/ledger', 'refs/heads/handoff-ledger'], { cwd: tmpdir(), timeoutMs: 10_000 });
-    if (r.status === 0 && /\trefs\/(handoff\/ledger|heads\/handoff-ledger)\n?/.test(r.stdout.toString('utf8'))) return { name, url };
-  }
-  return null;
-}
-
-function remoteNames(root: string): string[] {
-  const r = runProjectGit(root, ['remote']);
-  return r.code === 0 ? r.stdout.split('\n').map((l) => l.trim()).filter((l) => /^[A-Za-z0-9._-]+$/.test(l)) : [];
-}
-
-function remoteUrl(root: string, name: string): string | null {
-  const r = runProjectGit(root, ['remote', 'get-url', name]);
-  const url = r.code === 0 ? r.stdout.trim() : '';
-  // Only what ls-remote can take as a URL or path; never a word that git would read as a flag.
-  if (url === '' || url.startsWith('-') || /\s/.test(url)) return null;
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/\s]+@[^/\s]+:/.test(url) || isAbsolute(url) ? url : resolve(root, url);
-}
-
-/** The remote a teammate most likely joins through: origin, else the only one. */
-function guessRemote(root: string): string | null {
-  const names = remoteNames(root);
-  return names.includes('origin') ? 'origin' : names.length === 1 ? names[0] : null;
+export function trustNamesOtherLedger(trustPath: string, publicKey: string | null): string | null {
+  if (!existsSync(trustPath)) return null;
+  const trust = readTrust(trustPath);
+  if (publicKey !== null && trust.keys.some((k) => k.key === publicKey)) return null;
+  return `the trust file ${trustPath} pins the keys of this project's ledger (${trust.keys.map((k) => k.name).join(', ')}), and this machine's key is not among them`;
 }
 
 /** The refusal of a second genesis (exit 2), with how to join instead. */

@@ -13,7 +13,7 @@ import { stateDirOf, type Env, type JoinInfo, type RemotePaths } from './state.j
 import { dirname } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { readTrust } from '../keys/trust-file.js';
-import { remoteHoldingLedger } from '../project/init.js';
+import { remoteHoldingLedger } from './probe.js';
 import { realFileOps } from '../fs/ops.js';
 import { keyRecords } from '../store/grants.js';
 import { readHead } from '../store/head.js';

@@ -1,9 +1,9 @@
 // `ledger trust add | revoke | list`: the implementation (declared in trust.ts). The rules are
 // src/keys/authorize.ts's; the Ledger appends under the writer lock.
 import { LedgerError } from '../../errors.js';
-import { Ledger } from '../../index.js';
-import { checkAgents, checkKeyName, checkPublicKey, type ListedKey } from '../../keys/authorize.js';
-import { readSecretKey } from '../../keys/key-file.js';
+import { Ledger, readSecretKey } from '../../index.js';
+import type { ListedKey } from '../../ledger.js';
+import { checkAgents, checkKeyName, checkPublicKey } from '../../requests/trust.js';
 import { checkAgent, checkText } from '../../requests/fields.js';
 import type { Flags } from '../flags.js';
 import { agentOf, emit, keyPath, type CliIO, type Global } from './common.js';

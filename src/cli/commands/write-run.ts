@@ -4,11 +4,9 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
-import { KEY_NAME_RE, createSigner, parseJsonStrict, trustEntry } from '../../formats.js';
-import { Ledger, readSecretKey, writeSecretKey } from '../../index.js';
-import { assertTrustFileUsable, beforeJoin, initTarget, otherLedgerOf, pinKeyInTrustFile, secondLedgerRefusal, undoRefusedJoin } from '../../project/init.js';
-import { readTrust } from '../../keys/trust-file.js';
-import { authorizeCommand } from '../../keys/grants.js';
+import { KEY_NAME_RE, authorizeCommand, createSigner, parseJsonStrict, trustEntry } from '../../formats.js';
+import { Ledger, readSecretKey, readTrust, writeSecretKey } from '../../index.js';
+import { assertTrustFileUsable, beforeJoin, initTarget, pinKeyInTrustFile, secondLedgerRefusal, trustNamesOtherLedger, undoRefusedJoin } from '../../project/init.js';
 import { keepOutOfGit } from '../../project/git-ignore.js';
 import { KINDS, type Draft, type Outcome } from '../../record.js';
 import { checkHandoff, checkIntent } from '../../requests/causal.js';
@@ -38,8 +36,10 @@ export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: s
   // remote already names the project's ledger is refused unless --new-ledger says so.
   const existingKey = existing ? createSigner(existing.seed).publicKey : null;
   if (f.remote === undefined && f.newLedger !== true) {
-    const other = otherLedgerOf({ root, trustPath: tp, publicKey: existingKey });
-    if (other) throw secondLedgerRefusal(other);
+    const byTrust = trustNamesOtherLedger(tp, existingKey);
+    const remote = await Ledger.otherLedgerRemote(root);
+    if (byTrust) throw secondLedgerRefusal({ reason: byTrust, remote: remote.likely });
+    if (remote.held) throw secondLedgerRefusal({ reason: `the git remote ${remote.held.name} (${remote.held.url}) holds a ledger`, remote: remote.held.name });
   }
   // Issue 25 item 3: a machine joining a team's ledger (its trust file exists and does not pin
   // this key) is authorized by an admin's key record, never by editing the committed trust file.

@@ -4,46 +4,17 @@
 // causal/ and handoff/ decide theirs): the store's transact appends, and its step 5b refuses a
 // signer that is not an admin (KEY_NOT_ACCEPTED, exit 13) before anything is written.
 import { LedgerError } from '../errors.js';
-import { AGENT_RE, type Draft, type Head, type LedgerRecord } from '../record.js';
+import type { Draft, Head, LedgerRecord } from '../record.js';
 import type { Signer } from '../sign.js';
 import { transact, type AppendResult, type StoreOptions } from '../store/append.js';
 import { foldGrants, keyRecords } from '../store/grants.js';
 import type { LedgerPaths } from '../store/paths.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
-import { fromBase64url } from '../canonical.js';
-import { pointEncodingProblem } from '../sign.js';
-import { pinOf, type Grants, type KeyGrant } from './grants.js';
-import { KEY_NAME_RE } from './secret-key.js';
-import type { Trust } from './trust.js';
+import { pinOf, type Grants, type KeyGrant } from '../keys/grants.js';
+import type { Trust } from '../keys/trust.js';
 
-export interface TrustAddRequest { key: string; name: string; agents: string[]; reason: string; agent: string }
-export interface TrustRevokeRequest { name: string; reason: string; agent: string }
-
-/** A public key as typed: base64url of 32 bytes that can be a key (SPEC 4). Throws INPUT_KEY. */
-export function checkPublicKey(key: string): string {
-  const raw = fromBase64url(key, 32);
-  if (!raw) throw new LedgerError('INPUT_KEY', `PUBLIC_KEY must be base64url (no padding) of 32 bytes, got "${key.length > 60 ? `${key.slice(0, 60)}…` : key}"`, {}, 'copy it from the line `ledger init --remote` printed on the new machine, or from `ledger keygen`');
-  const bad = pointEncodingProblem(raw);
-  if (bad) throw new LedgerError('INPUT_KEY', `PUBLIC_KEY ${key} cannot be authorized: ${bad}`);
-  return key;
-}
-
-/** --agents A,B: agent names only (never "*": SPEC 7, delegation through a record is scoped). */
-export function checkAgents(list: string): string[] {
-  const agents = list.split(',').map((a) => a.trim()).filter((a) => a !== '');
-  if (agents.length === 0) throw new LedgerError('USAGE', '--agents expected a comma-separated list of agent names, e.g. --agents codex,claude');
-  for (const a of agents) {
-    if (a === '*') throw new LedgerError('USAGE', '--agents cannot be "*": a key authorized in the ledger signs only for the agents named (only the trust file pins a key for any agent)');
-    if (!AGENT_RE.test(a)) throw new LedgerError('USAGE', `--agents: "${a}" is not an agent name (1-64 chars of [A-Za-z0-9._@-])`);
-  }
-  return [...new Set(agents)];
-}
-
-export function checkKeyName(name: string | undefined): string {
-  if (name === undefined) throw new LedgerError('USAGE', '--name is required (what to call this key: the machine or sandbox)');
-  if (!KEY_NAME_RE.test(name)) throw new LedgerError('USAGE', `--name must be 1-64 chars of [A-Za-z0-9._@-], got "${name}"`);
-  return name;
-}
+export type { TrustAddRequest, TrustRevokeRequest } from '../requests/trust.js';
+import type { TrustAddRequest, TrustRevokeRequest } from '../requests/trust.js';
 
 /** The grants through HEAD under `trust`. */
 function grantsNow(ops: FileOps, paths: LedgerPaths, head: Head, trust: Trust): Grants {
