@@ -37,6 +37,8 @@ const abbrev = (k: string) => `${k.slice(0, 12)}…`;
  */
 export function keyRecordFault(pins: ReadonlyMap<string, TrustKey>, table: KeyTable, r: LedgerRecord<'key'>, seq: number): KeyFault | null {
   const signer = pins.get(r.sig.key);
+  // Policy: a key record that does not count is a key-pin finding at its seq, not silently
+  // skipped: a machine's key signing key records is exactly what delegation must not allow.
   if (signer === undefined || signer.admin !== true) {
     return { code: 'KEY_RECORD_NOT_ADMIN', reason: `the key record at seq ${seq} is signed by ${signer ? `"${signer.name}"` : abbrev(r.sig.key)}, not by an admin key of the trust file` };
   }
@@ -44,15 +46,19 @@ export function keyRecordFault(pins: ReadonlyMap<string, TrustKey>, table: KeyTa
   const bytes = fromBase64url(r.key, 32);
   const bad = bytes === null ? 'not 32 bytes' : pointEncodingProblem(bytes);
   if (bad !== null) return { code: 'KEY_RECORD_BAD_KEY', reason: `the key record at seq ${seq} names a key that cannot sign: ${bad}` };
-  if (pins.has(r.key)) return null; // the trust file decides that key; the record changes nothing
+  // SPEC 7: a trust-file pin always wins; a record about a pinned key counts and changes nothing.
+  if (pins.has(r.key)) return null;
   const known = table.get(r.key);
   if (r.action === 'add') {
+    // Policy: one add per key, ever (an add after a revoke would undo a revoke, which SPEC 7
+    // makes final), and a name held by one authorized key at a time (revoke is by name).
     if (known !== undefined) return { code: 'KEY_RECORD_READD', reason: `the key record at seq ${seq} adds ${abbrev(r.key)} again (added at seq ${known.added_at_seq}${known.revoked_at_seq === null ? '' : `, revoked at seq ${known.revoked_at_seq}: a revoke is final`})` };
     for (const k of table.values()) {
       if (k.revoked_at_seq === null && k.name === r.name) return { code: 'KEY_RECORD_NAME', reason: `the key record at seq ${seq} gives the name "${r.name}" that the key added at seq ${k.added_at_seq} holds` };
     }
     return null;
   }
+  // Policy: a revoke names a key a record added, not yet revoked, under the name it was added as.
   if (known === undefined) return { code: 'KEY_RECORD_UNKNOWN', reason: `the key record at seq ${seq} revokes ${abbrev(r.key)}, which no key record added` };
   if (known.revoked_at_seq !== null) return { code: 'KEY_RECORD_REVOKED', reason: `the key record at seq ${seq} revokes ${abbrev(r.key)}, already revoked at seq ${known.revoked_at_seq}` };
   if (known.name !== r.name) return { code: 'KEY_RECORD_NAME', reason: `the key record at seq ${seq} revokes ${abbrev(r.key)} as "${r.name}", added as "${known.name}"` };

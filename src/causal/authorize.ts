@@ -25,6 +25,7 @@ function grantsNow(ops: FileOps, paths: LedgerPaths, head: Head, trust: Trust): 
 export function trustAdd(store: StoreOptions, signer: Signer, trust: Trust, req: TrustAddRequest): AppendResult {
   const ops = store.ops ?? realFileOps;
   return transact(store, signer, ({ paths, head }) => {
+    // Policy: refused rather than written: a record about a pinned key would change nothing.
     if (pinOf(trust, req.key)) throw new LedgerError('INPUT_CONFLICT', `key ${req.key} is pinned in the trust file already; the trust file's pin wins over any record`, {}, 'to change what it may sign, edit its entry in the trust file');
     const grants = grantsNow(ops, paths, head, trust);
     const had = grants.get(req.key);
@@ -35,7 +36,11 @@ export function trustAdd(store: StoreOptions, signer: Signer, trust: Trust, req:
   });
 }
 
-/** `ledger trust revoke NAME`: a `key` revoke record for the key a record authorized under that name. */
+/**
+ * `ledger trust revoke NAME`: a `key` revoke record for the key a record authorized under that
+ * name. Policy: by name, since the name is what `trust list` and the authorize line show; the
+ * record names the key too, so the auditor never depends on names.
+ */
 export function trustRevoke(store: StoreOptions, signer: Signer, trust: Trust, req: TrustRevokeRequest): AppendResult {
   const ops = store.ops ?? realFileOps;
   return transact(store, signer, ({ paths, head }) => {

@@ -96,7 +96,7 @@ export function hasAdmin(trust: Trust): boolean {
 }
 
 /**
- * The name a machine's key is authorized under when nobody chose one: `machine-` and the key's
+ * Policy: the name a machine's key is authorized under when nobody chose one: `machine-` and the key's
  * first eight characters (a key name is 1-64 of [A-Za-z0-9._@-], so "_" reads as ".").
  * Deterministic, so the line `init --remote` prints and the one a refused write prints agree.
  */

@@ -4,21 +4,24 @@
 // (./git.ts: no prompt, ssh in batch mode, no hooks), so the project's own git config (a hostile
 // repository's) chooses nothing but the URL; each within 10 s; one that does not answer says
 // nothing (the trust file's word, project/init.ts, stands alone).
-import { isAbsolute, resolve } from 'node:path';
 import { runGit as runProjectGit } from '../project/git.js';
 import { runGit } from './git.js';
+import { resolveRemoteUrl } from './sync.js';
 
 function remoteNames(root: string): string[] {
   const r = runProjectGit(root, ['remote']);
   return r.code === 0 ? r.stdout.split('\n').map((l) => l.trim()).filter((l) => /^[A-Za-z0-9._-]+$/.test(l)) : [];
 }
 
+/** A remote's URL as a join would take it (sync.ts resolveRemoteUrl), or null when it has none usable. */
 function remoteUrl(root: string, name: string): string | null {
-  const r = runProjectGit(root, ['remote', 'get-url', name]);
-  const url = r.code === 0 ? r.stdout.trim() : '';
-  // Only what ls-remote can take as a URL or path; never a word git would read as a flag.
-  if (url === '' || url.startsWith('-') || /\s/.test(url)) return null;
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/\s]+@[^/\s]+:/.test(url) || isAbsolute(url) ? url : resolve(root, url);
+  try {
+    const url = resolveRemoteUrl(name, root);
+    // Never a word git would read as a flag, nor one with spaces.
+    return url.startsWith('-') || /\s/.test(url) ? null : url;
+  } catch {
+    return null;
+  }
 }
 
 /** The first git remote of the project at `root` whose ref holds a ledger, or null. */

@@ -12,7 +12,11 @@ import type { TRUST_FLAGS } from './trust.js';
 
 type TrustFlags = Flags<typeof TRUST_FLAGS> & Global;
 
-/** The admin's own agent name (SPEC 7: a key record's `agent`): --agent, $LEDGER_AGENT, else the key file's name. */
+/**
+ * The admin's own agent name (SPEC 7: a key record's `agent`): --agent, $LEDGER_AGENT, else
+ * Policy: the key file's name (an admin's key pinned for "*" signs as any agent; the name says
+ * whose key authorized the machine).
+ */
 function adminAgent(io: CliIO, f: TrustFlags): string {
   const given = agentOf(io, f);
   if (given !== undefined) return checkAgent(given);
