@@ -87,6 +87,11 @@ export interface OpenOptions {
    */
   trust?: string | Trust;
   /**
+   * The trust file a writer checks its own key against (SPEC 7) when no `trust` is given and the
+   * ledger is not joined: the project's, for a verb that takes no --trust (note, release).
+   */
+  fallbackTrust?: string;
+  /**
    * The per-user state directory (writer marks, the verified-chain memo: docs/guarantees.md "The
    * per-user state directory"). Default: the one `env` names.
    */
@@ -207,7 +212,7 @@ export class Ledger {
     this.remoteCtx = joinedRemote(this.paths.dir, stateDir);
     // Policy: a joined ledger's HEAD is signed by whichever machine published last, so its
     // writers check it against the trust file named at join unless one is given.
-    const given = opts.trust ?? this.remoteCtx?.join.trust;
+    const given = opts.trust ?? this.remoteCtx?.join.trust ?? opts.fallbackTrust;
     this.trustGiven = given;
     const trust: TrustRef = given === undefined ? null : typeof given === 'string' ? { path: resolve(given) } : { trust: given };
     this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now, guard: { stateDir, trust }, cache };
