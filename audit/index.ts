@@ -228,6 +228,7 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
 
     // --advance: only after a pass. The caller keeps it (and writes only when it moved).
     const failedLayer = sink.failedLayer();
+    const keys = tableToFloor((layers.find((l) => l.name === 'key-pin') as KeyPinLayer).table());
     const placement = placementOf(ctx);
     const floor = placement.kind === 'ok' ? ctx.floor : null;
     let advanced: TrustFloor | null = null;
@@ -235,7 +236,6 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
       const offset = lastOffset >= 0 ? lastOffset : floor!.offset;
       // SPEC 7: the floor carries the keys records authorized through it, so an audit from it
       // reads only what is new. Absent when there are none (a floor as before key records).
-      const keys = tableToFloor((layers.find((l) => l.name === 'key-pin') as KeyPinLayer).table());
       advanced = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset, ...(keys.length ? { keys } : {}) };
     }
 
@@ -249,6 +249,7 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
       head: head && { seq: head.seq, tail: head.tail, ts: head.ts, size: head.size },
       floor,
       advanced,
+      keys,
     });
   } finally {
     run.close();

@@ -62,6 +62,11 @@ export class RecordReader {
     return this.fd;
   }
 
+  /** The keys `key` records authorized through this HEAD, when the caller has them (the gate: its audit's). */
+  useGrants(grants: Grants): void {
+    this.grants = grants;
+  }
+
   close(): void {
     if (this.fd !== null) this.ops.close(this.fd);
     this.fd = null;

@@ -51,6 +51,26 @@ describe('when a writer holds a key its trust file neither pins nor authorizes',
   });
 });
 
+describe('when the handoff a gate relies on is signed by a key an admin authorized', () => {
+  it('the gate proceeds, from genesis and from a floor that carries the key', async () => {
+    expect((await run(['keygen', '--out', 'keys/new.key'])).code).toBe(0);
+    expect((await run(['trust', 'add', pubOf('keys/new.key'), '--name', 'sandbox', '--agents', 'codex', '--reason', 'a sandbox'])).code).toBe(0);
+    const floor = join(p.dir, 'consumer.floor');
+    const adv = await run(['audit', '--floor', floor, '--advance', '--json']);
+    expect(adv.code, adv.stdout).toBe(0);
+    expect(JSON.parse(readFileSync(floor, 'utf8')).keys).toMatchObject([{ name: 'sandbox', agents: ['codex'], added_at_seq: 1 }]);
+    const as = ['--key', 'keys/new.key', '--agent', 'codex'];
+    expect((await run(['start', 'item', '--summary', 's', ...as])).code).toBe(0);
+    const fin = await run(['finish', 'item', '--done', 'd', '--state', 's', '--next', 'n', '--invariant', 'tests=ok', ...as]);
+    expect(fin.code, fin.stderr).toBe(0);
+    const gate = await run(['gate', 'item', '--json']);
+    expect(gate.code, gate.stdout).toBe(0);
+    const fromFloor = await run(['gate', 'item', '--floor', floor, '--json']);
+    expect(fromFloor.code, fromFloor.stdout).toBe(0);
+    expect(JSON.parse(fromFloor.stdout).chain.checked).toBe(2);
+  });
+});
+
 describe('when `ledger trust` gets bad input', () => {
   it('refuses a malformed public key, "*", an unknown name, a missing flag and a non-admin signer, each changing nothing', async () => {
     expect((await run(['keygen', '--out', 'keys/new.key'])).code).toBe(0);
