@@ -5,7 +5,8 @@
 // appears exactly so), so a scan costs one pass of indexOf over the file.
 //
 // Speed: the scan is made only when a key is not pinned in the trust file (the single-user
-// ledger never makes it), and its result is kept for this process by the file and HEAD's tail.
+// ledger never makes it, nor a gate, which takes the keys its audit folded). It is not kept: a
+// cache is a Ledger's (../cache/README.md), and none pays for this yet.
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import { linesForward, openToRead } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
@@ -21,16 +22,11 @@ const NEEDLE = Buffer.from('"kind":"key"');
 /** A verified `key` record: where it stands and what it says. */
 export interface KeyRecordAt { seq: number; id: string; record: LedgerRecord<'key'> }
 
-const memo = new Map<string, KeyRecordAt[]>();
-
 /**
  * The `key` records through `head`, in seq order, each checked from its bytes. Throws OP_CORRUPT
  * for a line that is not a record, or a `key` record whose signature does not verify.
  */
 export function keyRecords(ops: FileOps, paths: LedgerPaths, head: Head): KeyRecordAt[] {
-  const at = `${paths.records}\0${head.size}\0${head.tail}`;
-  const hit = memo.get(at);
-  if (hit) return hit;
   const out: KeyRecordAt[] = [];
   const fd = openToRead(ops, paths.records);
   try {
@@ -48,8 +44,6 @@ export function keyRecords(ops: FileOps, paths: LedgerPaths, head: Head): KeyRec
   } finally {
     ops.close(fd);
   }
-  if (memo.size > 16) memo.clear();
-  memo.set(at, out);
   return out;
 }
 
