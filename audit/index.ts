@@ -21,7 +21,8 @@ import { placementOf, type AuditContext, type Layer, type LayerFactory } from '.
 import { FindingCollector } from './findings.js';
 import { freshnessLayer } from './freshness.js';
 import { isInside, readFloor, readFloorLine } from './floor.js';
-import { keyPinLayer } from './keypin.js';
+import { keyPinLayer, type KeyPinLayer } from './keypin.js';
+import { tableToFloor } from './keyrecords.js';
 import { linkageLayer } from './linkage.js';
 import { readAt } from './lines.js';
 import { checkRecordsOnThreads } from './parallel.js';
@@ -227,12 +228,15 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
 
     // --advance: only after a pass. The caller keeps it (and writes only when it moved).
     const failedLayer = sink.failedLayer();
+    const keys = tableToFloor((layers.find((l) => l.name === 'key-pin') as KeyPinLayer).table());
     const placement = placementOf(ctx);
     const floor = placement.kind === 'ok' ? ctx.floor : null;
     let advanced: TrustFloor | null = null;
     if (failedLayer === null && opts.advance && opts.floorPath && head !== null) {
       const offset = lastOffset >= 0 ? lastOffset : floor!.offset;
-      advanced = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset };
+      // SPEC 7: the floor carries the keys records authorized through it, so an audit from it
+      // reads only what is new. Absent when there are none (a floor as before key records).
+      advanced = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset, ...(keys.length ? { keys } : {}) };
     }
 
     const { findings, total } = sink.verdictFindings();
@@ -245,6 +249,7 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
       head: head && { seq: head.seq, tail: head.tail, ts: head.ts, size: head.size },
       floor,
       advanced,
+      keys,
     });
   } finally {
     run.close();
@@ -261,7 +266,13 @@ export async function runAudit(opts: AuditOptions): Promise<AuditReport> {
   const run = beginAudit(opts);
   let counted: { checked: number; lastOffset: number } | null;
   try {
-    counted = await checkRecordsOnThreads(run);
+    const threaded = await checkRecordsOnThreads(run);
+    if (threaded === 'serial') {
+      // A key record's fault found across ranges: the one-thread audit words it (parallel.ts).
+      run.close();
+      return runAuditSyncInternal(opts);
+    }
+    counted = threaded;
     if (counted === null) {
       const seg = checkRecords(run);
       counted = { checked: seg?.lines ?? 0, lastOffset: seg?.lastOffset ?? -1 };

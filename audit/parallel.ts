@@ -14,6 +14,7 @@ import { orderProblem } from './freshness.js';
 import { readAt } from './lines.js';
 import { linkProblems } from './linkage.js';
 import { runSegment, type SegmentRun } from './segment.js';
+import type { DeferredKeys, KeyPinLayer } from './keypin.js';
 
 export const DEFAULT_MIN_BYTES = 4 << 20;
 
@@ -22,6 +23,8 @@ export interface WorkerResult {
   run: SegmentRun;
   findings: CollectedFindings;
   tail: { seq: number; id: string | null; ts: string | null } | null;
+  /** What the key-pin layer could not decide without the key records before the range. */
+  keys: DeferredKeys;
 }
 
 export interface WorkerInput {
@@ -88,7 +91,7 @@ function startWorker(WorkerClass: typeof Worker, url: URL, input: WorkerInput): 
  * little to check for a worker to pay (the caller then runs the one-thread step). Every worker
  * is stopped before this returns or throws; closing the run is the caller's.
  */
-export async function checkRecordsOnThreads(run: AuditRun): Promise<{ checked: number; lastOffset: number } | null> {
+export async function checkRecordsOnThreads(run: AuditRun): Promise<{ checked: number; lastOffset: number } | null | 'serial'> {
   const { ctx, sink, layers, range, fd, opts } = run;
   const readable = Math.min(range.end, Math.max(ctx.fileSize, 0));
   if (fd === null || readable - range.start < (opts.minBytes ?? DEFAULT_MIN_BYTES)) return null;
@@ -123,6 +126,9 @@ export async function checkRecordsOnThreads(run: AuditRun): Promise<{ checked: n
     // The seams, in file order: each range's first line against the line before it.
     let prev = ctx.tail;
     let base = range.firstPos + mine.lines;
+    const keyRank = layers.findIndex((l) => l.name === 'key-pin');
+    const keyPin = layers[keyRank] as KeyPinLayer;
+    let serial = false;
     for (const result of await Promise.all(workers.map((w) => w.result))) {
       const f = result.run.first;
       if (f !== null && prev !== null && prev.id !== null) {
@@ -133,6 +139,14 @@ export async function checkRecordsOnThreads(run: AuditRun): Promise<{ checked: n
         if (back) sink.add({ layer: 'freshness', seq: pos, id: f.id, ...back });
       }
       sink.merge(result.findings, base);
+      // SPEC 7: the key records of the range, folded in order; keys they authorized, checked.
+      // Policy: when that finds a fault, the audit is made again on one thread, so its findings
+      // (which depend on the order of the records) are exactly the one-thread audit's.
+      if (!serial && sink.active(keyRank)) {
+        const k = result.keys;
+        const uses = Object.fromEntries(Object.entries(k.uses).map(([key, [lo, hi]]) => [key, [lo + base, hi + base] as [number, number]]));
+        serial = !keyPin.absorb({ records: k.records.map((r) => ({ ...r, pos: r.pos + base })), uses });
+      }
       base += result.run.lines;
       checked += result.run.lines;
       if (result.run.lastOffset >= 0) lastOffset = result.run.lastOffset;
@@ -140,7 +154,7 @@ export async function checkRecordsOnThreads(run: AuditRun): Promise<{ checked: n
       ctx.tail = result.tail ?? ctx.tail;
       prev = ctx.tail;
     }
-    return { checked, lastOffset };
+    return serial ? 'serial' : { checked, lastOffset };
   } catch (e) {
     // Stop every worker before the descriptor they read is closed (its number could be reused).
     await Promise.all(workers.map((w) => w.worker.terminate()));

@@ -1,7 +1,7 @@
 // The audit's result: the `--json` object of SPEC 8 (ok, failed_layer, failure, checked,
 // warnings, plus the failing layer's findings) and its text form, which ends with one verdict
 // line a person can act on.
-import type { TrustFloor } from '../src/record.js';
+import type { FloorKey, TrustFloor } from '../src/record.js';
 import { shortId } from './context.js';
 import { EXIT } from '../src/errors.js';
 import { LAYER_EXIT, type Finding, type LayerName } from './findings.js';
@@ -24,6 +24,11 @@ export interface AuditReport {
   floor: TrustFloor | null;
   /** The floor written by --advance, when it was written. */
   advanced: TrustFloor | null;
+  /**
+   * SPEC 7: the keys admins' `key` records authorized, through the last record checked, as a
+   * floor carries them (empty when none). The gate checks the records it relies on against these.
+   */
+  keys: FloorKey[];
   /** 0 on a pass, else 10-14 by layer (SPEC 8). */
   exit_code: number;
   /** The last line of the text form. */
@@ -39,6 +44,7 @@ export interface ReportInput {
   head: AuditReport['head'];
   floor: TrustFloor | null;
   advanced: TrustFloor | null;
+  keys?: FloorKey[];
 }
 
 function where(f: Finding): string {
@@ -70,6 +76,7 @@ export function buildReport(input: ReportInput): AuditReport {
     head: input.head,
     floor: input.floor,
     advanced: input.advanced,
+    keys: input.keys ?? [],
     exit_code: layer === null ? EXIT.ok : LAYER_EXIT[layer],
     verdict,
   };

@@ -9,6 +9,7 @@ import { FindingCollector } from './findings.js';
 import { LAYERS } from './index.js';
 import type { WorkerInput, WorkerResult } from './parallel.js';
 import { runSegment } from './segment.js';
+import type { KeyPinLayer } from './keypin.js';
 
 const input = workerData as WorkerInput;
 try {
@@ -32,7 +33,8 @@ try {
   const layers = LAYERS.map((make) => make(ctx));
   const counters = new Int32Array(input.progress);
   const run = runSegment(ctx, layers, sink, input.fd, { start: input.start, end: input.end, firstPos: 0 }, (n) => Atomics.store(counters, input.index, n));
-  const result: WorkerResult = { run, findings: sink.toJSON(), tail: ctx.tail };
+  const keys = (layers.find((l) => l.name === 'key-pin') as KeyPinLayer).deferred();
+  const result: WorkerResult = { run, findings: sink.toJSON(), tail: ctx.tail, keys };
   parentPort!.postMessage(result);
 } catch (e) {
   parentPort!.postMessage({ error: (e as Error).message, code: e instanceof LedgerError ? e.code : undefined });

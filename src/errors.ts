@@ -80,6 +80,7 @@ export type ErrorCode =
   | 'REMOTE_SIGNATURE'
   | 'REMOTE_KEY_PIN'
   | 'REMOTE_FRESHNESS'
+  | 'KEY_NOT_ACCEPTED'
   | 'INTERNAL';
 
 export class LedgerError extends Error {
@@ -113,6 +114,8 @@ const REMOTE_EXIT: Readonly<Record<string, number>> = {
 /** The code's prefix decides the exit: USAGE and INPUT_* are usage (2), OP_* operational (3). */
 export function exitCodeFor(code: string): number {
   if (code === 'USAGE' || code.startsWith('INPUT_')) return EXIT.usage;
+  // SPEC 7: a writer refuses to sign what its own trust would reject, as the audit would (13).
+  if (code === 'KEY_NOT_ACCEPTED') return EXIT.keyPin;
   if (code.startsWith('OP_')) return EXIT.operational;
   // SPEC 11: what a fetched remote fails is reported as the audit layer it fails (a fork is
   // linkage, 11; a rollback freshness, 14).

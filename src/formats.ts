@@ -12,6 +12,7 @@ export { verifyReference } from './ed25519-reference.js';
 
 // Trust and key files (SPEC 7), parsed and checked without I/O.
 export { parseTrust, formatTrust, pinProblem, trustEntry, type Trust, type TrustKey } from './keys/trust.js';
+export { authorizeCommand, machineName } from './keys/grants.js';
 export { parseSecretKeyFile, formatSecretKeyFile, KEY_NAME_RE, type SecretKeyFile } from './keys/secret-key.js';
 
 // Evidence digests (SPEC 6) and whether a digest is still current.

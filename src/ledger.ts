@@ -22,7 +22,9 @@ import { assertReplaceable, replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
-import type { TrustRef } from './store/head-guard.js';
+import { writerTrust, type TrustRef } from './store/head-guard.js';
+import { trustAdd, trustList, trustRevoke, type ListedKey, type TrustAddRequest, type TrustRevokeRequest } from './causal/authorize.js';
+export type { ListedKey } from './causal/authorize.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
 import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
 import { LedgerCache, cachesOff } from './cache/ledger-cache.js';
@@ -84,6 +86,11 @@ export interface OpenOptions {
    * needs it. Default: none.
    */
   trust?: string | Trust;
+  /**
+   * The trust file a writer checks its own key against (SPEC 7) when no `trust` is given and the
+   * ledger is not joined: the project's, for a verb that takes no --trust (note, release).
+   */
+  fallbackTrust?: string;
   /**
    * The per-user state directory (writer marks, the verified-chain memo: docs/guarantees.md "The
    * per-user state directory"). Default: the one `env` names.
@@ -147,6 +154,7 @@ const WRITTEN_BY: Readonly<Record<string, string>> = {
   release: '`ledger release` (ledger.release()), which applies the ownership rules',
   note: '`ledger note` (ledger.note())',
   consume_failed: '`ledger consume-failed` (ledger.consumeFailed()), which checks who consumed it',
+  key: '`ledger trust add` / `trust revoke` (ledger.trustAdd(), ledger.trustRevoke()), signed by an admin key of the trust file',
 };
 
 /**
@@ -182,6 +190,11 @@ const foldWorkItem: WorkItemFold = (records, op, now) => {
   };
 };
 
+/** A store append's result as the façade reports one (none of these records is a retry). */
+function asAppended(res: import('./store/append.js').AppendResult): AppendResult {
+  return { records: res.records.map((r) => ({ ...r, existing: false })), appended: res.records.length, head: res.head, recovered: res.recovered };
+}
+
 export class Ledger {
   readonly paths: LedgerPaths;
   private readonly store: StoreOptions;
@@ -199,7 +212,7 @@ export class Ledger {
     this.remoteCtx = joinedRemote(this.paths.dir, stateDir);
     // Policy: a joined ledger's HEAD is signed by whichever machine published last, so its
     // writers check it against the trust file named at join unless one is given.
-    const given = opts.trust ?? this.remoteCtx?.join.trust;
+    const given = opts.trust ?? this.remoteCtx?.join.trust ?? opts.fallbackTrust;
     this.trustGiven = given;
     const trust: TrustRef = given === undefined ? null : typeof given === 'string' ? { path: resolve(given) } : { trust: given };
     this.store = { dir: this.paths.dir, ops: opts.ops ?? realFileOps, waitMs: opts.waitMs, now: opts.now, guard: { stateDir, trust }, cache };
@@ -255,6 +268,16 @@ export class Ledger {
     const [{ runDoctor }, { checkViews }, { remoteChecks }] = await Promise.all([import('./project/doctor.js'), import('./handoff/views.js'), import('./remote/doctor-checks.js')]);
     const { env, ...rest } = o;
     return runDoctor({ ...rest, checkViews, checkRemote: (ledger, seq) => remoteChecks(ledger, env ?? process.env, seq) });
+  }
+
+  /**
+   * Issue 25 item 4: whether a git remote of the project at `root` holds a ledger (`init`
+   * refuses a second genesis there), and the remote a teammate would join through.
+   */
+  static async otherLedgerRemote(root: string): Promise<{ held: { name: string; url: string } | null; likely: string | null }> {
+    const { remoteHoldingLedger, likelyRemote } = await import('./remote/probe.js');
+    const held = remoteHoldingLedger(root);
+    return { held, likely: held ? held.name : likelyRemote(root) };
   }
 
   /** Opens an existing ledger. Nothing is read until a method needs it. */
@@ -388,6 +411,32 @@ export class Ledger {
   intent(req: IntentRequest): AppendResult {
     const i = checkOnce(req, checkIntent);
     return this.append({ kind: 'intent', agent: i.agent, logical_operation_id: i.op, execution_id: i.exec, action: i.action, ...(i.note !== undefined ? { note: i.note } : {}) });
+  }
+
+  /**
+   * `ledger trust add` (SPEC 7): authorizes a machine's public key, for the agents named, with a
+   * `key` record signed by this Ledger's key, which must be an admin key of the trust file.
+   */
+  trustAdd(req: TrustAddRequest): AppendResult {
+    return asAppended(trustAdd(this.store, this.signer(), this.adminTrust(), req));
+  }
+
+  /** `ledger trust revoke NAME` (SPEC 7): the key stops being accepted after this record. */
+  trustRevoke(req: TrustRevokeRequest): AppendResult {
+    return asAppended(trustRevoke(this.store, this.signer(), this.adminTrust(), req));
+  }
+
+  /** `ledger trust list`: the pinned keys and the keys records authorized, with who and when. */
+  trustList(): ListedKey[] {
+    const head = this.head();
+    assertPublishedChain(this.store.ops!, this.paths, head);
+    return trustList(this.paths, head, this.adminTrust(), this.store.ops);
+  }
+
+  private adminTrust(): Trust {
+    const t = writerTrust(this.store.guard!.trust);
+    if (t === null) throw new LedgerError('USAGE', 'no trust file: the keys that may authorize others are the trust file\'s admin keys', {}, 'pass --trust FILE or set LEDGER_TRUST');
+    return t;
   }
 
   /** Revokes a handoff or finish (`ledger revoke`): a gate on it holds from then on. */

@@ -12,6 +12,7 @@ export const KINDS = [
   'genesis', 'start', 'checkpoint', 'finish', 'intent', 'handoff', 'revoke', 'consume',
   'release', 'note', // the handoff log's hand-back and annotation (issue 14)
   'consume_failed',
+  'key', // SPEC 7: an admin authorizes or revokes a machine's key inside the ledger
 ] as const;
 export type Kind = (typeof KINDS)[number];
 export const OUTCOMES = ['success', 'failure', 'timeout', 'ambiguous', 'cancelled'] as const;
@@ -113,6 +114,9 @@ export interface CheckpointPayload {
 /** A checkpoint that closes its work item, with the handoff's causal fields (SPEC 6). */
 export type FinishPayload = Omit<CheckpointPayload, 'lease_until' | 'evidence'> & Omit<HandoffPayload, 'logical_operation_id' | 'execution_id'>;
 
+/** SPEC 7: a `key` record, written by a trust-file admin key. */
+export interface KeyPayload { action: 'add' | 'revoke'; name: string; alg: 'ed25519'; key: string; agents: string[]; reason: string }
+export const KEY_ACTIONS = ['add', 'revoke'] as const;
 export interface PayloadByKind {
   genesis: GenesisPayload;
   start: StartPayload;
@@ -125,6 +129,7 @@ export interface PayloadByKind {
   release: ReleasePayload;
   note: NotePayload;
   consume_failed: ConsumeFailedPayload;
+  key: KeyPayload;
 }
 
 export type LedgerRecord<K extends Kind = Kind> = K extends Kind ? Envelope & { kind: K } & PayloadByKind[K] : never;
@@ -261,6 +266,13 @@ function arrayOf(item: Check, max: number): Check {
   };
 }
 
+function nonEmpty(check: Check): Check {
+  return (v, p, e) => {
+    check(v, p, e);
+    if (Array.isArray(v) && v.length === 0) e.push(`${p}: expected at least one item, got an empty array`);
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // The schemas.
 
@@ -359,6 +371,10 @@ export const PAYLOAD_SHAPES: Record<Kind, Shape> = {
   // what changed since it was written; finish carries it as the handoff does.
   checkpoint: { ...CHECKPOINT_FIELDS, evidence: opt(evidence), lease_until: time },
   finish: { ...CHECKPOINT_FIELDS, ...HANDOFF_FIELDS },
+  // SPEC 7. Policy: `agents` are agent names only, 1 to 64 of them: "*" (any agent) is never
+  // given through a record, and there is no `admin` field (an unknown field is a schema fault):
+  // delegation is one level, and only the trust file names admins.
+  key: { action: oneOf(KEY_ACTIONS), name: pattern(/^[A-Za-z0-9._@-]{1,64}$/, '1-64 chars of [A-Za-z0-9._@-]'), alg: literal('ed25519'), key: b64(32), agents: nonEmpty(arrayOf(agentString, 64)), reason: text(1, 4096) },
 };
 
 const RECORD_CHECKS = Object.fromEntries(
@@ -420,9 +436,28 @@ export function headProblems(value: unknown): string[] {
   return errs;
 }
 
-/** A trust floor (SPEC 8): {"v":1,"genesis","seq","id","offset"}. */
-export interface TrustFloor { v: 1; genesis: string; seq: number; id: string; offset: number }
-const FLOOR_CHECK = object({ v: literal(1), genesis: digest, seq: int(0), id: digest, offset: int(0) });
+/**
+ * A key authorized by a `key` record (SPEC 7), as a floor carries it: accepted for `agents` from
+ * `added_at_seq + 1` through `revoked_at_seq` (null: not revoked); `added_by` / `revoked_by` are
+ * the ids of the records that did it.
+ */
+export interface FloorKey { name: string; key: string; agents: string[]; added_at_seq: number; added_by: string; revoked_at_seq: number | null; revoked_by: string | null }
+/**
+ * A trust floor (SPEC 8): {"v":1,"genesis","seq","id","offset"}, and `keys` (SPEC 7: the keys
+ * authorized by records at or below its seq) when there are any, so an audit from the floor
+ * reads only the records after it.
+ */
+export interface TrustFloor { v: 1; genesis: string; seq: number; id: string; offset: number; keys?: FloorKey[] }
+const FLOOR_KEY = object({
+  name: pattern(/^[A-Za-z0-9._@-]{1,64}$/, '1-64 chars of [A-Za-z0-9._@-]'),
+  key: b64(32),
+  agents: nonEmpty(arrayOf(agentString, 64)),
+  added_at_seq: int(0),
+  added_by: digest,
+  revoked_at_seq: orNull(int(0)),
+  revoked_by: orNull(digest),
+});
+const FLOOR_CHECK = object({ v: literal(1), genesis: digest, seq: int(0), id: digest, offset: int(0), keys: opt(arrayOf(FLOOR_KEY, 100_000)) });
 export function floorProblems(value: unknown): string[] {
   const errs: string[] = [];
   FLOOR_CHECK(value, '$', errs);

@@ -3,6 +3,8 @@ import { appendFileSync, chmodSync, mkdirSync, readFileSync, realpathSync, write
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toBase64url } from '../src/canonical.js';
+import { readSecretKey } from '../src/keys/key-file.js';
+import { createSigner } from '../src/sign.js';
 import { initProject, runLedger, scratch, snapshot, spawnLedgerSync } from './helpers/cli.js';
 import { git, gitRepo, statusPaths } from './helpers/git-repo.js';
 import { withTorsion } from './helpers/curve.js';
@@ -49,6 +51,26 @@ describe('ledger doctor', () => {
     const d = await doctor(['--key', 'keys/other.key']);
     expect(d.code).toBe(3);
     expect(d.byName('signing key pinned')[0]).toMatchObject({ status: 'fail', fix: expect.stringMatching(/"valid_from_seq":1/) });
+  });
+
+  it('suggests an entry from the first seq a key signed, when a writer from before its own check used it (issue 25)', async () => {
+    expect((await runLedger(['keygen', '--out', 'keys/other.key'], { cwd: p.dir })).code).toBe(0);
+    // Written under another trust file that pinned it (as a writer before its own check would
+    // have written with no pin at all): seq 1 and 2.
+    const trust = JSON.parse(readFileSync(join(p.dir, 'keys/trust.json'), 'utf8'));
+    const otherKey = createSigner(readSecretKey(join(p.dir, 'keys/other.key')).seed).publicKey;
+    trust.keys.push({ name: 'other', alg: 'ed25519', key: otherKey, agents: ['*'], valid_from_seq: 0, revoked_at_seq: null });
+    writeFileSync(join(p.dir, 'loose.json'), JSON.stringify(trust));
+    for (const slug of ['a', 'b']) {
+      const w = await runLedger(['start', slug, '--summary', 's', '--agent', 'claude', '--key', 'keys/other.key', '--trust', 'loose.json'], { cwd: p.dir });
+      expect(w.code, w.stderr).toBe(0);
+    }
+    const d = await doctor(['--key', 'keys/other.key']);
+    expect(d.code).toBe(3);
+    const pin = d.byName('signing key pinned')[0];
+    expect(pin.detail).toMatch(/signed records from seq 1 already/);
+    expect(pin.fix).toMatch(/"valid_from_seq":1/);
+    expect(pin.fix).not.toMatch(/ledger trust add/);
   });
 
   it('fails a pinned key that is not in the prime-order subgroup (the check the trust parser leaves to doctor)', async () => {

@@ -66,6 +66,7 @@ const PAYLOADS: Record<Kind, Record<string, unknown>> = {
   release: { logical_operation_id: 'migrate_schema_17', execution_id: 'execution_003', note: 'out of time; staging is migrated' },
   note: { logical_operation_id: 'migrate_schema_17', text: 'reviewed: the down migration is missing' },
   consume_failed: { logical_operation_id: 'migrate_schema_17', consumer: 'deployer', consume: D2, handoff: D1, reason: 'deploy exited 1' },
+  key: { action: 'add', name: 'sandbox-1', alg: 'ed25519', key: 'fUvPdbDnkTTJjGLOUqhPFKbI2XJqTq_Bf9e7m-kOO4g', agents: ['codex'], reason: 'new CI sandbox' },
 };
 
 /** Optional payload fields per kind (SPEC 6 and the project's schemas). */
@@ -81,6 +82,7 @@ const OPTIONAL: Record<Kind, string[]> = {
   release: ['note'],
   note: [],
   consume_failed: [],
+  key: [],
 };
 
 /** One wrong value inside a nested member per kind, with the path it must be reported at. */
@@ -105,6 +107,8 @@ const NESTED: Record<Kind, [(p: Record<string, unknown>) => void, string][]> = {
   release: [[(p) => (p.note = ''), '$.note']],
   note: [[(p) => (p.text = ''), '$.text']],
   consume_failed: [[(p) => (p.reason = ''), '$.reason'], [(p) => (p.consume = 'sha256:xyz'), '$.consume']],
+  // SPEC 7: never "*" through a record, never an empty list of agents.
+  key: [[(p) => ((p.agents as unknown[])[0] = '*'), '$.agents[0]'], [(p) => (p.agents = []), '$.agents'], [(p) => (p.action = 'rotate'), '$.action']],
 };
 
 const clone = <T>(v: T): T => structuredClone(v);

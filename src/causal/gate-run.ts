@@ -37,8 +37,11 @@ export type GateRun = GateResult & { chain: ChainVerdict & { floor_seq: number |
 export type LedgerReader = Pick<LedgerWriter, 'paths' | 'head' | 'workItem'>;
 
 /** The chain audit through exactly `head`. */
-function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head): GateRun['chain'] & { moved: boolean } {
+function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head, view?: CausalView): GateRun['chain'] & { moved: boolean } {
   const report = runAuditSyncInternal({ dir: ledger.paths.dir, trust: o.trust, trustPath: o.trustPath, floorPath: o.floorPath ?? null, now: o.now });
+  // SPEC 7: the records the decision relies on are checked against the keys this audit folded
+  // (from the floor when one held), so the gate stays proportional to what is new.
+  view?.useGrants(new Map(report.keys.map((k) => [k.key, k])));
   const base = { floor_seq: report.floor?.seq ?? null, checked: report.checked, warnings: report.warnings };
   if (!report.ok) return { ...base, ok: false, moved: false, reason: `the chain does not audit clean: ${report.verdict}` };
   // The audit read HEAD itself: it must be the HEAD this decision is about.
@@ -53,7 +56,7 @@ function evaluateAt(ledger: LedgerReader, o: GateRunOptions, op: string, head: H
   const paths = ledger.paths;
   const view = CausalView.open(paths, head, { trust: o.trust });
   try {
-    const { moved, ...chain } = auditThrough(ledger, o, head);
+    const { moved, ...chain } = auditThrough(ledger, o, head, view);
     const result = evaluateGate(collectGateInputs(view, chain, op, { ...o, consumer, workItem: ledger.workItem, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir } }));
     return { ...result, chain, moved };
   } finally {

@@ -14,7 +14,8 @@ import { LineProblem, decodeRecordLine } from '../record-line.js';
 import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
 import { realFileOps, type FileOps } from '../fs/ops.js';
 import type { Trust } from '../keys/trust.js';
-import { pinProblem } from '../keys/trust.js';
+import { acceptProblem, pinOf, type Grants } from '../keys/grants.js';
+import { grantsAt } from '../store/grants.js';
 import type { Head, LedgerRecord } from '../record.js';
 import { verifySig, type KeyMemo } from '../sign.js';
 import type { LedgerPaths } from '../store/paths.js';
@@ -46,6 +47,7 @@ export class RecordReader {
   // dropped with the reader (not a cache: ../cache/README.md).
   private readonly cache = new Map<number, VerifiedRecord>();
   private readonly keys: KeyMemo = new Map();
+  private grants: Grants | null = null;
 
   constructor(
     private readonly paths: LedgerPaths,
@@ -58,6 +60,11 @@ export class RecordReader {
   private file(): number {
     if (this.fd === null) this.fd = openToRead(this.ops, this.paths.records);
     return this.fd;
+  }
+
+  /** The keys `key` records authorized through this HEAD, when the caller has them (the gate: its audit's). */
+  useGrants(grants: Grants): void {
+    this.grants = grants;
   }
 
   close(): void {
@@ -122,7 +129,9 @@ export class RecordReader {
     if (!verifySig('record', id, record.sig, this.keys)) throw fail(`(${id}) has a signature that does not verify`);
     // pin
     if (this.trust) {
-      const why = pinProblem(this.trust, record.sig.key, seq, record.agent);
+      // SPEC 7: a key that is not pinned may be one an admin's `key` record authorized.
+      if (!pinOf(this.trust, record.sig.key)) this.grants ??= grantsAt(this.paths, this.head, this.trust, this.ops);
+      const why = acceptProblem(this.trust, this.grants, record.sig.key, seq, record.agent);
       if (why) throw fail(`(${id}) fails the key pin: ${why}`);
     }
     // link, backwards

@@ -5,6 +5,7 @@
 // sees any problem holds (it cannot tell what that record said).
 import { rmSync } from 'node:fs';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
+import type { Grants } from '../keys/grants.js';
 import type { Trust } from '../keys/trust.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { LedgerPaths } from '../store/paths.js';
@@ -39,6 +40,11 @@ export class CausalView {
   private constructor(private readonly paths: LedgerPaths, readonly head: Head, private readonly opts: ViewOptions) {
     this.index = CausalView.openIndex(paths, head, opts);
     this.reader = new RecordReader(paths, head, opts.trust);
+  }
+
+  /** SPEC 7: the keys records authorized through HEAD, as the audit that vouched for it folded them. */
+  useGrants(grants: Grants): void {
+    this.reader.useGrants(grants);
   }
 
   private static openIndex(paths: LedgerPaths, head: Head, opts: ViewOptions): RecordIndex {

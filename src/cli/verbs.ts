@@ -9,7 +9,7 @@
 //
 // Policy (issue 22), the verbs split as git splits its commands: porcelain is what people and
 // agents type (init, status, start, checkpoint, finish, release, note, resume, render, log, show,
-// gate, audit, revoke, sync, setup, doctor); plumbing is what scripts and other machines' code
+// gate, audit, revoke, sync, trust, setup, doctor); plumbing is what scripts and other machines' code
 // call (append, including --batch; head; pending; consume-failed, a deploy step's report;
 // recover; keygen; mcp and hook, which agents' harnesses start). `ledger --help` lists the
 // porcelain first. Plumbing output is for programs: its text and --json stay stable, a field

@@ -18,7 +18,9 @@ export function readSecretKey(path: string): { name: string; seed: Uint8Array; b
     fd = openRegularFile(path, true);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new LedgerError('INPUT_KEY', `no key file at ${path}`, { path }, `pass --key or set LEDGER_KEY, or create one with \`ledger keygen --out ${path}\``);
+      // Issue 25 item 1: a new key cannot sign for this ledger until it is pinned or authorized,
+      // so a lost key is restored first; a new one is made only with that step in view.
+      throw new LedgerError('INPUT_KEY', `no key file at ${path}`, { path }, `restore the key file if it was moved (or pass --key / set LEDGER_KEY); a new key (\`ledger keygen --out ${path}\`) signs nothing until an admin authorizes it (\`ledger trust add\`) or the trust file pins it`);
     }
     throw ioError(e, 'read key file', path);
   }

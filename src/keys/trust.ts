@@ -13,6 +13,8 @@ export interface TrustKey {
   agents: string[];
   valid_from_seq: number;
   revoked_at_seq: number | null;
+  /** SPEC 7: an admin key may authorize other keys inside the ledger with `key` records. */
+  admin?: boolean;
 }
 export interface Trust { v: 1; keys: TrustKey[] }
 
@@ -48,7 +50,10 @@ export function parseTrust(text: string, path = 'trust file'): Trust {
   const seen = new Set<string>();
   const keys = o.keys.map((entry, i): TrustKey => {
     const where = `${path}: keys[${i}]`;
-    const k = exactFields(entry, ['name', 'alg', 'key', 'agents', 'valid_from_seq', 'revoked_at_seq'], where, 'INPUT_TRUST');
+    // `admin` is the one optional member (SPEC 7); the six others are required.
+    const hasAdmin = entry !== null && typeof entry === 'object' && Object.hasOwn(entry, 'admin');
+    const k = exactFields(entry, ['name', 'alg', 'key', 'agents', 'valid_from_seq', 'revoked_at_seq', ...(hasAdmin ? ['admin'] : [])], where, 'INPUT_TRUST');
+    if (hasAdmin && typeof k.admin !== 'boolean') throw new LedgerError('INPUT_TRUST', `${where}: "admin" must be true or false`);
     if (typeof k.name !== 'string' || !KEY_NAME_RE.test(k.name)) throw new LedgerError('INPUT_TRUST', `${where}: "name" must be 1-64 chars of [A-Za-z0-9._@-]`);
     if (k.alg !== 'ed25519') throw new LedgerError('INPUT_TRUST', `${where}: "alg" must be "ed25519"`);
     assertPinnableKey(k.key, where);
@@ -78,8 +83,8 @@ export function formatTrust(trust: Trust): string {
   return JSON.stringify(trust, null, 2) + '\n';
 }
 
-export function trustEntry(name: string, publicKey: string, validFromSeq = 0): TrustKey {
-  return { name, alg: 'ed25519', key: publicKey, agents: ['*'], valid_from_seq: validFromSeq, revoked_at_seq: null };
+export function trustEntry(name: string, publicKey: string, validFromSeq = 0, o: { admin?: boolean; agents?: string[] } = {}): TrustKey {
+  return { name, alg: 'ed25519', key: publicKey, agents: o.agents ?? ['*'], valid_from_seq: validFromSeq, revoked_at_seq: null, ...(o.admin ? { admin: true } : {}) };
 }
 
 /**

@@ -6,14 +6,16 @@ import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } fr
 import { join } from 'node:path';
 import { fromBase64url } from '../canonical.js';
 import { publicKeyProblem } from '../ed25519-reference.js';
-import { parseTrust, pinProblem, trustEntry, type Trust } from '../keys/trust.js';
+import { parseTrust, trustEntry, type Trust } from '../keys/trust.js';
+import { acceptProblem, authorizeCommand, hasAdmin, pinOf, type Grants } from '../keys/grants.js';
+import { foldGrants, keyRecords, type KeyRecordAt } from '../store/grants.js';
 import type { Head } from '../record.js';
 import { parseSecretKeyFile } from '../keys/secret-key.js';
 import { createSigner } from '../sign.js';
 import { realFileOps } from '../fs/ops.js';
 import { readHead } from '../store/head.js';
 import { ledgerPaths } from '../store/paths.js';
-import { assertTailIsLastLine } from '../store/read.js';
+import { assertTailIsLastLine, readRecords } from '../store/read.js';
 import { noLedgerHint } from '../store/append.js';
 import { gitExposure } from './git-ignore.js';
 
@@ -39,7 +41,7 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 function checkKey(o: DoctorOptions, checks: DoctorCheck[]): string | null {
   if (!existsSync(o.keyPath)) {
-    checks.push({ name: 'key file', status: 'warn', detail: `no secret key at ${o.keyPath}: this machine cannot write to the ledger`, fix: `pass --key or set LEDGER_KEY, or create one with \`ledger keygen --out ${o.keyPath}\`` });
+    checks.push({ name: 'key file', status: 'warn', detail: `no secret key at ${o.keyPath}: this machine cannot write to the ledger`, fix: `restore the key file if it was moved (or pass --key / set LEDGER_KEY); a new key (\`ledger keygen --out ${o.keyPath}\`) writes only once an admin authorizes it (\`ledger trust add\`) or the trust file pins it` });
     return null;
   }
   const fd = openSync(o.keyPath, 'r');
@@ -117,18 +119,49 @@ function checkLedger(o: DoctorOptions, checks: DoctorCheck[]): Head | null {
 }
 
 function checkPins(o: DoctorOptions, checks: DoctorCheck[], trust: Trust, head: Head | null, signingKey: string | null): void {
+  const paths = ledgerPaths(o.dir);
+  // SPEC 7: keys an admin's `key` record authorized count beside the pins.
+  let grants: Grants | null = null;
+  let records: KeyRecordAt[] = [];
   if (head) {
-    const p = pinProblem(trust, head.sig.key, head.seq, null);
+    try {
+      records = keyRecords(realFileOps, paths, head);
+      grants = foldGrants(trust, records);
+    } catch (e) {
+      checks.push({ name: 'key records', status: 'fail', detail: message(e), fix: 'run `ledger audit` to see which layer fails' });
+    }
+    if (records.length) checks.push({ name: 'key records', status: 'ok', detail: `${grants?.size ?? 0} key${grants?.size === 1 ? '' : 's'} authorized in the ledger by admin key records (\`ledger trust list\`)` });
+    const p = acceptProblem(trust, grants, head.sig.key, head.seq, null);
     if (p) checks.push({ name: 'HEAD key pinned', status: 'fail', detail: `HEAD is signed by a key the trust file does not accept: ${p}`, fix: 'run `ledger audit`; pin the harness key or find who wrote HEAD' });
-    else checks.push({ name: 'HEAD key pinned', status: 'ok', detail: 'the key that signed HEAD is pinned' });
+    else checks.push({ name: 'HEAD key pinned', status: 'ok', detail: 'the key that signed HEAD is pinned or authorized' });
   }
   if (signingKey) {
     const next = head ? head.seq + 1 : 0;
-    const p = pinProblem(trust, signingKey, next, o.agent ?? null);
+    const agent = o.agent ?? null;
+    const p = acceptProblem(trust, grants, signingKey, next, agent);
     if (p) {
-      checks.push({ name: 'signing key pinned', status: 'fail', detail: `the next record (seq ${next}) signed with ${o.keyPath} would fail key-pin: ${p}`, fix: `add this entry to the trust file's "keys": ${JSON.stringify(trustEntry('NAME', signingKey, next))}` });
+      // Issue 25 item 1: records this key already signed (by a writer from before the writer's
+      // own check) need a pin from the first of them, or pasting the entry does not help.
+      const first = head ? firstSignedBy(paths, head, signingKey) : null;
+      const from = first ?? next;
+      const entry = JSON.stringify(trustEntry('NAME', signingKey, from, agent ? { agents: [agent] } : {}));
+      // A key never used is best authorized in the ledger by an admin (no trust-file commit);
+      // the trust-file entry stays the way for a key that signed already, or with no admin.
+      const viaAdmin = first === null && hasAdmin(trust) && !pinOf(trust, signingKey) && !grants?.has(signingKey);
+      const fix = `if the key was moved or lost, restore it; else ${viaAdmin ? `an admin authorizes it: \`${authorizeCommand(signingKey, [agent ?? 'AGENT'])}\`, or ` : ''}add this entry to the trust file's "keys": ${entry}`;
+      checks.push({ name: 'signing key pinned', status: 'fail', detail: `the next record (seq ${next}) signed with ${o.keyPath} would fail key-pin: ${p}${first !== null ? ` (it signed records from seq ${first} already)` : ''}`, fix });
     } else checks.push({ name: 'signing key pinned', status: 'ok', detail: `records this key signs from seq ${next} pass key-pin${o.agent ? ` for agent "${o.agent}"` : ''}` });
   }
+}
+
+/** The lowest seq of a record signed by `key`, or null (a scan; doctor only). */
+function firstSignedBy(paths: ReturnType<typeof ledgerPaths>, head: Head, key: string): number | null {
+  try {
+    for (const r of readRecords(paths, head)) if (r.record.sig.key === key) return r.seq;
+  } catch {
+    /* a damaged chain: HEAD's check says so */
+  }
+  return null;
 }
 
 function checkLock(o: DoctorOptions, checks: DoctorCheck[]): void {

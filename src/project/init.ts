@@ -55,14 +55,16 @@ export function assertTrustFileUsable(path: string): void {
 export function pinKeyInTrustFile(path: string, name: string, publicKey: string, keyWasCreated: boolean): boolean {
   if (!existsSync(path)) {
     if (!keyWasCreated) return false;
-    writeTrust(path, { v: 1, keys: [trustEntry(name, publicKey)] });
+    // Issue 25: the first key is an admin, so it can authorize machines in the ledger.
+    writeTrust(path, { v: 1, keys: [trustEntry(name, publicKey, 0, { admin: true })] });
     return true;
   }
   const trust = readTrust(path);
   if (trust.keys.some((k) => k.key === publicKey)) return true;
   if (!keyWasCreated) return false;
   const uniqueName = trust.keys.some((k) => k.name === name) ? `${name}-${publicKey.slice(0, 8)}` : name;
-  writeTrust(path, { v: 1, keys: [...trust.keys, trustEntry(uniqueName, publicKey)] });
+  // Only `init --new-ledger` comes here (otherLedgerOf refuses a plain init): the new ledger's first key.
+  writeTrust(path, { v: 1, keys: [...trust.keys, trustEntry(uniqueName, publicKey, 0, { admin: true })] });
   return true;
 }
 
@@ -113,4 +115,23 @@ export function undoRefusedJoin(e: unknown, before: BeforeJoin, wrote: { created
       }
     }
   }
+}
+
+/**
+ * Issue 25 item 4, no second ledger by accident: the trust file's part. Its trust file pins
+ * keys, and not the key this init would sign the genesis with: a teammate's clone, where the
+ * committed trust file names the team's ledger (a harness that provisioned a key and its pin
+ * before the first init is not refused). The other part, a git remote of the project holding the
+ * ledger's ref, is ../remote/probe.ts's (Ledger.remoteHoldingLedger).
+ */
+export function trustNamesOtherLedger(trustPath: string, publicKey: string | null): string | null {
+  if (!existsSync(trustPath)) return null;
+  const trust = readTrust(trustPath);
+  if (publicKey !== null && trust.keys.some((k) => k.key === publicKey)) return null;
+  return `the trust file ${trustPath} pins the keys of this project's ledger (${trust.keys.map((k) => k.name).join(', ')}), and this machine's key is not among them`;
+}
+
+/** The refusal of a second genesis (exit 2), with how to join instead. */
+export function secondLedgerRefusal(found: { reason: string; remote: string | null }): LedgerError {
+  return new LedgerError('INPUT_REFUSED', `not making a new ledger: ${found.reason}`, {}, `join it instead: \`ledger init --remote ${found.remote ?? 'REMOTE'}\` (it prints the one line an admin runs to authorize this machine); to start a second, unrelated ledger on purpose, pass --new-ledger`);
 }

@@ -9,7 +9,51 @@ import { readHold } from './hold.js';
 import { readOutbox } from './outbox.js';
 import { FALLBACK_REF } from './publish.js';
 import { joinedRemote } from './sync.js';
-import { stateDirOf, type Env } from './state.js';
+import { stateDirOf, type Env, type JoinInfo, type RemotePaths } from './state.js';
+import { dirname } from 'node:path';
+import { LedgerError } from '../errors.js';
+import { readTrust } from '../keys/trust-file.js';
+import { remoteHoldingLedger } from './probe.js';
+import { realFileOps } from '../fs/ops.js';
+import { keyRecords } from '../store/grants.js';
+import { readHead } from '../store/head.js';
+import { ledgerPaths } from '../store/paths.js';
+import { fetchLedgerRef, verifyRemote } from './fetch.js';
+import type { Anchor } from './anchor.js';
+
+/**
+ * Issue 25 item 5: a ledger not joined to a remote, in a project whose git remote holds one, is
+ * a second ledger in one project (a teammate's clone that ran `init`): not healthy.
+ */
+function secondLedger(ledgerDir: string): RemoteCheck[] {
+  const held = remoteHoldingLedger(dirname(ledgerDir));
+  if (!held) return [];
+  return [{ name: 'one ledger', status: 'fail', detail: `the git remote ${held.name} (${held.url}) holds a ledger, and ${ledgerDir} is not joined to it: two ledgers in one project`, fix: `if ${ledgerDir} was made by accident, move it aside and join the project's: \`ledger init --remote ${held.name}\`` }];
+}
+
+/**
+ * The remote moved since this machine verified it: what is new is fetched (into the private
+ * repository) and verified, not taken. Records signed by a key this machine does not accept are
+ * most often a machine not yet authorized (issue 25 item 5), named so, with the command.
+ */
+function whatIsNew(ledgerDir: string, rp: RemotePaths, join: JoinInfo, anchor: Anchor | null): RemoteCheck {
+  const behind: RemoteCheck = { name: 'remote sync', status: 'warn', detail: `the remote moved since this machine last verified it${anchor ? ` (seq ${anchor.seq})` : ''}: the local copy is behind`, fix: 'run `ledger sync` (every writer also does first)' };
+  try {
+    const tip = fetchLedgerRef(rp.repo, join.url, join.ref, anchor?.commit ?? null);
+    if (tip === null || anchor === null) return behind;
+    const paths = ledgerPaths(ledgerDir);
+    const local = readHead(realFileOps, paths);
+    const prior = local ? keyRecords(realFileOps, paths, local) : [];
+    verifyRemote(rp.repo, tip, { seq: anchor.seq, id: anchor.tail, ts: anchor.ts, size: anchor.size }, [{ seq: anchor.seq, id: anchor.tail, what: 'the anchor' }], readTrust(join.trust), Date.now(), { genesis: anchor.genesis, what: 'the anchor' }, prior);
+    return behind;
+  } catch (e) {
+    if (e instanceof LedgerError && e.code === 'REMOTE_KEY_PIN' && e.data.onboarding === true) {
+      return { name: 'remote records', status: 'warn', detail: `a machine not yet authorized: ${e.message}`, fix: e.hint ?? 'an admin authorizes it with `ledger trust add`' };
+    }
+    if (e instanceof LedgerError) return { name: 'remote records', status: 'fail', detail: e.message, fix: e.hint ?? 'review the remote ref before anyone writes' };
+    return behind;
+  }
+}
 
 export interface RemoteCheck { name: string; status: 'ok' | 'warn' | 'fail'; detail: string; fix?: string }
 
@@ -20,7 +64,7 @@ export function remoteChecks(ledgerDir: string, env: Env, localSeq: number | nul
   } catch (e) {
     return [{ name: 'remote', status: 'fail', detail: (e as Error).message, fix: 'join again with `ledger init --remote REMOTE`' }];
   }
-  if (!ctx) return [];
+  if (!ctx) return secondLedger(ledgerDir);
   const { rp, join } = ctx;
   const checks: RemoteCheck[] = [{ name: 'remote', status: 'ok', detail: `joined to ${join.url} (${join.ref}); records are checked against ${join.trust}` }];
   const hold = readHold(rp);
@@ -37,7 +81,7 @@ export function remoteChecks(ledgerDir: string, env: Env, localSeq: number | nul
       const tip = line.split('\t')[0];
       checks.push({ name: 'remote ref', status: 'ok', detail: `${join.ref} is at ${tip.slice(0, 12)} (the host accepted it)` });
       if (anchor && tip === anchor.commit && localSeq === anchor.seq) checks.push({ name: 'remote sync', status: 'ok', detail: `the local copy is the remote's, seq ${anchor.seq}` });
-      else checks.push({ name: 'remote sync', status: 'warn', detail: `the remote moved since this machine last verified it${anchor ? ` (seq ${anchor.seq})` : ''}: the local copy is behind`, fix: 'run `ledger sync` (every writer also does first)' });
+      else checks.push(whatIsNew(ledgerDir, rp, join, anchor));
     }
   }
   const queued = readOutbox(rp).length;

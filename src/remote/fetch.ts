@@ -5,7 +5,9 @@
 import { idFromLine } from '../canonical.js';
 import { LedgerError, type ErrorCode } from '../errors.js';
 import { pinProblem, type Trust } from '../keys/trust.js';
-import { MAX_LINE_BYTES, headProblems, type Head } from '../record.js';
+import { acceptProblem, applyKeyRecord, keyRecordProblem, pinOf } from '../keys/grants.js';
+import { foldGrants, type KeyRecordAt } from '../store/grants.js';
+import { MAX_LINE_BYTES, headProblems, type Head, type LedgerRecord } from '../record.js';
 import { LineProblem, canonicalValue, decodeRecordLine, type LineProblemKind } from '../record-line.js';
 import { verifySig, type KeyMemo } from '../sign.js';
 import { gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from './git.js';
@@ -109,6 +111,20 @@ function refusal(code: ErrorCode, message: string, data: Record<string, unknown>
   return new LedgerError(code, message, data, 'nothing was changed; run `ledger doctor` and review the remote ref before anyone writes');
 }
 
+/**
+ * A remote record or HEAD whose key this machine does not accept (SPEC 11, issue 25 item 5):
+ * a key that is neither pinned nor authorized is most often a machine not yet authorized, so
+ * the refusal says how an admin authorizes it, beside what to check if it is not.
+ */
+function notAccepted(where: string, why: string, key: string, agent: string | null, seq: number, commit: string, trust: Trust): LedgerError {
+  const unknown = !pinOf(trust, key) && / nor authorized by /.test(why);
+  const message = unknown ? `${where} is signed by key ${key}, which this machine does not accept: a machine not yet authorized (${why})` : `${where}: ${why}`;
+  const hint = unknown
+    ? `nothing was changed; if that key is a machine of your team, an admin authorizes it with \`ledger trust add ${key} --name NAME --agents ${agent ?? 'AGENT'} --reason TEXT\`; if nobody knows it, review the remote ref before anyone writes`
+    : 'nothing was changed; run `ledger doctor` and review the remote ref before anyone writes';
+  return new LedgerError('REMOTE_KEY_PIN', message, { seq, commit, key, onboarding: unknown }, hint);
+}
+
 function parseRemoteHead(bytes: Buffer | null, commit: string): Head {
   if (!bytes) throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} has no HEAD blob`, { commit });
   // As the local HEAD (store/head.ts): canonical JSON and a newline, read as a record line is.
@@ -129,7 +145,7 @@ function parseRemoteHead(bytes: Buffer | null, commit: string): Head {
  * the ref must contain (the anchor; the local copy's tail): one it lacks is a fork (exit 11),
  * one past its HEAD a rollback (exit 14).
  */
-export function verifyRemote(repo: string, commit: string, from: ChainPoint | null, mustHold: readonly { seq: number; id: string; what: string }[], trust: Trust, nowMs: number, sameLedger?: { genesis: string; what: string }): VerifiedRemote {
+export function verifyRemote(repo: string, commit: string, from: ChainPoint | null, mustHold: readonly { seq: number; id: string; what: string }[], trust: Trust, nowMs: number, sameLedger?: { genesis: string; what: string }, priorKeys: readonly KeyRecordAt[] = []): VerifiedRemote {
   // Policy: the root must be exactly HEAD and records/ and the commit at most one parent; below
   // records/ only the blobs at the paths of the seqs read are looked at (each must be there and
   // be the line): an extra entry in a shard is never read, so it can change nothing here.
@@ -142,7 +158,9 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   }
   const [headBytes, ...held] = shape.blobs;
   const head = parseRemoteHead(headBytes, commit);
-  const pinHead = pinProblem(trust, head.sig.key, head.seq, null);
+  // A HEAD signed by a pinned key is checked now; one signed by a key that a `key` record
+  // authorized (SPEC 7), once the records through it are folded, below.
+  const pinHead = pinOf(trust, head.sig.key) ? pinProblem(trust, head.sig.key, head.seq, null) : null;
   if (pinHead) throw refusal('REMOTE_KEY_PIN', `the remote HEAD: ${pinHead}`, { commit });
 
   // Another ledger altogether (its HEAD names another genesis) is a fork, whatever its seq: said
@@ -178,6 +196,9 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   const lines: Buffer[] = [];
   // This verification's key objects (sign.ts KeyMemo: a ledger has few keys), dropped with it.
   const keys: KeyMemo = new Map();
+  // SPEC 7: the keys records authorized, through the point verified from (the local copy's own
+  // key records, checked there), then folded record by record.
+  const grants = foldGrants(trust, priorKeys.filter((k) => k.seq < firstSeq));
   blobs.forEach((blob, i) => {
     const seq = seqs[i];
     const where = `the remote record at seq ${seq}`;
@@ -192,14 +213,23 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
       genesis = id;
     }
     if (!verifySig('record', id, r.sig, keys)) throw refusal('REMOTE_SIGNATURE', `${where} has a signature that does not verify`, { seq, commit });
-    const pin = pinProblem(trust, r.sig.key, seq, r.agent);
-    if (pin) throw refusal('REMOTE_KEY_PIN', `${where}: ${pin}`, { seq, commit });
+    const pin = acceptProblem(trust, grants, r.sig.key, seq, r.agent);
+    if (pin) throw notAccepted(where, pin, r.sig.key, r.agent, seq, commit, trust);
+    if (r.kind === 'key') {
+      const bad = keyRecordProblem(trust, grants, r as LedgerRecord<'key'>, seq);
+      if (bad) throw refusal('REMOTE_KEY_PIN', bad.replace(/^the key record/, 'the remote key record'), { seq, commit });
+      applyKeyRecord(trust, grants, r as LedgerRecord<'key'>, seq, id);
+    }
     if (prev.ts !== null && Date.parse(r.ts) < Date.parse(prev.ts)) throw refusal('REMOTE_FRESHNESS', `${where} is earlier than the record before it`, { seq, commit });
     if (Date.parse(r.ts) > latest) throw refusal('REMOTE_FRESHNESS', `${where} is dated in the future (${r.ts})`, { seq, commit });
     prev = { seq, id, ts: r.ts };
     size += blob.length;
     lines.push(blob);
   });
+  if (!pinOf(trust, head.sig.key)) {
+    const why = acceptProblem(trust, grants, head.sig.key, head.seq, null);
+    if (why) throw notAccepted('the remote HEAD', why, head.sig.key, null, head.seq, commit, trust);
+  }
   if (genesis !== null && head.genesis !== genesis) throw refusal('REMOTE_LINKAGE', 'the remote HEAD names another genesis than its records', { commit });
   if (head.tail !== prev.id || head.size !== size) throw refusal('REMOTE_LINKAGE', `the remote HEAD (seq ${head.seq}, size ${head.size}) does not match its records (size ${size})`, { commit });
   if (Date.parse(head.ts) < Date.parse(prev.ts!) || Date.parse(head.ts) > latest) throw refusal('REMOTE_FRESHNESS', 'the remote HEAD is dated before its tail or in the future', { commit });

@@ -28,6 +28,7 @@ import type { LedgerPaths } from '../store/paths.js';
 import { readTailLine } from '../store/read.js';
 import type { Attempt, PlacedWrite, PublishOutcome, Publisher } from '../store/publisher.js';
 import { readAnchor, writeAnchor, type Anchor } from './anchor.js';
+import { keyRecords } from '../store/grants.js';
 import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyRemote, type ChainPoint } from './fetch.js';
 import { holdKind, holdRefusal, readHold, setHold } from './hold.js';
 import { appendOutbox } from './outbox.js';
@@ -186,7 +187,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     // The genesis first (as the join does): a remote replaced by another ledger is a fork even
     // when it is shorter than the anchor, not a rollback (verifyRemote compares it before any seq).
     const ours = anchor ? { genesis: anchor.genesis, what: 'the anchor' } : local ? { genesis: local.genesis, what: 'the local copy' } : undefined;
-    const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime(), ours);
+    const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime(), ours, local ? keyRecords(ops, paths, local) : []);
     const have = local ? local.seq : -1;
     const fresh = v.lines.slice(have + 1 - v.firstSeq);
     if (fresh.length || !local) adoptPublished(ops, paths, localCopy, Buffer.concat(fresh), v.headBytes);

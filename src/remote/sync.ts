@@ -25,6 +25,7 @@ import { readRecords, type RecordAt } from '../store/read.js';
 import { foldWorkLog } from '../handoff/workitems.js';
 import { leaseLive } from '../handoff/lease.js';
 import { readAnchor, writeAnchor } from './anchor.js';
+import { keyRecords } from '../store/grants.js';
 import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyRemote } from './fetch.js';
 import { gitComplaint, gitOk, runGit } from './git.js';
 import { clearHold, readHold } from './hold.js';
@@ -175,7 +176,7 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
         // The remote has a ledger: verify it whole (from the local copy's tail, if there is one).
         const from = local ? { seq: local.head.seq, id: local.head.tail, ts: lastTs(ops, paths, local.head.size), size: local.head.size } : null;
         const hold = local ? [{ seq: local.head.seq, id: local.head.tail, what: 'the local ledger' }] : [];
-        const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime(), local ? { genesis: local.head.genesis, what: 'the local ledger' } : undefined);
+        const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime(), local ? { genesis: local.head.genesis, what: 'the local ledger' } : undefined, local ? keyRecords(ops, paths, local.head) : []);
         if (local && v.head.genesis !== local.head.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote holds another ledger than the local one', { kind: 'fork' });
         if (v.lines.length || !local) adoptPublished(ops, paths, local, Buffer.concat(v.lines), v.headBytes);
         const lastLine = v.lines.length ? v.lines[v.lines.length - 1] : null;

@@ -42,6 +42,10 @@ import { rememberChain } from './chain-memo.js';
 import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
 import { assertTrustedHead, checkMark, prepareMarks, raiseMark, readAllMarks, readMark, type Mark, type WriterGuard } from './head-guard.js';
 import { acquireLock } from './lock.js';
+import { grantsAt } from './grants.js';
+import { writerTrust } from './head-guard.js';
+import { acceptProblem, applyKeyRecord, authorizeCommand, hasAdmin, keyRecordProblem, pinOf, type Grants } from '../keys/grants.js';
+import type { Trust } from '../keys/trust.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
 import { assertPublishedChain, assertTailIsLastLine, type RecordAt } from './read.js';
@@ -177,6 +181,15 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   const drafts = w.decide({ paths, head, tail: { id: tail.id, record: tail.record } });
   if (drafts.length === 0) return { records: [], head, recovered: null };
   if (!allChecked(drafts, w.checkedDrafts)) assertDrafts(drafts);
+  // 5b. the writer's own trust: it signs nothing the audit would reject (SPEC 7)
+  try {
+    assertOwnKeyAccepted(ops, paths, w.guard, head, w.signer.publicKey, drafts);
+  } catch (e) {
+    // On a guess (no fetch yet), the admin's record that authorizes this key may be on the
+    // remote already: the next attempt fetches it, and decides again (issue 25 item 3).
+    if (remote && remote.attempt.basis === 'guessed' && e instanceof LedgerError && e.code === 'KEY_NOT_ACCEPTED') return null;
+    throw e;
+  }
   // 6. place and sign
   const placed = placeDrafts(drafts, head, w.now(), w.signer);
   const newHead = closingHead(head, placed, w.now(), w.signer);
@@ -282,7 +295,7 @@ export function recoverLedger(opts: StoreOptions, dryRun: boolean, ownKey: strin
     // keyless attacker wrote, or one rolled back below what was published), but not the chain:
     // it moves only bytes past HEAD, never deletes, and a ledger damaged in the middle must still
     // be able to set unpublished bytes aside.
-    if (head) assertTrustedHead(head, ownKey, guard.trust);
+    if (head) assertTrustedHead(head, ownKey, guard.trust, (t) => grantsAt(paths, head, t, ops));
     if (head && ops.exists(paths.records) && ops.size(paths.records) >= head.size) {
       assertTailIsLastLine(ops, paths, head, 'refusing to recover: ');
       for (const m of marksOf(guard, paths, head, ownKey)) checkMark(ops, paths, head, m);
@@ -337,7 +350,7 @@ export function genesisDraft(agent: string, name?: string): Draft {
  * lock go.
  */
 function buildableTail(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, ownKey: string): RecordAt {
-  assertTrustedHead(head, ownKey, guard.trust);
+  assertTrustedHead(head, ownKey, guard.trust, (t) => grantsAt(paths, head, t, ops));
   for (const m of marksOf(guard, paths, head, ownKey)) checkMark(ops, paths, head, m);
   // One open of records.jsonl for the chain check and the tail's line (the same file checked).
   const fd = openToRead(ops, paths.records);
@@ -350,6 +363,44 @@ function buildableTail(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, hea
   }
   removeLeftovers(ops, paths);
   return tail;
+}
+
+/**
+ * Step 5b (SPEC 7): every draft's key must be pinned, or authorized by an admin's `key` record
+ * (the drafts' own included, in order), for its agent at the seq it will take; else nothing is
+ * written (KEY_NOT_ACCEPTED, exit 13). Without a trust file there is nothing to check against
+ * (head-guard.ts writerTrust).
+ */
+function assertOwnKeyAccepted(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, key: string, drafts: readonly Draft[]): void {
+  const trust = writerTrust(guard.trust);
+  if (trust === null) return;
+  let grants: Grants | null = null;
+  const keyDrafts = drafts.some((d) => d.kind === 'key');
+  if (!pinOf(trust, key) || keyDrafts) grants = grantsAt(paths, head, trust, ops);
+  const working: Grants | null = grants && keyDrafts ? new Map(grants) : grants;
+  drafts.forEach((d, i) => {
+    const seq = head.seq + 1 + i;
+    const why = acceptProblem(trust, working, key, seq, d.agent);
+    if (why) throw notAccepted(key, seq, d.agent, why, trust, working);
+    if (d.kind === 'key') {
+      // A key record is placed exactly as drafted; its signature is the writer's.
+      const rec = { ...d, sig: { alg: 'ed25519', key, value: '' } } as unknown as LedgerRecord<'key'>;
+      const bad = keyRecordProblem(trust, working!, rec, seq);
+      if (bad) throw new LedgerError('KEY_NOT_ACCEPTED', bad.replace(/^the key record at seq \d+/, 'this key record'), { seq }, hasAdmin(trust) ? '`ledger trust list` shows the keys and who authorized them' : 'no key in the trust file is an admin ("admin": true); an admin\'s key signs key records');
+      applyKeyRecord(trust, working!, rec, seq, `pending:${seq}`);
+    }
+  });
+}
+
+function notAccepted(key: string, seq: number, agent: string, why: string, trust: Trust, grants: Grants | null): LedgerError {
+  const g = pinOf(trust, key) ? undefined : grants?.get(key);
+  const authorize = !pinOf(trust, key) && !g && hasAdmin(trust) ? authorizeCommand(key, [agent]) : null;
+  let hint: string;
+  if (pinOf(trust, key)) hint = 'the trust file\'s entry for this key does not allow it: `ledger doctor` shows the entry to use';
+  else if (g && g.revoked_at_seq !== null) hint = `this key was retired at seq ${g.revoked_at_seq}, and a revoke is final: make a new key (\`ledger keygen --out PATH\`) and have an admin authorize it (\`ledger trust add\`)`;
+  else if (g) hint = `this key signs only for ${g.agents.join(', ')}: write as one of them, or have an admin authorize a separate key for "${agent}" (\`ledger keygen\`, then \`ledger trust add\`)`;
+  else hint = `if this machine's key was moved or lost, restore it first (--key, $LEDGER_KEY, or keys/harness.key); a new key writes only once ${authorize ? `an admin authorizes it, from any machine with the ledger: \`${authorize}\`` : 'the trust file pins it (`ledger doctor` prints the entry)'}`;
+  return new LedgerError('KEY_NOT_ACCEPTED', `refusing to sign seq ${seq} as agent "${agent}" with key ${key}: ${why}; the audit would reject it (key-pin)`, { seq, key, agent, authorize }, hint);
 }
 
 /** The marks HEAD is checked against: the writer's own key's, or with no key (recover) every key's of this user. */
@@ -390,6 +441,9 @@ export function noLedgerHint(paths: LedgerPaths, ops: FileOps = realFileOps): st
     // Only the advice depends on it; the refusal stands either way.
   }
   if (nearest && nearest !== paths.dir) return `the nearest ledger is ${nearest}: pass --dir ${nearest}, or leave out --dir and LEDGER_DIR to use it`;
+  // Issue 25 item 4: a project whose trust file pins keys has a ledger somewhere (a teammate's
+  // clone has the committed trust file, not the ledger): join it, never a second genesis.
+  if (ops.exists(`${dirname(paths.dir)}/keys/trust.json`)) return 'this project\'s trust file (keys/trust.json) pins the keys of its ledger: join it with `ledger init --remote REMOTE` (an admin then authorizes this machine), or pass --dir / set LEDGER_DIR';
   return 'run `ledger init` in the project\'s top folder to create one (in a git worktree: in the main worktree), or pass --dir / set LEDGER_DIR';
 }
 

@@ -17,7 +17,8 @@ import { LineProblem, decodeRecordLine } from '../record-line.js';
 import { linesForward, openToRead } from '../fs/lines.js';
 import type { FileOps } from '../fs/ops.js';
 import { readTrust } from '../keys/trust-file.js';
-import { pinProblem, type Trust } from '../keys/trust.js';
+import type { Trust } from '../keys/trust.js';
+import { acceptProblem, pinOf, type Grants } from '../keys/grants.js';
 import type { Head } from '../record.js';
 import type { LedgerPaths } from './paths.js';
 import { ensureStateDir, keyStateName, ledgerStateName } from './state-dir.js';
@@ -38,8 +39,28 @@ function untrusted(head: Head, why: string): LedgerError {
   return new LedgerError('OP_UNTRUSTED_HEAD', `refusing to build on HEAD (seq ${head.seq}): it is signed by key ${short(head.sig.key)}, ${why}`, { seq: head.seq, key: head.sig.key }, 'a HEAD signed by a key that is neither pinned nor yours was not written by a writer you trust: run `ledger audit`, and restore the ledger from a trusted copy');
 }
 
-/** Step 1. Throws OP_UNTRUSTED_HEAD. `ownKey`: the writer's public key (null: it has none, as `recover`). */
-export function assertTrustedHead(head: Head, ownKey: string | null, trust: TrustRef): void {
+/**
+ * The trust a writer checks against, parsed; null when none was given, or (Policy) when the
+ * trust file named does not exist: then no audit can run either, and `ledger init` makes one.
+ * A trust file that exists but cannot be read or parsed is refused (fail closed).
+ */
+export function writerTrust(trust: TrustRef): Trust | null {
+  if (trust === null) return null;
+  if ('trust' in trust) return trust.trust;
+  try {
+    return readTrust(trust.path);
+  } catch (e) {
+    if (e instanceof LedgerError && e.code === 'INPUT_TRUST' && /^no trust file at /.test(e.message)) return null;
+    throw e;
+  }
+}
+
+/**
+ * Step 1. Throws OP_UNTRUSTED_HEAD. `ownKey`: the writer's public key (null: it has none, as
+ * `recover`). `grants`: the keys `key` records authorized (SPEC 7), asked for only when HEAD's
+ * key is not pinned.
+ */
+export function assertTrustedHead(head: Head, ownKey: string | null, trust: TrustRef, grants?: (trust: Trust) => Grants): void {
   if (ownKey !== null && head.sig.key === ownKey) return;
   const notOwn = ownKey === null ? 'and no signing key was given' : 'not this writer\'s key';
   if (trust === null) throw untrusted(head, `${notOwn}, and no trust file was given to check it against`);
@@ -53,7 +74,8 @@ export function assertTrustedHead(head: Head, ownKey: string | null, trust: Trus
       throw untrusted(head, `${notOwn}, and the trust file cannot be read (${(e as Error).message})`);
     }
   }
-  const problem = pinProblem(keys, head.sig.key, head.seq, null);
+  let problem = acceptProblem(keys, null, head.sig.key, head.seq, null);
+  if (problem && !pinOf(keys, head.sig.key) && grants) problem = acceptProblem(keys, grants(keys), head.sig.key, head.seq, null);
   if (problem) throw untrusted(head, `${notOwn}, and ${problem}`);
 }
 

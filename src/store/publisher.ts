@@ -29,6 +29,12 @@ export interface Attempt {
   readonly n: number;
   /** What publishing it came to; null until `publish` ran. */
   outcome: PublishOutcome | null;
+  /**
+   * 'guessed': built on what this machine verified last, without asking the remote. A refusal
+   * that newer records could lift (the writer's key, not yet authorized here: SPEC 7) then asks
+   * the remote before it stands.
+   */
+  readonly basis?: 'fetched' | 'guessed' | 'offline';
 }
 
 /** What step 8 publishes: drafts placed and signed on `base`. */

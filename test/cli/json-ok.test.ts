@@ -6,6 +6,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VERBS } from '../../src/cli/cli.js';
+import { readSecretKey } from '../../src/keys/key-file.js';
+import { createSigner } from '../../src/sign.js';
 import { initProject, runLedger, spawnLedgerSync } from '../helpers/cli.js';
 
 let project: Awaited<ReturnType<typeof initProject>>;
@@ -32,6 +34,10 @@ afterAll(() => project.cleanup());
  */
 const CASES: { verb: string; args: () => string[]; stdin?: string; env?: Record<string, string> }[] = [
   { verb: 'keygen', args: () => ['keygen', '--out', join(project.dir, 'keys/other.key'), '--name', 'other'] },
+  // SPEC 7: the init key is an admin; it authorizes the key just made, lists, and retires it.
+  { verb: 'trust', args: () => ['trust', 'add', createSigner(readSecretKey(join(project.dir, 'keys/other.key')).seed).publicKey, '--name', 'other', '--agents', 'ci', '--reason', 'a CI runner'] },
+  { verb: 'trust', args: () => ['trust', 'list'] },
+  { verb: 'trust', args: () => ['trust', 'revoke', 'other', '--reason', 'retired'] },
   { verb: 'append', args: () => handoff('op_3', 'e1') },
   { verb: 'append', args: () => handoff('op_3', 'e1') }, // an identical retry: nothing appended
   { verb: 'append', args: () => ['append', 'intent', '--op', 'op_4', '--exec', 'e1', '--action', 'deploy'] },

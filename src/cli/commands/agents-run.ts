@@ -49,7 +49,8 @@ export async function runMcp(io: CliIO, f: Writer): Promise<number> {
     reader: () => Ledger.open({ dir: loc.dir, env: io.env, waitMs: wait }),
     writer: () => {
       if (!seed) throw keyError;
-      return Ledger.open({ dir: loc.dir, key: seed, waitMs: wait, env: io.env });
+      // SPEC 7: the writer checks its key against the project's trust file (a joined ledger's: the one named at join).
+      return Ledger.open({ dir: loc.dir, key: seed, waitMs: wait, env: io.env, fallbackTrust: trust });
     },
     hasKey: () => seed !== null,
     joined: Ledger.open({ dir: loc.dir, env: io.env }).joined(),

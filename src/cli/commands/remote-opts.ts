@@ -26,7 +26,9 @@ export function writerOptions(io: CliIO, f: Writer, trust = true): OpenOptions {
     dir: ledgerDir(io, f),
     key: keyPath(io, f),
     waitMs: waitMs(f),
-    ...(trust ? { trust: trustPath(io, f) } : {}),
+    // Without --trust of its own, the project's trust file still checks the writer's key (SPEC 7);
+    // a joined ledger's is the one named at join.
+    ...(trust ? { trust: trustPath(io, f) } : { fallbackTrust: trustPath(io, f) }),
     ...remoteOpts(io, f),
   };
 }

@@ -4,9 +4,9 @@ import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
-import { KEY_NAME_RE, createSigner, parseJsonStrict, trustEntry } from '../../formats.js';
-import { Ledger, readSecretKey, writeSecretKey } from '../../index.js';
-import { assertTrustFileUsable, beforeJoin, initTarget, pinKeyInTrustFile, undoRefusedJoin } from '../../project/init.js';
+import { KEY_NAME_RE, authorizeCommand, createSigner, parseJsonStrict, trustEntry } from '../../formats.js';
+import { Ledger, readSecretKey, readTrust, writeSecretKey } from '../../index.js';
+import { assertTrustFileUsable, beforeJoin, initTarget, pinKeyInTrustFile, secondLedgerRefusal, trustNamesOtherLedger, undoRefusedJoin } from '../../project/init.js';
 import { keepOutOfGit } from '../../project/git-ignore.js';
 import { KINDS, type Draft, type Outcome } from '../../record.js';
 import { checkHandoff, checkIntent } from '../../requests/causal.js';
@@ -17,7 +17,7 @@ import { dependsOnOf, evidenceSources, invariantsOf } from './handoff-flags.js';
 import { writerOptions } from './remote-opts.js';
 import type { APPEND_FLAGS } from './write.js';
 
-export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: string; remoteRef?: string }): Promise<number> {
+export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: string; remoteRef?: string; newLedger?: boolean }): Promise<number> {
   const { dir, root } = initTarget({ cwd: io.cwd, ...(f.dir !== undefined ? { dir: f.dir } : {}), ...(envValue(io, 'LEDGER_DIR') !== undefined ? { envDir: envValue(io, 'LEDGER_DIR') } : {}), joining: f.remote !== undefined });
   // `init --remote` may join a ledger that exists here to a remote.
   if (existsSync(`${dir}/HEAD`) && f.remote === undefined) {
@@ -32,6 +32,18 @@ export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: s
   const existing = existsSync(kp) ? readSecretKey(kp) : null;
   const agent = checkAgent(agentOf(io, f, existing?.name ?? 'harness'));
   assertTrustFileUsable(tp);
+  // Issue 25 item 4: no second ledger by accident. A plain init where the trust file or a git
+  // remote already names the project's ledger is refused unless --new-ledger says so.
+  const existingKey = existing ? createSigner(existing.seed).publicKey : null;
+  if (f.remote === undefined && f.newLedger !== true) {
+    const byTrust = trustNamesOtherLedger(tp, existingKey);
+    const remote = await Ledger.otherLedgerRemote(root);
+    if (byTrust) throw secondLedgerRefusal({ reason: byTrust, remote: remote.likely });
+    if (remote.held) throw secondLedgerRefusal({ reason: `the git remote ${remote.held.name} (${remote.held.url}) holds a ledger`, remote: remote.held.name });
+  }
+  // Issue 25 item 3: a machine joining a team's ledger (its trust file exists and does not pin
+  // this key) is authorized by an admin's key record, never by editing the committed trust file.
+  const joiningTeam = f.remote !== undefined && existsSync(tp) && !readTrust(tp).keys.some((k) => k.key === existingKey);
   // A join can still be refused after this (the remote's answer): what init writes before it is
   // noted, so a refused join puts it back (project/init.ts undoRefusedJoin).
   const before = f.remote !== undefined ? beforeJoin(kp, tp) : null;
@@ -48,10 +60,10 @@ export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: s
   }
   const signer = createSigner(key.seed);
   // The trust file is the harness's: pin a key we just created; warn about one we did not.
-  const pinned = pinKeyInTrustFile(tp, key.name, signer.publicKey, created);
+  const pinned = joiningTeam ? false : pinKeyInTrustFile(tp, key.name, signer.publicKey, created);
   if (f.remote !== undefined) {
     try {
-      return runJoin(io, f, { dir, remote: f.remote, signer, agent, name, waitMs: wait, trustPath: tp, keyPath: kp, created, pinned, gitignore: kept });
+      return runJoin(io, f, { dir, remote: f.remote, signer, agent, name, waitMs: wait, trustPath: tp, keyPath: kp, created, pinned, joiningTeam, gitignore: kept });
     } catch (e) {
       undoRefusedJoin(e, before!, { created, kept });
       throw e;
@@ -60,7 +72,7 @@ export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: s
   const { result } = Ledger.init({ dir, key: signer, agent, name, waitMs: wait, trust: tp, env: io.env });
   const g = result.records[0];
   const lines = [`initialised ledger ${dir}`, `genesis ${g.id}`];
-  if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp}`);
+  if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp} as an admin key (it authorizes other machines: \`ledger trust add\`)`);
   if (kept?.file) lines.push(`git ignores ${kept.added.join(' and ')} now (added to ${kept.file}): commit the trust file, never the key`);
   if (!pinned) io.stderr(`ledger: warning: key ${signer.publicKey} is not pinned in ${tp}; \`ledger audit\` will fail key-pin until the harness pins it\n`);
   for (const t of kept?.tracked ?? []) io.stderr(`ledger: warning: git already tracks ${t}; ignoring it does not take it out of git: \`git rm -r --cached ${t}\`${t === kp ? ', and make a new key, since its secret is in the history' : ''}\n`);
@@ -79,6 +91,8 @@ interface JoinInput {
   keyPath: string;
   created: boolean;
   pinned: boolean;
+  /** A new machine of a team: its key is authorized by an admin's `key` record (issue 25). */
+  joiningTeam: boolean;
   gitignore: { file: string | null; added: string[]; tracked: string[] } | null;
 }
 
@@ -92,10 +106,15 @@ function runJoin(io: CliIO, f: Global & { remoteRef?: string }, j: JoinInput): n
     r.created ? `initialised ledger ${j.dir} and published its genesis to ${url} (${r.ref})` : `joined the ledger on ${url} (${r.ref}) at seq ${r.head.seq}: ${r.adopted} record${r.adopted === 1 ? '' : 's'} verified and copied to ${j.dir}`,
     `genesis ${r.head.genesis}`,
   ];
-  if (j.created) lines.push(`created key ${j.keyPath} (mode 0600) and pinned it in ${j.trustPath}: the other machines need this pin too (commit the trust file)`);
+  const authorize = j.joiningTeam ? authorizeCommand(j.signer.publicKey, [j.agent]) : null;
+  if (j.created && !j.joiningTeam) lines.push(`created key ${j.keyPath} (mode 0600) and pinned it in ${j.trustPath} as an admin key (commit the trust file; machines that join later are authorized in the ledger)`);
+  if (j.created && j.joiningTeam) lines.push(`created key ${j.keyPath} (mode 0600) for this machine`);
   if (j.gitignore?.file) lines.push(`git ignores ${j.gitignore.added.join(' and ')} now (added to ${j.gitignore.file}): commit the trust file, never the key`);
-  if (!j.pinned) io.stderr(`ledger: warning: key ${j.signer.publicKey} is not pinned in ${j.trustPath}; other machines will refuse its records until the trust file pins it\n`);
-  emit(io, f, { ok: true, dir: j.dir, genesis: r.head.genesis, seq: r.head.seq, remote: { url, ref: r.ref, commit: r.commit }, created: r.created, adopted: r.adopted, key: j.signer.publicKey, key_created: j.created, trust: j.trustPath, pinned: j.pinned }, lines);
+  if (authorize) {
+    // Issue 25 item 3: the one line a person passes on; writes here are refused until it lands.
+    lines.push('this machine writes once an admin authorizes its key; an admin runs, on any machine with the ledger:', `  ${authorize}`);
+  } else if (!j.pinned) io.stderr(`ledger: warning: key ${j.signer.publicKey} is not pinned in ${j.trustPath}; other machines will refuse its records until the trust file pins it\n`);
+  emit(io, f, { ok: true, dir: j.dir, genesis: r.head.genesis, seq: r.head.seq, remote: { url, ref: r.ref, commit: r.commit }, created: r.created, adopted: r.adopted, key: j.signer.publicKey, key_created: j.created, trust: j.trustPath, pinned: j.pinned, authorize }, lines);
   return 0;
 }
 

@@ -33,6 +33,7 @@ export const WRITE_VERBS = [
       name: one('<name>', 'A name for the ledger (kept in the genesis record)'),
       remote: one('<remote>', 'Join the ledger on this git remote (a remote name of the repository, or a URL), or publish its genesis there'),
       remoteRef: one('<ref>', 'The ref on the remote (default: refs/handoff/ledger; a host that refuses custom refs: refs/heads/handoff-ledger)'),
+      newLedger: bool('Make a new, separate ledger even where the trust file or a git remote already names one'),
     },
     examples: ['ledger init --name my-project', 'ledger init --remote origin'],
     run: async (io, _args, f) => (await impl()).runInit(io, f),
