@@ -11,16 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEMO = join(ROOT, 'dist/src/demo/demo.js');
 
-let run: { code: number | null; stdout: string; stderr: string; ms: number };
+let run: { code: number | null; stdout: string; stderr: string };
 let work = '';
 
 beforeAll(() => {
   if (!existsSync(DEMO)) throw new Error(`${DEMO} is missing: run \`npm run build\` first (npm test does)`);
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
   delete env.FORCE_COLOR;
-  const t0 = Date.now();
   const r = spawnSync(process.execPath, [DEMO], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
-  run = { code: r.status, stdout: r.stdout, stderr: r.stderr, ms: Date.now() - t0 };
+  run = { code: r.status, stdout: r.stdout, stderr: r.stderr };
   work = /A fresh temporary directory and a fresh key: (.+)$/m.exec(run.stdout)?.[1] ?? '';
 });
 
@@ -105,10 +104,6 @@ describe('npm run demo (piped, NO_COLOR=1)', () => {
     expect(views).toMatch(/^latest:\n {2}seq: 7\n/m);
     expect(existsSync(join(work, 'HANDOFF.md'))).toBe(true);
     expect(existsSync(join(work, 'HANDOFF.yml'))).toBe(true);
-  });
-
-  it('is quick', () => {
-    expect(run.ms).toBeLessThan(30_000);
   });
 
   it('ends with commands that work when pasted into a shell', () => {
