@@ -18,7 +18,7 @@ beforeAll(() => {
   if (!existsSync(DEMO)) throw new Error(`${DEMO} is missing: run \`npm run build\` first (npm test does)`);
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
   delete env.FORCE_COLOR;
-  const r = spawnSync(process.execPath, [DEMO], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [DEMO], { cwd: ROOT, env, encoding: 'utf8', timeout: 280_000 }); // a hang guard only, under the hook timeout
   run = { code: r.status, stdout: r.stdout, stderr: r.stderr };
   work = /A fresh temporary directory and a fresh key: (.+)$/m.exec(run.stdout)?.[1] ?? '';
 });
@@ -118,7 +118,7 @@ describe('npm run demo (piped, NO_COLOR=1)', () => {
     writeFileSync(script, lines.join('\n') + '\n');
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('LEDGER_')) env[k] = v;
-    const r = spawnSync('bash', ['-O', 'expand_aliases', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync('bash', ['-O', 'expand_aliases', script], { cwd: ROOT, env, encoding: 'utf8', timeout: 280_000 }); // a hang guard only, under the hook timeout
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain('exit 11'); // the tampered copy
     expect(r.stdout).toContain('exit 20'); // the revoked handoff
