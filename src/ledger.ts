@@ -376,7 +376,7 @@ export class Ledger {
    */
   handoff(req: HandoffRequest | HandoffChecked): AppendResult {
     const h = checkOnce(req, checkHandoff);
-    const evidence = digestEvidence(this.paths, h.evidence, h.cwd);
+    const evidence = digestEvidence(this.paths, h.evidence, h.cwd, true);
     const supersedes = h.supersedes?.map((ref) => this.recordId(ref, '--supersedes'));
     return this.append({
       kind: 'handoff', agent: h.agent, logical_operation_id: h.op, execution_id: h.exec, outcome: h.outcome, evidence, invariants: h.invariants, depends_on: h.depends_on,

@@ -11,6 +11,7 @@ import { transact, type LockedView } from '../store/append.js';
 import type { LedgerWriter } from './retry.js';
 import { emptyFindings, evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate/index.js';
 import { collectGateInputs } from './gate/inputs.js';
+import { keptManifests } from './evidence/manifest.js';
 import { CausalView } from './view.js';
 
 // The gate verb loads everything it needs through this one module (one dynamic import).
@@ -54,7 +55,7 @@ function evaluateAt(ledger: LedgerReader, o: GateRunOptions, op: string, head: H
   const view = CausalView.open(paths, head, { trust: o.trust });
   try {
     const { moved, ...chain } = auditThrough(ledger, o, head);
-    const result = evaluateGate(collectGateInputs(view, chain, op, { ...o, consumer, workItem: ledger.workItem, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir } }));
+    const result = evaluateGate(collectGateInputs(view, chain, op, { ...o, consumer, workItem: ledger.workItem, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir, manifests: keptManifests(paths.dir) } }));
     return { ...result, chain, moved };
   } finally {
     view.close();
