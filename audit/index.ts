@@ -56,6 +56,8 @@ export interface AuditOptions {
    * never writes it (it only reads); `auditLedger` in src/ledger.ts does.
    */
   advance?: boolean;
+  /** After a pass, report the new HEAD as a floor (`advanced`) with or without a floor file: the caller keeps it elsewhere (src/store/user-floor.ts). */
+  reportFloor?: boolean;
   /** --max-age in ms; null or absent: HEAD may be any age. */
   maxAgeMs?: number | null;
   /** --skew in ms; default 5 minutes. */
@@ -230,9 +232,9 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
     const placement = placementOf(ctx);
     const floor = placement.kind === 'ok' ? ctx.floor : null;
     let advanced: TrustFloor | null = null;
-    if (failedLayer === null && opts.advance && opts.floorPath && head !== null) {
-      const offset = lastOffset >= 0 ? lastOffset : floor!.offset;
-      advanced = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset };
+    if (failedLayer === null && ((opts.advance && opts.floorPath) || opts.reportFloor) && head !== null) {
+      const offset = lastOffset >= 0 ? lastOffset : floor?.offset;
+      if (offset !== undefined) advanced = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset };
     }
 
     const { findings, total } = sink.verdictFindings();

@@ -94,7 +94,7 @@ export function nothingTested(command: string, exitCode: number, text: string): 
   if (pytest && exitCode === 5) return 'pytest collected no tests (exit 5)';
   if (pytest && exitCode === 4) return 'pytest was given a usage error (exit 4)';
   if (/^=+ no tests ran\b/m.test(text)) return 'pytest collected no tests';
-  if (/^(?:=+ )?Interrupted: \d+ errors? during collection/m.test(text)) return `the tests could not be collected (exit ${exitCode})`;
+  if (/^(?:[=!]+ )?Interrupted: \d+ errors? during collection/m.test(text)) return `the tests could not be collected (exit ${exitCode})`;
   if (/^(?:# tests 0|\u2139 tests 0)$/m.test(text)) return 'the runner ran 0 tests';
   if (/^No tests found\b/m.test(text)) return 'jest found no tests';
   if (exitCode !== 0 && /^(?:error: |ERROR: )?usage: /im.test(text)) return `the command printed its usage (exit ${exitCode})`;
