@@ -46,7 +46,7 @@ function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head): Gate
   // Policy (issue 26): without --floor, this user's own floor (kept after their last passing
   // gate on this ledger, under this trust) is where the audit starts, as the read verbs start
   // from this user's verified-chain memo; a full audit of 200,000 records takes a minute.
-  const own = !o.floorPath && o.userFloor !== false ? userFloorPath(ledger.paths, head.genesis, o.trust) : null;
+  const own = !o.floorPath && o.userFloor !== false && ledger.paths.cache?.on('floor') ? userFloorPath(ledger.paths, head.genesis, o.trust) : null;
   const floorPath = o.floorPath ?? (own && hasUserFloor(own) ? own : null);
   const report = runAuditSyncInternal({ dir: ledger.paths.dir, trust: o.trust, trustPath: o.trustPath, floorPath, now: o.now, reportFloor: own !== null, onProgress: (n, total) => reportProgress('auditing the chain', n, total) });
   // This user's floor is theirs to keep: a missing one is the first gate, not a warning.

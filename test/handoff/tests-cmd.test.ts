@@ -63,7 +63,7 @@ describe('a failing suite', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(realpathSync(lastTests().excerpt)).toBe(realpathSync(join(p.dir, 'sub')));
     expect(lastTests().workdir).toEqual({ path: join(p.dir, 'sub'), git: null });
-    expect(r.stdout).toContain(`tests: \`pwd\` in ${join(p.dir, 'sub')} exited 0`);
+    expect(r.stdout).toContain(`tests: \`pwd\` exited 0 in ${join(p.dir, 'sub')};`);
   });
 
   it('a run outside the project (a caller elsewhere) runs where the caller is', async () => {

@@ -26,7 +26,9 @@ export async function runAudit(io: CliIO, f: Flags<typeof AUDIT> & Global): Prom
   // A full audit that passes is this user's floor for their next gate without --floor
   // (store/user-floor.ts); the report says `advanced` only for the --floor file it replaced.
   const report = floorPath === null ? { ...full, advanced: null } : full;
-  if (floorPath === null && full.ok && full.advanced) {
+  const { cachesOff } = await import('../../cache/ledger-cache.js');
+  const off = cachesOff(io.env);
+  if (floorPath === null && full.ok && full.advanced && off !== 'all' && !off.has('floor')) {
     const { keepUserFloor, userFloorPath } = await import('../../store/user-floor.js');
     const { stateDirFrom } = await import('../../store/state-dir.js');
     const paths = { dir, stateDir: stateDirFrom(io.env) };

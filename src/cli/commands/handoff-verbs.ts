@@ -106,7 +106,7 @@ function printMilestone(io: CliIO, f: Global, req: MilestoneChecked, res: Awaite
     const t = captured.tests;
     const where = relative(io.cwd, captured.blob.path) || captured.blob.path;
     const ran = t.workdir ? ` in ${t.workdir.path}` : '';
-    lines.push(t.command !== undefined ? `tests: \`${t.command}\`${ran} exited ${t.exit_code}; ${t.bytes} bytes of output, ${t.digest} (${where})` : `tests: ${t.bytes} bytes as reported, ${t.digest} (${where})`);
+    lines.push(t.command !== undefined ? `tests: \`${t.command}\` exited ${t.exit_code}${ran}; ${t.bytes} bytes of output, ${t.digest} (${where})` : `tests: ${t.bytes} bytes as reported, ${t.digest} (${where})`);
     if (t.nothing_tested) lines.push(`tests: NOTHING WAS TESTED: ${t.nothing_tested}`);
   }
   emit(io, f, {

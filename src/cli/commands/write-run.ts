@@ -63,6 +63,11 @@ export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: s
   if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp}`);
   if (kept?.file) lines.push(`git ignores ${kept.added.join(' and ')} now (added to ${kept.file}): commit the trust file, never the key`);
   if (!pinned) io.stderr(`ledger: warning: key ${signer.publicKey} is not pinned in ${tp}; \`ledger audit\` will fail key-pin until the harness pins it\n`);
+  if (kept) {
+    const { untrackedNodeModules } = await import('../../project/untracked-deps.js');
+    const deps = untrackedNodeModules(root);
+    if (deps) io.stderr(`ledger: warning: ${deps}\n`);
+  }
   for (const t of kept?.tracked ?? []) io.stderr(`ledger: warning: git already tracks ${t}; ignoring it does not take it out of git: \`git rm -r --cached ${t}\`${t === kp ? ', and make a new key, since its secret is in the history' : ''}\n`);
   emit(io, f, { ok: true, dir, genesis: g.id, key: signer.publicKey, key_created: created, trust: tp, pinned, gitignore: kept ? { file: kept.file, added: kept.added, tracked: kept.tracked } : null }, lines);
   return 0;
