@@ -56,7 +56,7 @@ export interface AuditOptions {
    * never writes it (it only reads); `auditLedger` in src/ledger.ts does.
    */
   advance?: boolean;
-  /** After a pass, report the new HEAD as a floor (`advanced`) with or without a floor file: the caller keeps it elsewhere (src/store/user-floor.ts). */
+  /** After a pass, give the new HEAD as a floor (`next_floor`) with or without a floor file: the caller keeps it elsewhere (src/store/user-floor.ts). */
   reportFloor?: boolean;
   /** --max-age in ms; null or absent: HEAD may be any age. */
   maxAgeMs?: number | null;
@@ -238,7 +238,7 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
     }
 
     const { findings, total } = sink.verdictFindings();
-    return buildReport({
+    const report = buildReport({
       failedLayer,
       findings,
       total,
@@ -246,8 +246,10 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
       warnings,
       head: head && { seq: head.seq, tail: head.tail, ts: head.ts, size: head.size },
       floor,
-      advanced,
+      advanced: opts.advance ? advanced : null,
     });
+    // reportFloor: the floor a caller may keep elsewhere, beside the report (not part of its form).
+    return opts.reportFloor ? Object.assign(report, { next_floor: advanced }) : report;
   } finally {
     run.close();
   }

@@ -57,7 +57,8 @@ function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head): Gate
   if (!report.head || report.head.tail !== head.tail || report.head.seq !== head.seq) {
     return { ...base, ok: false, moved: true, reason: `the ledger moved during the check (audited HEAD seq ${report.head?.seq ?? '?'}, evaluated seq ${head.seq})` };
   }
-  if (own && report.advanced && !(report.floor && report.floor.seq === report.advanced.seq && report.floor.id === report.advanced.id)) keepUserFloor(ledger.paths, own, report.advanced);
+  const next = report.next_floor;
+  if (own && next && !(report.floor && report.floor.seq === next.seq && report.floor.id === next.id)) keepUserFloor(ledger.paths, own, next);
   const whose = o.floorPath ? 'the floor' : "this user's floor";
   const from = report.floor
     ? ` (${report.checked} records above ${whose} at seq ${report.floor.seq}; the records relied on verified one by one)`

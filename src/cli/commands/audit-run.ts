@@ -25,14 +25,14 @@ export async function runAudit(io: CliIO, f: Flags<typeof AUDIT> & Global): Prom
   const full = await auditLedger({ dir, trust, trustPath: trustFile, floorPath, advance: f.advance, maxAgeMs, skewMs, now, threads: 'auto', onProgress: (n, total) => reportProgress('audit', n, total), reportFloor: floorPath === null });
   // A full audit that passes is this user's floor for their next gate without --floor
   // (store/user-floor.ts); the report says `advanced` only for the --floor file it replaced.
-  const report = floorPath === null ? { ...full, advanced: null } : full;
+  const { next_floor: next, ...report } = full;
   const { cachesOff } = await import('../../cache/ledger-cache.js');
   const off = cachesOff(io.env);
-  if (floorPath === null && full.ok && full.advanced && off !== 'all' && !off.has('floor')) {
+  if (floorPath === null && full.ok && next && off !== 'all' && !off.has('floor')) {
     const { keepUserFloor, userFloorPath } = await import('../../store/user-floor.js');
     const { stateDirFrom } = await import('../../store/state-dir.js');
     const paths = { dir, stateDir: stateDirFrom(io.env) };
-    keepUserFloor(paths, userFloorPath(paths, full.advanced.genesis, trust), full.advanced);
+    keepUserFloor(paths, userFloorPath(paths, next.genesis, trust), next);
   }
   if (f.json) io.stdout(JSON.stringify(report) + '\n');
   else io.stdout(formatReportText(report, dir));
