@@ -22,9 +22,17 @@ export function knownOps(dir: string): string[] {
   return [...out];
 }
 
-/** "did you mean `x`?" for `name` among the ledger's operation ids, or null. */
-export async function nameSuggestion(name: string, dir: string): Promise<string | null> {
-  const known = knownOps(dir);
+/** The work items' slugs, from the work-log fold (memoized: cheap on a long ledger). */
+export function knownSlugs(dir: string): string[] {
+  try {
+    return [...Ledger.open({ dir }).folds().log.items.keys()];
+  } catch {
+    return [];
+  }
+}
+
+/** "did you mean `x`?" for `name` among `known` (default: the ledger's operation ids), or null. */
+export async function nameSuggestion(name: string, dir: string, known: string[] = knownOps(dir)): Promise<string | null> {
   if (known.includes(name)) return null; // it exists: its own refusal says what is wrong
   return didYouMean(await closest(name, known), (n) => n);
 }
@@ -38,7 +46,7 @@ export async function withSlugSuggestion(e: unknown, dir: () => string): Promise
   } catch {
     return e;
   }
-  const guess = await nameSuggestion(e.data.slug, where);
+  const guess = await nameSuggestion(e.data.slug, where, knownSlugs(where));
   if (!guess) return e;
   const out = new LedgerError(e.code, e.message, { ...e.data, suggestion: guess }, `${guess} \`ledger status\` lists the open items`);
   return out;
