@@ -24,6 +24,7 @@ import { readSecretKey } from './keys/key-file.js';
 import type { Trust } from './keys/trust.js';
 import type { TrustRef } from './store/head-guard.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
+import { keepUserFloor, userFloorPath } from './store/user-floor.js';
 import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
 import { LedgerCache, cachesOff } from './cache/ledger-cache.js';
 import type { KeySecret } from './handoff/secret-scan.js';
@@ -625,6 +626,18 @@ export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: numb
   const report = await runAudit({ ...opts, now: opts.now ?? Date.now() });
   if (report.advanced && opts.floorPath && !(report.floor && canonicalJson(report.floor) === canonicalJson(report.advanced))) keepFloor(opts.floorPath, report.advanced);
   return report;
+}
+
+/**
+ * After `ledger audit` without `--floor` passed: keeps `floor` (the report's `next_floor`) as this
+ * user's floor for the ledger at `dir`, under `trust` (store/user-floor.ts), unless `env` turns the
+ * `floor` cache off. Never throws: a floor not kept costs the next gate time, never an answer.
+ */
+export function keepAuditFloor(dir: string, env: Env, trust: Trust, floor: TrustFloor): void {
+  const off = cachesOff(env);
+  if (off === 'all' || off.has('floor')) return;
+  const paths = { dir, stateDir: stateDirFrom(env) };
+  keepUserFloor(paths, userFloorPath(paths, floor.genesis, trust), floor);
 }
 
 /** Replaces the floor file by the durable recipe (fs/durable.ts): a crash leaves the old floor or the new. */

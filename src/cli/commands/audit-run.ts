@@ -4,7 +4,7 @@
 import { reportProgress } from '../../progress.js';
 import { resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
-import { auditLedger, formatReportText, readTrust } from '../../index.js';
+import { auditLedger, formatReportText, keepAuditFloor, readTrust } from '../../index.js';
 import { parseDuration } from '../../requests/fields.js';
 import type { Flags } from '../flags.js';
 import type { AUDIT } from './audit.js';
@@ -26,14 +26,7 @@ export async function runAudit(io: CliIO, f: Flags<typeof AUDIT> & Global): Prom
   // A full audit that passes is this user's floor for their next gate without --floor
   // (store/user-floor.ts); the report says `advanced` only for the --floor file it replaced.
   const { next_floor: next, ...report } = full;
-  const { cachesOff } = await import('../../cache/ledger-cache.js');
-  const off = cachesOff(io.env);
-  if (floorPath === null && full.ok && next && off !== 'all' && !off.has('floor')) {
-    const { keepUserFloor, userFloorPath } = await import('../../store/user-floor.js');
-    const { stateDirFrom } = await import('../../store/state-dir.js');
-    const paths = { dir, stateDir: stateDirFrom(io.env) };
-    keepUserFloor(paths, userFloorPath(paths, next.genesis, trust), next);
-  }
+  if (floorPath === null && full.ok && next) keepAuditFloor(dir, io.env, trust, next);
   if (f.json) io.stdout(JSON.stringify(report) + '\n');
   else io.stdout(formatReportText(report, dir));
   return report.exit_code;
