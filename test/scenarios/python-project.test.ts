@@ -5,10 +5,11 @@
 // run from the project root, and a run that tested nothing is called out. Real pytest, when it is
 // installed; skipped with the reason when not.
 import { spawnSync } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scenario, type Scenario } from './kit.js';
+import { git, scenario, type Scenario } from './kit.js';
+import { scratch, spawnLedgerSync } from '../helpers/cli.js';
 
 const pytest = spawnSync('python3', ['-m', 'pytest', '--version'], { encoding: 'utf8' });
 const HAVE_PYTEST = pytest.status === 0;
@@ -83,5 +84,32 @@ describe.skipIf(!HAVE_PYTEST)(`a Python project with real pytest (${HAVE_PYTEST 
     const [warning] = JSON.parse(r.stdout).warnings as string[];
     expect(warning).toMatch(/^evidence src is already not current after --tests-cmd ran: dir\/v3:src has changed: "calc\/__pycache__" was added \(a directory\)/);
     expect(sc.ledger(['gate', 'calc-2']).code).toBe(20);
+  });
+});
+
+describe('installing into a project that is not JavaScript (issue 26, item 8)', () => {
+  const initIn = (withIgnore: boolean) => {
+    const s = scratch('ledger-nonjs-');
+    const root = join(realpathSync(s.dir), 'app');
+    mkdirSync(join(root, 'node_modules/handoff-ledger'), { recursive: true });
+    writeFileSync(join(root, 'node_modules/handoff-ledger/package.json'), '{}\n');
+    writeFileSync(join(root, 'main.py'), 'print(1)\n');
+    if (withIgnore) writeFileSync(join(root, '.gitignore'), 'node_modules/\n');
+    git(root, 'init', '-q', '-b', 'main');
+    const r = spawnLedgerSync(['init', '--name', 'app'], { cwd: root, env: { HOME: s.dir, LEDGER_STATE_DIR: join(s.dir, 'state') } });
+    s.cleanup();
+    return r;
+  };
+
+  it('init notices a node_modules/ that git neither tracks nor ignores, and says what to do', () => {
+    const r = initIn(false);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('ledger: warning: node_modules/ is untracked and git does not ignore it (a local install leaves it): add `node_modules/` to .gitignore, or install globally (README "Install")');
+  });
+
+  it('says nothing when .gitignore ignores it', () => {
+    const r = initIn(true);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('node_modules');
   });
 });
