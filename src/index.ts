@@ -36,7 +36,7 @@ export { readSecretKey, writeSecretKey } from './keys/key-file.js';
 export { readTrust } from './keys/trust-file.js';
 
 // Check: the independent audit (SPEC 8) and the gate (SPEC 9).
-export { auditLedger, keepAuditFloor } from './ledger.js';
+export { auditLedger } from './ledger.js';
 export { formatReportText, type AuditReport, type AuditOptions } from '../audit/index.js';
 export { formatGateText, TERMS, type GateResult, type Term } from './causal/gate/index.js';
 export type { GateRun } from './causal/gate-run.js';

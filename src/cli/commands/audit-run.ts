@@ -4,7 +4,8 @@
 import { reportProgress } from '../../progress.js';
 import { resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
-import { auditLedger, formatReportText, keepAuditFloor, readTrust } from '../../index.js';
+import { auditLedger, formatReportText, readTrust } from '../../index.js';
+import { keepAuditFloor } from '../../ledger.js';
 import { parseDuration } from '../../requests/fields.js';
 import type { Flags } from '../flags.js';
 import type { AUDIT } from './audit.js';
