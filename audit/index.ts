@@ -57,6 +57,8 @@ export interface AuditOptions {
    * never writes it (it only reads); `auditLedger` in src/ledger.ts does.
    */
   advance?: boolean;
+  /** After a pass, give the new HEAD as a floor (`next_floor`) with or without a floor file: the caller keeps it elsewhere (src/store/user-floor.ts). */
+  reportFloor?: boolean;
   /** --max-age in ms; null or absent: HEAD may be any age. */
   maxAgeMs?: number | null;
   /** --skew in ms; default 5 minutes. */
@@ -232,15 +234,15 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
     const placement = placementOf(ctx);
     const floor = placement.kind === 'ok' ? ctx.floor : null;
     let advanced: TrustFloor | null = null;
-    if (failedLayer === null && opts.advance && opts.floorPath && head !== null) {
-      const offset = lastOffset >= 0 ? lastOffset : floor!.offset;
+    if (failedLayer === null && ((opts.advance && opts.floorPath) || opts.reportFloor) && head !== null) {
+      const offset = lastOffset >= 0 ? lastOffset : floor?.offset;
       // SPEC 7: the floor carries the keys records authorized through it, so an audit from it
       // reads only what is new. Absent when there are none (a floor as before key records).
-      advanced = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset, ...(keys.length ? { keys } : {}) };
+      if (offset !== undefined) advanced = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset, ...(keys.length ? { keys } : {}) };
     }
 
     const { findings, total } = sink.verdictFindings();
-    return buildReport({
+    const report = buildReport({
       failedLayer,
       findings,
       total,
@@ -248,9 +250,11 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
       warnings,
       head: head && { seq: head.seq, tail: head.tail, ts: head.ts, size: head.size },
       floor,
-      advanced,
+      advanced: opts.advance ? advanced : null,
       keys,
     });
+    // reportFloor: the floor a caller may keep elsewhere, beside the report (not part of its form).
+    return opts.reportFloor ? Object.assign(report, { next_floor: advanced }) : report;
   } finally {
     run.close();
   }

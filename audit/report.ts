@@ -33,6 +33,8 @@ export interface AuditReport {
   exit_code: number;
   /** The last line of the text form. */
   verdict: string;
+  /** With the `reportFloor` option only: HEAD as a floor after a pass (not printed). */
+  next_floor?: TrustFloor | null;
 }
 
 export interface ReportInput {

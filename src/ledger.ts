@@ -26,6 +26,7 @@ import { writerTrust, type TrustRef } from './store/head-guard.js';
 import { trustAdd, trustList, trustRevoke, type ListedKey, type TrustAddRequest, type TrustRevokeRequest } from './causal/authorize.js';
 export type { ListedKey } from './causal/authorize.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
+import { keepUserFloor, userFloorPath } from './store/user-floor.js';
 import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
 import { LedgerCache, cachesOff } from './cache/ledger-cache.js';
 import type { KeySecret } from './handoff/secret-scan.js';
@@ -399,7 +400,7 @@ export class Ledger {
    */
   handoff(req: HandoffRequest | HandoffChecked): AppendResult {
     const h = checkOnce(req, checkHandoff);
-    const evidence = digestEvidence(this.paths, h.evidence, h.cwd);
+    const evidence = digestEvidence(this.paths, h.evidence, h.cwd, true);
     const supersedes = h.supersedes?.map((ref) => this.recordId(ref, '--supersedes'));
     return this.append({
       kind: 'handoff', agent: h.agent, logical_operation_id: h.op, execution_id: h.exec, outcome: h.outcome, evidence, invariants: h.invariants, depends_on: h.depends_on,
@@ -674,6 +675,18 @@ export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: numb
   const report = await runAudit({ ...opts, now: opts.now ?? Date.now() });
   if (report.advanced && opts.floorPath && !(report.floor && canonicalJson(report.floor) === canonicalJson(report.advanced))) keepFloor(opts.floorPath, report.advanced);
   return report;
+}
+
+/**
+ * After `ledger audit` without `--floor` passed: keeps `floor` (the report's `next_floor`) as this
+ * user's floor for the ledger at `dir`, under `trust` (store/user-floor.ts), unless `env` turns the
+ * `floor` cache off. Never throws: a floor not kept costs the next gate time, never an answer.
+ */
+export function keepAuditFloor(dir: string, env: Env, trust: Trust, floor: TrustFloor): void {
+  const off = cachesOff(env);
+  if (off === 'all' || off.has('floor')) return;
+  const paths = { dir, stateDir: stateDirFrom(env) };
+  keepUserFloor(paths, userFloorPath(paths, floor.genesis, trust), floor);
 }
 
 /** Replaces the floor file by the durable recipe (fs/durable.ts): a crash leaves the old floor or the new. */

@@ -39,6 +39,8 @@ export interface TestsRun {
   bytes?: number;
   /** Where a `--tests-cmd` ran (issue 14.6); absent for output as reported. */
   workdir?: TestsWorkdir;
+  /** Why the run tested nothing, as the ledger read its exit code and output (issue 26). */
+  nothing_tested?: string;
 }
 /** The caller's working directory of a test run and what git said of it then (null: not a git work tree). */
 export interface TestsWorkdir {
@@ -310,6 +312,7 @@ const tests = object({
   exit_code: opt(int(0)),
   bytes: opt(int(0)),
   workdir: opt(testsWorkdir), // issue 14.6: where a --tests-cmd ran
+  nothing_tested: opt(text(1, 1024)), // issue 26: "the command was not found (exit 127)"
 });
 
 const takeoverShape = object({

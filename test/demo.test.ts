@@ -96,7 +96,7 @@ describe('npm run demo (piped, NO_COLOR=1)', () => {
     expect(log).toMatch(/^tests: `node check-schema\.mjs` exited 0/m);
     expect(log).toContain('| 3 passed, 0 failed');
     expect(log).toMatch(/^ {2}next: apply it on staging/m);
-    expect(log).toMatch(/add-email-index is released/);
+    expect(log).toMatch(/add-email-index is closed/);
     expect(log).toMatch(/^proceed: add-email-index/m);
     const views = section(/^12\. /m);
     expect(views).toMatch(/^\$ cat HANDOFF\.md\n# HANDOFF\n/m);

@@ -27,7 +27,8 @@ export type CacheName =
   | 'fold' // the work-log and outcome folds this Ledger ended a fold with (handoff/fold-kept.ts)
   | 'fold-memo' // <ledger>/index/work-fold.json, which locates the records a fold uses (handoff/fold-memo.ts)
   | 'index' // the record index's segments, <ledger>/index/*.seg (causal/index/)
-  | 'index-tail'; // the last scan of the records past the last segment (causal/index/tail-memo.ts)
+  | 'index-tail' // the last scan of the records past the last segment (causal/index/tail-memo.ts)
+  | 'floor'; // this user's trust floor, where a gate without --floor starts its audit (store/user-floor.ts)
 
 /** One cache as the code that owns it uses it: what it may believe after its own checks, or nothing. */
 export interface Cache<T> {
@@ -40,7 +41,7 @@ const NONE: Cache<never> = { get: () => null, set: () => undefined };
 /** The variable that turns the caches off. */
 export const NO_CACHE_VARIABLE = 'LEDGER_NO_CACHE';
 
-const NAMES: readonly CacheName[] = ['head', 'chain', 'fold', 'fold-memo', 'index', 'index-tail'];
+const NAMES: readonly CacheName[] = ['head', 'chain', 'fold', 'fold-memo', 'index', 'index-tail', 'floor'];
 
 /** Which caches are off: every one, or the ones named. */
 export type CachesOff = 'all' | ReadonlySet<CacheName>;

@@ -6,8 +6,10 @@
 // Forms given on the command line, and what is recorded as `source`:
 //   sha256:HEX          a digest the caller already has; recorded as given, cannot be re-checked
 //   file:PATH           the bytes of a regular file (a link inside the root is followed)
-//   dir:PATH            a directory tree, digested by dir/v2; recorded as dir/v2:PATH
-//   dir/v2:PATH         the same, as recorded
+//   dir:PATH            a directory tree: inside a git work tree digested by dir/v3 (what git
+//                       ignores left out), recorded as dir/v3:PATH; elsewhere by dir/v2
+//   dir/v2:PATH         a dir/v2 digest, as recorded
+//   dir/v3:PATH         a dir/v3 digest, as recorded
 //   git:REV             a commit in the git repository that holds the project root
 //   PATH                a bare path: recorded as file:PATH or dir/v2:PATH by what it is now
 // A recorded `dir:PATH` (or a bare directory path) is an old dir/v1 digest: recomputed as v1.
@@ -16,10 +18,13 @@
 // root (recorded ones), must lie inside the project root (evidence/inside-root.ts), and are
 // recorded relative to it, so a later check from another working directory reads the same thing.
 import { realpathSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 import { DIGEST_RE } from '../canonical.js';
 import { LedgerError } from '../errors.js';
 import { charCount, isTextOf, type Evidence } from '../record.js';
-import { dirDigestAs, dirDigestV2, type DirFormat } from './evidence/dir.js';
+import { dirDigestAs, dirDigestV2, type DirFormat, type V3Rules } from './evidence/dir.js';
+import { gitIgnoredUnder } from './evidence/git-ignored.js';
+import { firstDifference, type KeptManifests } from './evidence/manifest.js';
 import { regularFileSha256 } from './evidence/file.js';
 import { gitCommitDigest, gitCurrency, resolveGitRev } from './evidence/git.js';
 import { isOwnPath, ledgerOwnPaths, locateInsideRoot } from './evidence/inside-root.js';
@@ -37,11 +42,46 @@ type PathForm = 'file' | 'dir' | 'path';
 const PATH_FORMS: readonly { prefix: string; form: PathForm; dir: DirFormat }[] = [
   { prefix: 'file:', form: 'file', dir: 'v2' },
   { prefix: 'dir/v2:', form: 'dir', dir: 'v2' },
+  { prefix: 'dir/v3:', form: 'dir', dir: 'v3' },
   { prefix: 'dir:', form: 'dir', dir: 'v1' },
 ];
 
-/** Digests the path a source names; `dirFormat` is the dir/ format a directory is digested by. */
-function digestPath(source: string, ctx: EvidenceContext, base: string, dirFormat: (named: DirFormat) => DirFormat): Evidence {
+/**
+ * The v3 rules for the directory `real` (a real path inside the project root), or null when it
+ * is not in a git work tree. `required`: a recorded v3 digest, where git failing is a refusal.
+ */
+function v3Rules(real: string, root: string, source: string): V3Rules | null {
+  const answer = gitIgnoredUnder(real);
+  if (answer.kind === 'failed') throw badEvidence(`evidence ${source}: cannot ask git what it ignores: ${answer.why}`, source);
+  if (answer.kind === 'none') return null;
+  let realRoot: string;
+  let top: string;
+  try {
+    realRoot = realpathSync(root);
+    top = realpathSync(answer.tree.top);
+  } catch {
+    throw badEvidence(`evidence ${source}: cannot resolve the git work tree ${answer.tree.top}`, source);
+  }
+  // Policy: the rules above the tree are read from the project root down (or from the work
+  // tree's top, when it is lower); a .gitignore above the root is git's to apply but is never
+  // read here (SPEC 9: nothing outside the root is read).
+  const within = (outer: string, inner: string) => inner === outer || inner.startsWith(outer.endsWith(sep) ? outer : outer + sep);
+  const start = within(realRoot, top) ? top : realRoot;
+  const above: V3Rules['above'][number][] = [];
+  if (within(start, real)) {
+    const steps = real === start ? [] : real.slice(start.length + (start.endsWith(sep) ? 0 : 1)).split(sep);
+    let dir = start;
+    for (let i = 0; i < steps.length; i++) {
+      const abs = join(dir, '.gitignore');
+      above.push({ rel: Buffer.from(relative(realRoot, abs).split(sep).join('/')), abs: Buffer.from(abs) });
+      dir = join(dir, steps[i]);
+    }
+  }
+  return { ignored: answer.tree.ignored, above };
+}
+
+/** Digests the path a source names; `dirFormat` is the dir/ format a directory is digested by (null: v3 in a work tree, else v2). */
+function digestPath(source: string, ctx: EvidenceContext, base: string, dirFormat: (named: DirFormat) => DirFormat | null, keep = false): Evidence & { stream?: Buffer } {
   const found = PATH_FORMS.find((f) => source.startsWith(f.prefix));
   const form: PathForm = found?.form ?? 'path';
   const p = found ? source.slice(found.prefix.length) : source;
@@ -52,24 +92,32 @@ function digestPath(source: string, ctx: EvidenceContext, base: string, dirForma
   if (isOwnPath(at.real, own)) throw badEvidence(`evidence ${source} names the ledger's own files (its directory or HANDOFF.md/HANDOFF.yml), which change with every write`, source);
   if (at.st.isFile() && form !== 'dir') return { digest: 'sha256:' + regularFileSha256(ops, Buffer.from(at.real), at.st, source), source: `file:${at.recorded}` };
   if (at.st.isDirectory() && form !== 'file') {
-    const fmt = dirFormat(found?.dir ?? 'v1');
-    const skip = fmt === 'v2' ? own : [own[0]]; // v1 skipped only the ledger directory
-    return { digest: dirDigestAs(fmt, ops, at.real, skip, source), source: `${fmt === 'v2' ? 'dir/v2' : 'dir'}:${at.recorded}` };
+    const asked = dirFormat(found?.dir ?? 'v1');
+    const rules = asked === null || asked === 'v3' ? v3Rules(at.real, ctx.root, source) : null;
+    const fmt: DirFormat = asked ?? (rules && !rules.ignored.some((b) => b.toString('latin1') === './') ? 'v3' : 'v2');
+    const skip = fmt === 'v1' ? [own[0]] : own; // v1 skipped only the ledger directory
+    const { digest, stream } = dirDigestAs(fmt, ops, at.real, skip, source, rules, keep);
+    const prefix = fmt === 'v1' ? 'dir' : `dir/${fmt}`;
+    return { digest, source: `${prefix}:${at.recorded}`, ...(stream ? { stream } : {}) };
   }
   const what = at.st.isDirectory() ? 'a directory (use dir:)' : at.st.isFile() ? 'a file (use file:)' : `${kindOf(at.st)}, not a regular file or directory`;
   throw badEvidence(`evidence ${source} is ${what}`, source);
 }
 
 /** Digests one SOURCE now, as given on the command line; returns the entry to record. Throws INPUT_EVIDENCE. */
-export function digestSource(source: string, ctx: EvidenceContext): Evidence {
+export function digestSource(source: string, ctx: EvidenceContext, keep?: (digest: string, stream: Buffer) => void): Evidence {
   if (!isTextOf(source, 1, 1024)) throw badEvidence(`evidence source must be 1-1024 characters, got ${charCount(source)}`, source);
   if (source.startsWith('sha256:')) {
     if (!DIGEST_RE.test(source)) throw badEvidence(`"${source}" is not "sha256:" + 64 lowercase hex`, source);
     return { digest: source, source };
   }
   if (source.startsWith('git:')) return { digest: gitCommitDigest(resolveGitRev(source.slice(4), ctx.root)), source };
-  // Every new directory digest is dir/v2, whatever form named it.
-  return digestPath(source, ctx, ctx.cwd ?? ctx.root, () => 'v2');
+  // Every new directory digest is dir/v3 inside a git work tree, dir/v2 elsewhere, whatever form
+  // named it; with `keep`, the stream it hashed is handed over (kept as the manifest that lets a
+  // later hold name the first path that differs: evidence/manifest.ts).
+  const { stream, ...ev } = digestPath(source, ctx, ctx.cwd ?? ctx.root, () => null, keep !== undefined);
+  if (stream && keep) keep(ev.digest, stream);
+  return ev;
 }
 
 /**
@@ -93,7 +141,7 @@ export function dirDigest(dir: string, skip: readonly string[] = []): string {
       return s;
     }
   });
-  return dirDigestV2(realEvidenceOps, real, skipReal, `dir/v2:${dir}`);
+  return dirDigestV2(realEvidenceOps, real, skipReal, `dir/v2:${dir}`).digest;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -117,7 +165,12 @@ export function checkEvidence(name: string, ev: Evidence, ctx: EvidenceContext, 
   if (ev.source.startsWith('git:')) return gitCurrency(name, ev, ctx);
   let actual: string;
   try {
-    actual = digestPath(ev.source, ctx, ctx.root, (named) => named).digest;
+    const now = digestPath(ev.source, ctx, ctx.root, (named) => named, ctx.manifests !== undefined);
+    actual = now.digest;
+    if (actual !== ev.digest && now.stream && ctx.manifests) {
+      const diff = firstDifference(ctx.manifests, ev.digest, now.stream);
+      if (diff) return { ...base, actual, current: false, reason: `${ev.source} has changed: ${diff} (it digests to ${actual.slice(0, 19)}…, the handoff recorded ${ev.digest.slice(0, 19)}…)` };
+    }
   } catch (e) {
     // Policy: whatever stops the digest (outside the root, not a regular file, a tree that moved
     // under it, even a bug) holds; the record's source is named, the thing is not read further.

@@ -11,7 +11,10 @@ import { transact, type LockedView } from '../store/append.js';
 import type { LedgerWriter } from './retry.js';
 import { emptyFindings, evaluateGate, type ChainVerdict, type GateOptions, type GateResult } from './gate/index.js';
 import { collectGateInputs } from './gate/inputs.js';
+import { keptManifests } from './evidence/manifest.js';
 import { CausalView } from './view.js';
+import { reportProgress } from '../progress.js';
+import { hasUserFloor, keepUserFloor, userFloorPath } from '../store/user-floor.js';
 
 // The gate verb loads everything it needs through this one module (one dynamic import).
 export { readTrust } from '../keys/trust-file.js';
@@ -22,6 +25,8 @@ export interface GateRunOptions extends Omit<GateOptions, 'evidence' | 'consumer
   trustPath?: string;
   /** --floor: audit only above it; the records relied on are verified one by one regardless. */
   floorPath?: string | null;
+  /** Without --floor: start from this user's own floor and keep it after a pass (../store/user-floor.ts). Default true. */
+  userFloor?: boolean;
 }
 
 export interface ConsumeOutcome {
@@ -38,17 +43,29 @@ export type LedgerReader = Pick<LedgerWriter, 'paths' | 'head' | 'workItem'>;
 
 /** The chain audit through exactly `head`. */
 function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head, view?: CausalView): GateRun['chain'] & { moved: boolean } {
-  const report = runAuditSyncInternal({ dir: ledger.paths.dir, trust: o.trust, trustPath: o.trustPath, floorPath: o.floorPath ?? null, now: o.now });
+  // Policy (issue 26): without --floor, this user's own floor (kept after their last passing
+  // gate on this ledger, under this trust) is where the audit starts, as the read verbs start
+  // from this user's verified-chain memo; a full audit of 200,000 records takes a minute.
+  const own = !o.floorPath && o.userFloor !== false && ledger.paths.cache?.on('floor') ? userFloorPath(ledger.paths, head.genesis, o.trust) : null;
+  const floorPath = o.floorPath ?? (own && hasUserFloor(own) ? own : null);
+  const report = runAuditSyncInternal({ dir: ledger.paths.dir, trust: o.trust, trustPath: o.trustPath, floorPath, now: o.now, reportFloor: own !== null, onProgress: (n, total) => reportProgress('auditing the chain', n, total) });
   // SPEC 7: the records the decision relies on are checked against the keys this audit folded
   // (from the floor when one held), so the gate stays proportional to what is new.
   view?.useGrants(new Map(report.keys.map((k) => [k.key, k])));
-  const base = { floor_seq: report.floor?.seq ?? null, checked: report.checked, warnings: report.warnings };
+  // This user's floor is theirs to keep: a missing one is the first gate, not a warning.
+  const warnings = own ? report.warnings.filter((w) => !w.startsWith(`no floor at ${own}`)) : report.warnings;
+  const base = { floor_seq: report.floor?.seq ?? null, checked: report.checked, warnings };
   if (!report.ok) return { ...base, ok: false, moved: false, reason: `the chain does not audit clean: ${report.verdict}` };
   // The audit read HEAD itself: it must be the HEAD this decision is about.
   if (!report.head || report.head.tail !== head.tail || report.head.seq !== head.seq) {
     return { ...base, ok: false, moved: true, reason: `the ledger moved during the check (audited HEAD seq ${report.head?.seq ?? '?'}, evaluated seq ${head.seq})` };
   }
-  const from = report.floor ? ` (${report.checked} records above the floor at seq ${report.floor.seq}; the records relied on verified one by one)` : '';
+  const next = report.next_floor;
+  if (own && next && !(report.floor && report.floor.seq === next.seq && report.floor.id === next.id)) keepUserFloor(ledger.paths, own, next);
+  const whose = o.floorPath ? 'the floor' : "this user's floor";
+  const from = report.floor
+    ? ` (${report.checked} records above ${whose} at seq ${report.floor.seq}; the records relied on verified one by one)`
+    : own ? ' (audited from the genesis; this user now keeps a floor here, so their next gate audits only what is new; `--floor FILE` keeps one of your own)' : '';
   return { ...base, ok: true, moved: false, reason: `the chain audits clean through HEAD seq ${head.seq}${from}` };
 }
 
@@ -57,7 +74,7 @@ function evaluateAt(ledger: LedgerReader, o: GateRunOptions, op: string, head: H
   const view = CausalView.open(paths, head, { trust: o.trust });
   try {
     const { moved, ...chain } = auditThrough(ledger, o, head, view);
-    const result = evaluateGate(collectGateInputs(view, chain, op, { ...o, consumer, workItem: ledger.workItem, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir } }));
+    const result = evaluateGate(collectGateInputs(view, chain, op, { ...o, consumer, workItem: ledger.workItem, evidence: { root: dirname(paths.dir), ledgerDir: paths.dir, manifests: keptManifests(paths.dir) } }));
     return { ...result, chain, moved };
   } finally {
     view.close();

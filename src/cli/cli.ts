@@ -124,7 +124,7 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
       const code = await withProgressLine(io, async () => cli.runMatchedCommand() as unknown);
       return typeof code === 'number' ? code : 0;
     } catch (e) {
-      throw await withFlagSuggestion(e, cli);
+      throw await withNameSuggestion(await withFlagSuggestion(e, cli), io, cli);
     }
   } catch (e) {
     return reportError(e, io, json, verb);
@@ -151,6 +151,14 @@ async function withFlagSuggestion(e: unknown, cli: CAC): Promise<unknown> {
   const guess = didYouMean(await closest(typed, flags), (f) => `--${f}`);
   const verbHelp = cli.matchedCommand ? `see \`ledger ${cli.matchedCommand.name} --help\`` : 'see `ledger --help`';
   return new LedgerError('USAGE', `Unknown option \`${m[1]}${typed}\``, { option: `${m[1]}${typed}` }, guess ? `${guess} ${verbHelp}` : verbHelp);
+}
+
+/** A "no work item SLUG" refusal, with the nearest slugs of the ledger when one is close (commands/name-suggest.ts). */
+async function withNameSuggestion(e: unknown, io: CliIO, cli: CAC): Promise<unknown> {
+  if (!(e instanceof LedgerError) || e.code !== 'INPUT_NOT_FOUND' || typeof e.data.slug !== 'string') return e;
+  const { withSlugSuggestion } = await import('./commands/name-suggest.js');
+  const { ledgerDir } = await import('./commands/common.js');
+  return withSlugSuggestion(e, () => ledgerDir(io, { dir: (cli.options as { dir?: string }).dir } as Parameters<typeof ledgerDir>[1]));
 }
 
 /**

@@ -13,17 +13,37 @@ export function withProgressLine<T>(io: CliIO, run: () => Promise<T>, timing: Pr
   const started = Date.now();
   let last = -Infinity;
   let shown = false;
+  const { stdout, stderr } = io;
   const was = setProgressSink((what, done, total, unit) => {
     const t = Date.now();
     if (t - started < timing.afterMs || t - last < timing.everyMs) return;
     last = t;
-    shown = true;
     const pct = total > 0 ? ` (${Math.min(100, Math.floor((100 * done) / total))}%)` : '';
-    io.stderr(`\r\x1b[K${what}: ${done} of ${total} ${unit}${pct}`);
+    shown = true;
+    stderr.call(io, `\r\x1b[K${what}: ${done} of ${total} ${unit}${pct}`);
   });
+  // The command's own output erases the line first, wherever it comes from, so no output ever
+  // starts behind a half-drawn progress line (issue 26).
+  const erase = () => {
+    if (shown) stderr.call(io, '\r\x1b[K');
+    shown = false;
+  };
+  const own = Object.getOwnPropertyDescriptors(io);
+  io.stdout = (text) => {
+    erase();
+    stdout.call(io, text);
+  };
+  io.stderr = (text) => {
+    erase();
+    stderr.call(io, text);
+  };
   const clear = () => {
     setProgressSink(was);
-    if (shown) io.stderr('\r\x1b[K');
+    erase();
+    for (const k of ['stdout', 'stderr'] as const) {
+      if (own[k]) Object.defineProperty(io, k, own[k]);
+      else delete (io as Partial<CliIO>)[k];
+    }
   };
   return run().then(
     (v) => {

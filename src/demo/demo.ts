@@ -242,7 +242,7 @@ function story(): void {
   ledger(['finish', 'add-email-index', '--agent', 'claude', '--done', 'index written and checked',
     '--state', '3 schema checks pass', '--next', 'deploy_api_18 gates on add-email-index before it ships',
     '--verified', 'schema checks (3 passed)', '--tests-cmd', 'node check-schema.mjs', '--evidence', 'schema=db/schema.sql', '--invariant', 'tests=ok:3 passed, 0 failed'],
-  { includes: ['released'] });
+  { includes: ['is closed'] });
   note('a finish is a handoff like any other, so the deploy can gate on it:');
   ledger(['gate', 'add-email-index', '--require-invariant', 'tests'], { includes: ['proceed:'] });
 

@@ -1,11 +1,18 @@
-// The bounded excerpt of test output kept inline in a record: its last lines, made safe to show.
+// The bounded excerpt of test output kept inline in a record, made safe to show: the lines that
+// say what failed and the runner's summary first (runner-output.ts), then the last lines.
 // Pure. The digest in the record is always of the raw bytes; only the excerpt is cleaned.
 import { charCount } from '../record.js';
+import { failureAndSummary } from './runner-output.js';
 
-/** Policy: the last 40 lines, at most 8192 characters, read from the last 64 KiB of the output. */
+/**
+ * Policy: at most 40 lines and 8192 characters, read from the last 1 MiB of the output: the
+ * failing lines and summary that the last lines do not hold (issue 26: a TAP failure followed by
+ * 60 stack frames must not come back as 40 frames), a line saying what was left out, then the
+ * last lines. Output with no failure a runner names keeps the last 40 lines, as it always did.
+ */
 export const EXCERPT_LINES = 40;
 export const EXCERPT_CHARS = 8192;
-export const EXCERPT_WINDOW = 64 * 1024;
+export const EXCERPT_WINDOW = 1024 * 1024;
 
 // CSI and OSC sequences (colours, cursor moves, hyperlinks) and other escapes.
 const ANSI_RE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
@@ -35,8 +42,21 @@ export function plainText(text: string): string {
 export function excerptOf(tail: Uint8Array, cut: boolean): string {
   let text = Buffer.from(tail).toString('utf8');
   if (cut) text = text.slice(text.indexOf('\n') + 1);
-  let lines = plainText(text).replace(/\n+$/, '').split('\n');
-  if (lines.length > EXCERPT_LINES) lines = lines.slice(-EXCERPT_LINES);
+  const all = plainText(text).replace(/\n+$/, '').split('\n');
+  const { failures, summary } = failureAndSummary(all);
+  const chosen = [...failures, ...summary].sort((a, b) => a - b);
+  const firstTail = (n: number) => Math.max(0, all.length - n);
+  const head = chosen.filter((i) => i < firstTail(EXCERPT_LINES - 1 - chosen.length));
+  let lines: string[];
+  if (head.length === 0) lines = all.slice(-EXCERPT_LINES);
+  else {
+    const from = firstTail(EXCERPT_LINES - 1 - head.length);
+    const tail = all.slice(from);
+    const left = from - head.length;
+    lines = [...head.map((i) => all[i]), `\u2026 (${left} line${left === 1 ? '' : 's'} left out; the output ends:)`, ...tail];
+    // The character bound takes from the top of the tail first, never from the failures.
+    while (lines.length > head.length + 2 && charCount(lines.join('\n')) > EXCERPT_CHARS) lines.splice(head.length + 1, 1);
+  }
   let out = lines.join('\n');
   if (charCount(out) > EXCERPT_CHARS) {
     // Cut by characters (code points), as the schema counts them, so never through a pair.

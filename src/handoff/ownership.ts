@@ -118,11 +118,16 @@ export function decideWrite(item: WorkItem | undefined, req: WriteRequest): Writ
     throw new LedgerError('INPUT_NOT_FOUND', `no work item ${req.slug} in this ledger`, { slug: req.slug }, `take it first: \`ledger start ${req.slug} --agent ${req.agent} --summary ...\``);
   }
   if (item.status === 'finished') {
+    // Policy (issue 26): an agent whose work another finished is told the story and sent to
+    // read it, never advised to reopen another agent's work (an agent that obeys would).
+    const mine = item.owner === req.agent;
+    const fin = item.entries.findLast((e) => e.record.kind === 'finish');
+    const when = fin ? ` at ${fin.record.ts} (seq ${fin.seq})` : '';
     throw new LedgerError(
       'INPUT_REFUSED',
-      `work item ${req.slug} was finished (${item.outcome}) by ${item.owner}; a ${req.kind} needs an open item`,
-      { slug: req.slug, status: 'finished', owner: item.owner, outcome: item.outcome },
-      `\`ledger start ${req.slug}\` reopens it`,
+      `work item ${req.slug} was finished (${item.outcome}) by ${item.owner}${when}${mine ? '' : takenFrom(item, req.agent)}; a ${req.kind} needs an open item`,
+      { slug: req.slug, status: 'finished', owner: item.owner, outcome: item.outcome, ...(mine ? {} : takenFromData(item, req.agent)) },
+      mine ? `\`ledger start ${req.slug}\` reopens it` : `read \`ledger resume ${req.slug}\` for what ${item.owner} did; the item is not yours to reopen`,
     );
   }
   if (item.owner === null) {
@@ -136,9 +141,12 @@ export function decideWrite(item: WorkItem | undefined, req: WriteRequest): Writ
   }
   const live = leaseLive(item.lease_until!, req.now);
   if (item.owner !== req.agent) {
-    const what = live
-      ? `wait, or ask ${item.owner} to finish or release it`
-      : `the lease has lapsed: to continue it yourself, \`ledger start ${req.slug} --agent ${req.agent} --takeover --summary ...\` first`;
+    const takenFromYou = lastTakeoverFrom(item, req.agent) !== undefined;
+    const what = takenFromYou
+      ? `read \`ledger resume ${req.slug}\` for what ${item.owner} has done since; the item is ${item.owner}'s now`
+      : live
+        ? `wait, or ask ${item.owner} to finish or release it`
+        : `the lease has lapsed: to continue it yourself, \`ledger start ${req.slug} --agent ${req.agent} --takeover --summary ...\` first`;
     throw new LedgerError(
       'INPUT_CONFLICT',
       `only the owner may ${req.kind} ${req.slug}: it is owned by ${item.owner} (execution ${item.execution_id}), lease ${describeLease(item.lease_until!, req.now)}, not by ${req.agent}${takenFrom(item, req.agent)}`,

@@ -147,11 +147,12 @@ function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
     items('verified', l.verified, 'nothing claimed');
     items('attempted, not verified', l.attempted, 'none');
     items('blockers', l.blockers, 'none open');
-    const t = l.tests as { excerpt: string; digest: string; command?: string; exit_code?: number; bytes?: number } | undefined;
+    const t = l.tests as { excerpt: string; digest: string; command?: string; exit_code?: number; bytes?: number; nothing_tested?: string } | undefined;
     if (!t) out.push('  tests: no test output recorded');
     else {
       const who = t.command !== undefined ? `\`${oneLine(t.command, 120)}\` exit ${t.exit_code ?? '?'}` : 'output as reported (not run by the ledger)';
       out.push(`  tests: ${who}, ${t.bytes ?? '?'} bytes, ${t.digest}`);
+      if (t.nothing_tested) out.push(`  NOTHING WAS TESTED: ${oneLine(t.nothing_tested, 200)}`);
       out.push(`    whole output: ${relative(ctx.root, blobPath(ctx.ledgerDir, t.digest)) || '.'}`);
       for (const line of excerptWithin(textLines(t.excerpt), caps.excerpt)) out.push(`    | ${line}`);
     }

@@ -112,7 +112,8 @@ export function leaseCell(l: StatusItem['lease']): string {
 /** The text form: aligned columns, a loud line under an item that was taken over. */
 export function formatStatus(s: StatusReport): string[] {
   const who = s.agent && s.items.some((i) => i.mine) ? `, ${s.agent}'s own first` : '';
-  const out = [`status at ${s.now}, ledger through seq ${s.through?.seq ?? 0}`];
+  // Policy (issue 26): "through seq N" is the work log's last record, not HEAD; said so.
+  const out = [`status at ${s.now}, work log through seq ${s.through?.seq ?? 0}`];
   out.push(...section(`open work items${who}`, s.items, ['ITEM', 'OWNER', 'LEASE', 'LAST CHECKPOINT', 'NEXT'], (i) => [
     i.slug,
     i.owner === null ? `nobody (released by ${i.released!.by})` : i.mine ? `${i.owner} (you)` : i.owner,

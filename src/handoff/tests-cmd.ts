@@ -19,7 +19,8 @@ import { resolve } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import type { TestsRun } from '../record.js';
 import { adoptBlobFile, discardBlobScratch, openBlobScratch, putBlob, type StoredBlob } from './blobs.js';
-import { EXCERPT_WINDOW, excerptOf } from './excerpt.js';
+import { EXCERPT_WINDOW, excerptOf, plainText } from './excerpt.js';
+import { nothingTested } from './runner-output.js';
 import { containsSecret, fileContainsSecret, type KeySecret } from './secret-scan.js';
 import type { TestsUser } from './tests-user.js';
 
@@ -39,6 +40,8 @@ export interface RanTests {
   timedOut: boolean;
   excerpt: string;
   bytes: number;
+  /** Why the run tested nothing (runner-output.ts nothingTested), or null. */
+  nothingTested: string | null;
   /** Moves the output into the blob store and gives what the record says (with `workdir`, if any). */
   adopt(extra?: Pick<TestsRun, 'workdir'>): CapturedTests;
   /** Removes the output (a run whose record is refused). */
@@ -177,6 +180,7 @@ export async function runTestsCommand(command: string, opts: RunOptions): Promis
   let size: number;
   let excerpt: string;
   let rfd: number | null = null;
+  let nothing: string | null = null;
   try {
     // The scratch was opened write-only (the recipe's create); it is read through a second
     // descriptor, which must be the same file (a name swapped meanwhile is refused).
@@ -188,6 +192,7 @@ export async function runTestsCommand(command: string, opts: RunOptions): Promis
     if (fileContainsSecret(opts.secret, rfd, size)) return fail(keyInOutput('the output of --tests-cmd'));
     const tail = lastBytes(rfd, size);
     excerpt = excerptOf(tail, size > tail.length);
+    nothing = nothingTested(command, exitCode, plainText(tail.toString('utf8')));
     if (containsSecret(opts.secret, excerpt)) return fail(keyInOutput('the output of --tests-cmd'));
     fchmodSync(fd, 0o644);
   } catch (e) {
@@ -198,12 +203,12 @@ export async function runTestsCommand(command: string, opts: RunOptions): Promis
   close();
   let settled = false;
   return {
-    exitCode, timedOut, excerpt, bytes: size,
+    exitCode, timedOut, excerpt, bytes: size, nothingTested: nothing,
     adopt(extra = {}) {
       if (settled) throw new LedgerError('INTERNAL', 'a test run was adopted or discarded twice');
       settled = true;
       const blob = adoptBlobFile(opts.ledgerDir, scratch);
-      return { tests: { excerpt, digest: blob.digest, command, exit_code: exitCode, bytes: blob.bytes, ...extra }, blob, timedOut };
+      return { tests: { excerpt, digest: blob.digest, command, exit_code: exitCode, bytes: blob.bytes, ...(nothing !== null ? { nothing_tested: nothing } : {}), ...extra }, blob, timedOut };
     },
     discard() {
       if (settled) return;

@@ -19,10 +19,12 @@
 // The views (and with them the YAML library) and the test runner are loaded only when a step
 // needs them, so a program that only appends or reads never pays for them at start-up.
 import { realpathSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import type { CheckpointPayload, Draft, Evidence, FinishPayload, Head, Invariant, LedgerRecord, TestsRun } from '../record.js';
-import { digestSource } from '../causal/evidence.js';
+import { checkEvidence, digestSource } from '../causal/evidence.js';
+import { keptManifests } from '../causal/evidence/manifest.js';
+import { putBlob } from './blobs.js';
 import type { CheckpointChecked, FinishChecked, StartChecked } from '../requests/work.js';
 import { transact, type Appended, type StoreOptions } from '../store/append.js';
 import type { LedgerPaths } from '../store/paths.js';
@@ -181,6 +183,21 @@ function ledgerFiles(w: LedgerWriter, views: string | false | undefined): { ledg
   return { ledgerDir: real(w.paths.dir), views: [join(vdir, 'HANDOFF.md'), join(vdir, 'HANDOFF.yml')] };
 }
 
+/**
+ * Where a test command runs by default. Policy: from the project's top, not wherever the caller
+ * stands: a runner started in a subdirectory (pytest in tests/) finds no configuration and
+ * records "no tests ran" (issue 26). The top is the git work tree that holds the caller's
+ * directory (asked as the tests user; a `git worktree` checkout is its own top), else the
+ * project root when the caller is inside it, else the caller's directory. `--tests-cwd` says
+ * otherwise.
+ */
+export function testsDir(callerCwd: string, root: string, gitTop: (dir: string) => string | null): string {
+  const top = gitTop(callerCwd)?.trim();
+  if (top && isDirectory(top)) return top;
+  const rel = relative(root, callerCwd);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel)) ? root : callerCwd;
+}
+
 function secretInPayload(field: string): LedgerError {
   return new LedgerError('INPUT_REFUSED', `${field} contains the signing key's secret; nothing was recorded`, {}, 'treat this key as exposed');
 }
@@ -189,10 +206,14 @@ function secretInPayload(field: string): LedgerError {
  * Evidence as the request gave it, each source digested now (relative paths from `cwd`, as
  * `--evidence` reads them: ../causal/evidence.ts), each digested entry as it is.
  */
-export function digestEvidence(paths: LedgerPaths, evidence: Readonly<Record<string, Evidence | string>>, cwd: string = process.cwd()): Record<string, Evidence> {
+export function digestEvidence(paths: LedgerPaths, evidence: Readonly<Record<string, Evidence | string>>, cwd: string = process.cwd(), keepManifests = false): Record<string, Evidence> {
   const ctx = { root: dirname(paths.dir), ledgerDir: paths.dir, cwd };
+  // The manifest of a dir/ digest goes to the blob store before the record that names it (the
+  // records-before-pointer rule, as for test output), so a later hold can name the first path
+  // that differs (../causal/evidence/manifest.ts).
+  const keep = keepManifests ? (_digest: string, stream: Buffer) => void putBlob(paths.dir, stream) : undefined;
   const out: Record<string, Evidence> = {};
-  for (const [name, e] of Object.entries(evidence)) out[name] = typeof e === 'string' ? digestSource(e, ctx) : e;
+  for (const [name, e] of Object.entries(evidence)) out[name] = typeof e === 'string' ? digestSource(e, ctx, keep) : e;
   return out;
 }
 
@@ -213,11 +234,11 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
 
   await checkViewTargets(w, req.views);
   // 2. the evidence, digested now (a source that cannot be is refused before any test runs)
-  const evidence = digestEvidence(w.paths, c.evidence, c.cwd);
+  const evidence = digestEvidence(w.paths, c.evidence, c.cwd, true);
   const tests = c.tests;
   const command = tests !== undefined && 'command' in tests ? tests : null;
-  const cwd = command ? resolve(command.cwd ?? process.cwd()) : null;
-  if (cwd !== null && !isDirectory(cwd)) throw new LedgerError('USAGE', `--tests-cmd cannot run in ${cwd}: not a directory`, { cwd });
+  const explicitCwd = command?.cwd !== undefined ? resolve(command.cwd) : null;
+  if (explicitCwd !== null && !isDirectory(explicitCwd)) throw new LedgerError('USAGE', `--tests-cwd ${explicitCwd} is not a directory; nothing was run or recorded`, { cwd: explicitCwd });
   const callerInvariant = finishFields?.invariants[TESTS_INVARIANT];
   const draftOf = (execution_id: string, now: Date, captured: TestsRun | undefined): Draft => {
     const common = {
@@ -234,7 +255,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   };
   // A run of a finish adds its own `tests` invariant when the caller gave none (the request's
   // check counted it: ../requests/work.ts).
-  const observedInvariant = (ok: boolean, exit: number): Invariant => ({ ok, detail: `observed by the ledger: --tests-cmd exited ${exit}` });
+  const observedInvariant = (ok: boolean, exit: number, nothing: string | null): Invariant => ({ ok, detail: `observed by the ledger: --tests-cmd exited ${exit}${nothing ? `; nothing was tested: ${nothing}` : ''}` });
 
   //    advisory, on the current HEAD: a non-owner, or a finish superseding what it may not, is
   //    refused before a test suite runs for nothing (both are decided again under the lock)
@@ -257,11 +278,13 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
     const { decideTestsUser, passwdLookup, processIds } = await import('./tests-user.js');
     const env = command.env ?? process.env;
     const user = decideTestsUser(command.callerEnv ?? env, processIds(), passwdLookup());
-    const { workdirFacts } = await import('./git.js');
+    const { workdirFacts, git } = await import('./git.js');
+    const as = user.switch ? { uid: user.uid, gid: user.gid, home: user.home } : undefined;
+    const cwd = explicitCwd ?? testsDir(resolve(c.cwd ?? process.cwd()), dirname(w.paths.dir), (dir) => git(dir, ['rev-parse', '--show-toplevel'], as));
     // Policy: git is asked just before the run: the record says which commit was tested.
-    const workdir = workdirFacts(cwd!, ledgerFiles(w, req.views), user.switch ? { uid: user.uid, gid: user.gid, home: user.home } : undefined);
+    const workdir = workdirFacts(cwd, ledgerFiles(w, req.views), as);
     const ran: RanTests = await runTestsCommand(command.command, {
-      cwd: cwd!, ledgerDir: w.paths.dir, timeoutMs: command.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS, env, user, secret: secret!,
+      cwd, ledgerDir: w.paths.dir, timeoutMs: command.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS, env, user, secret: secret!,
       keyPath: secret!.path,
     });
     // 3a. harness-observed (SPEC 10): a `tests` invariant that says ok while the ledger saw the
@@ -270,7 +293,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
       ran.discard();
       throw new LedgerError('INPUT_REFUSED', `--invariant ${TESTS_INVARIANT}=ok, but the ledger ran --tests-cmd and it exited ${ran.exitCode}; nothing was recorded`, { exit_code: ran.exitCode }, `finish with --invariant ${TESTS_INVARIANT}=fail (or leave it out: the ledger records what it saw), or fix the tests first`);
     }
-    if (finishFields && callerInvariant === undefined) finishFields.invariants = { ...finishFields.invariants, [TESTS_INVARIANT]: observedInvariant(ran.exitCode === 0, ran.exitCode) };
+    if (finishFields && callerInvariant === undefined) finishFields.invariants = { ...finishFields.invariants, [TESTS_INVARIANT]: observedInvariant(ran.exitCode === 0 && ran.nothingTested === null, ran.exitCode, ran.nothingTested) };
     captured = ran.adopt({ workdir });
   } else if (tests !== undefined) {
     captured = storeReportedTests((tests as { text: string }).text, w.paths.dir, secret);
@@ -289,9 +312,24 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   // 4. warnings and views
   const warnings: string[] = [];
   recoveredWarning(res.recovered, warnings);
+  // Policy: evidence is digested before the test command runs (a source that cannot be digested
+  // is refused before a suite runs for nothing); a run that then changes it (a build, a cache
+  // git does not ignore) would make a gate hold at once, so it is checked again and said.
+  if (command && Object.keys(evidence).length) {
+    const ctx = { root: dirname(w.paths.dir), ledgerDir: w.paths.dir, manifests: keptManifests(w.paths.dir) };
+    for (const [name, ev] of Object.entries(evidence)) {
+      const now = checkEvidence(name, ev, ctx, { allowOpaque: true });
+      if (!now.current) warnings.push(`evidence ${name} is already not current after --tests-cmd ran: ${now.reason}; a gate on this ${kind} will hold (ignore what the run writes in .gitignore, or name the evidence after the run)`);
+    }
+  }
   if (lapsedAt) warnings.push(`your lease on ${c.slug} had lapsed at ${lapsedAt} (nobody took over); this ${kind} ${kind === 'checkpoint' ? 'renews it' : 'closes the item'}`);
   if (c.verified.length && !captured) warnings.push(`${c.verified.length} item${c.verified.length === 1 ? '' : 's'} claimed as verified, but no test output recorded (--tests-cmd CMD, or --tests TEXT): the next session will read them as claims`);
-  if (c.verified.length && captured?.tests.exit_code !== undefined && captured.tests.exit_code !== 0) warnings.push(`items claimed as verified while the test command exited ${captured.tests.exit_code}`);
+  const nothing = (captured?.tests as TestsRun | undefined)?.nothing_tested;
+  if (nothing) warnings.push(`--tests-cmd tested nothing: ${nothing}; recorded as it ran, so that the next session does not read it as a test run`);
+  // Policy: a failing run is not a false claim by itself: "14 pass, 2 fail" verifies the 14
+  // (issue 26), and the exit code is in the record and the output; only a run that tested
+  // nothing is said to leave the claims unbacked.
+  if (c.verified.length && nothing) warnings.push(`${c.verified.length} item${c.verified.length === 1 ? '' : 's'} claimed as verified, but the test command tested nothing`);
   if (captured?.timedOut && command) warnings.push(`--tests-cmd was stopped after ${command.timeoutLabel ?? exactSpan(command.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS)}; recorded as exit code 124`);
   if (kind === 'finish' && finishFields!.outcome === 'success' && c.blockers.length) warnings.push(`finished with outcome success while ${c.blockers.length} blocker${c.blockers.length === 1 ? ' is' : 's are'} open`);
   // Policy: a finish that a gate has nothing to check against is allowed (closing an item that

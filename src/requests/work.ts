@@ -61,8 +61,9 @@ export type TestsRequest =
   | {
       /** Run with /bin/sh in `cwd`, as the caller (tests-user.ts), never with the key's privileges. */
       command: string;
-      /** Where it runs: the caller's working directory (default: process.cwd()). Its git commit,
-       * branch and clean state are recorded as `tests.workdir`. */
+      /** Where it runs (default: the top of the git work tree that holds the request's `cwd`,
+       * else the project root when `cwd` is inside it, else `cwd`; ../handoff/workflow.ts
+       * testsDir). It, its git commit, branch and clean state are recorded as `tests.workdir`. */
       cwd?: string;
       /** Default 30 minutes, at most 24 days; then the run is stopped and recorded as exit code 124. */
       timeout?: string;
@@ -188,13 +189,14 @@ function checkTests(tests: TestsRequest | undefined): TestsChecked | undefined {
       checkSpan({ text: t.timeout, ms: t.timeoutMs }, 'tests-timeout', MAX_TESTS_TIMEOUT_MS, '24d');
       throw new LedgerError('USAGE', '--tests-timeout applies only with --tests-cmd');
     }
+    if (t.cwd !== undefined) throw new LedgerError('USAGE', '--tests-cwd applies only with --tests-cmd');
     if (typeof t.text !== 'string') throw new LedgerError('USAGE', '--tests expects the test output as text');
     return { text: t.text };
   }
   const c = tests as Extract<TestsRequest, { command: string }>;
   const command = checkTestsCommand(t.command);
   const timeoutMs = checkSpan({ text: t.timeout, ms: t.timeoutMs }, 'tests-timeout', MAX_TESTS_TIMEOUT_MS, '24d');
-  if (t.cwd !== undefined && (typeof t.cwd !== 'string' || t.cwd === '')) throw new LedgerError('USAGE', 'tests.cwd expects a directory, as text');
+  if (t.cwd !== undefined && (typeof t.cwd !== 'string' || t.cwd === '')) throw new LedgerError('USAGE', '--tests-cwd expects a directory, as text');
   const label = c.timeoutLabel ?? c.timeout;
   return {
     command,

@@ -30,6 +30,7 @@
 // genesis record; `recoverLedger` is step 7 on its own, after step 4's checks other than the
 // chain's; the adoption of a joined ledger (adopt.ts) is steps 7 and 9 for records the remote
 // published.
+import { PROGRESS_EVERY, reportProgress } from '../progress.js';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
 import { canonicalAroundSig, digestOf, ed25519SigJson, toBase64url } from '../canonical.js';
@@ -490,6 +491,7 @@ function placeDrafts(drafts: readonly Draft[], base: Head | null, now: Date, sig
     records[i] = unsigned as LedgerRecord;
     ids[i] = own;
     lineWithSig[i] = placed.lineWithSigJson;
+    if ((i + 1) % PROGRESS_EVERY === 0) reportProgress('signing records', i + 1, count);
     return signingMessage('record', own);
   };
   const sigs = signer.signProduced

@@ -62,3 +62,40 @@ describe('when the first command on a big ledger folds every record', () => {
     expect(out.stderr).toBe('\r\x1b[Kindexing records.jsonl: 10 of 100 bytes (10%)\r\x1b[K');
   });
 });
+
+describe('issue 26: the line is erased before anything else is written, and the verbs that take seconds report', () => {
+  it('output written while the line shows starts on a clean line (stdout or stderr), and the io is as it was after', async () => {
+    const log: string[] = [];
+    const io: CliIO = { stdout: (t) => void log.push(`out:${t}`), stderr: (t) => void log.push(`err:${t}`), env: {}, cwd: s.dir, isTTY: true, readStdin: async () => '' };
+    const before = { stdout: io.stdout, stderr: io.stderr };
+    await withProgressLine(io, async () => {
+      reportProgress('signing records', 4096, 200000);
+      io.stdout('appended 200000 records\n');
+      reportProgress('auditing the chain', 10, 20);
+      io.stderr('ledger: warning: something\n');
+    }, { afterMs: 0, everyMs: 0 });
+    expect(log).toEqual([
+      'err:\r\x1b[Ksigning records: 4096 of 200000 records (2%)',
+      'err:\r\x1b[K',
+      'out:appended 200000 records\n',
+      'err:\r\x1b[Kauditing the chain: 10 of 20 records (50%)',
+      'err:\r\x1b[K',
+      'err:ledger: warning: something\n',
+    ]);
+    expect({ stdout: io.stdout, stderr: io.stderr }).toEqual(before);
+  });
+
+  it('a batch reports while it signs', async () => {
+    const { Ledger } = await import('../../src/ledger.js');
+    const { signerFor } = await import('../helpers/gen-ledger.js');
+    const seen = new Set<string>();
+    const io: CliIO = { stdout: () => {}, stderr: (t) => void (t.includes(':') && seen.add(t.replace(/^\r\x1b\[K/, '').split(':')[0])), env: {}, cwd: s.dir, isTTY: true, readStdin: async () => '' };
+    const dir = join(s.dir, 'l');
+    const state = join(s.dir, 'state');
+    Ledger.init({ dir, key: signerFor('harness'), agent: 'bench', stateDir: state });
+    const ledger = Ledger.open({ dir, key: signerFor('harness'), stateDir: state });
+    const drafts = Array.from({ length: PROGRESS_EVERY }, (_, i) => ({ kind: 'handoff', agent: 'bench', logical_operation_id: 'op', execution_id: `e${i}`, outcome: 'success', evidence: {}, invariants: {}, depends_on: [] }));
+    await withProgressLine(io, async () => void ledger.append(drafts as never), { afterMs: 0, everyMs: 0 });
+    expect(seen).toContain('signing records');
+  });
+});

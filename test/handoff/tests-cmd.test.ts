@@ -2,7 +2,8 @@
 // last lines of the output, and the digest of all of it, whose bytes go to the blob store.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CP, expectRefused, ok, project, records, type Project } from './helpers.js';
 import { runLedger } from '../helpers/cli.js';
@@ -46,14 +47,34 @@ describe('a failing suite', () => {
     expect((res.tests as { blob: string }).blob).toBe(join(p.ledger, 'blobs', 'sha256', t.digest.slice(7)));
   });
 
-  it('runs in the caller\'s working directory (SPEC 10), not the project root, and records where', async () => {
+  it('runs from the project root when called from a subdirectory (issue 26), and records where', async () => {
     mkdirSync(join(p.dir, 'sub'));
     const r = await runLedger(['checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--dir', '../.ledger', '--key', '../keys/harness.key', '--tests-cmd', 'pwd'], { cwd: join(p.dir, 'sub') });
     expect(r.code, r.stderr).toBe(0);
-    expect(realpathSync(lastTests().excerpt)).toBe(realpathSync(join(p.dir, 'sub')));
+    expect(realpathSync(lastTests().excerpt)).toBe(realpathSync(p.dir));
     expect(lastTests().exit_code).toBe(0);
     // Not inside a git work tree: the place is recorded, git is null (docs/formats.md "The handoff log kinds").
+    expect(lastTests().workdir).toEqual({ path: p.dir, git: null });
+  });
+
+  it('runs in --tests-cwd when it is given (relative to the caller), and says where in its output', async () => {
+    mkdirSync(join(p.dir, 'sub'));
+    const r = await runLedger(['checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--dir', '../.ledger', '--key', '../keys/harness.key', '--tests-cmd', 'pwd', '--tests-cwd', '.'], { cwd: join(p.dir, 'sub') });
+    expect(r.code, r.stderr).toBe(0);
+    expect(realpathSync(lastTests().excerpt)).toBe(realpathSync(join(p.dir, 'sub')));
     expect(lastTests().workdir).toEqual({ path: join(p.dir, 'sub'), git: null });
+    expect(r.stdout).toContain(`tests: \`pwd\` exited 0 in ${join(p.dir, 'sub')};`);
+  });
+
+  it('a run outside the project (a caller elsewhere) runs where the caller is', async () => {
+    const elsewhere = mkdtempSync(join(tmpdir(), 'ledger-elsewhere-'));
+    try {
+      const r = await runLedger(['checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--dir', join(p.dir, '.ledger'), '--key', join(p.dir, 'keys/harness.key'), '--tests-cmd', 'pwd'], { cwd: elsewhere });
+      expect(r.code, r.stderr).toBe(0);
+      expect(lastTests().workdir?.path).toBe(elsewhere);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it('records a command killed by a signal as 128 + N', async () => {
@@ -76,9 +97,21 @@ describe('a failing suite', () => {
     }
   });
 
-  it('warns when items are claimed verified while the command failed', async () => {
-    const res = await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--verified', 'parser', '--tests-cmd', 'exit 1');
-    expect(res.warnings).toEqual(['items claimed as verified while the test command exited 1']);
+  it('does not call an honest partial verification a false claim (14 pass, 2 fail: exit 1)', async () => {
+    const res = await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--verified', 'parser', '--tests-cmd', 'echo "14 pass, 2 fail"; exit 1');
+    expect(res.warnings).toEqual([]);
+    expect(lastTests().nothing_tested).toBeUndefined();
+  });
+
+  it('calls out a command that tested nothing (127: not found) in the warnings, the record and resume', async () => {
+    const res = await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', ...CP, '--verified', 'parser', '--tests-cmd', 'pytset -q');
+    expect(res.warnings).toEqual([
+      '--tests-cmd tested nothing: the command was not found (exit 127); recorded as it ran, so that the next session does not read it as a test run',
+      '1 item claimed as verified, but the test command tested nothing',
+    ]);
+    expect(lastTests()).toMatchObject({ exit_code: 127, nothing_tested: 'the command was not found (exit 127)' });
+    const resume = await runLedger(['resume', 'fix-tz'], { cwd: p.dir });
+    expect(resume.stdout).toContain('NOTHING WAS TESTED: the command was not found (exit 127)');
   });
 });
 

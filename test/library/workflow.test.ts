@@ -61,7 +61,8 @@ describe('when the workflow runs through the library and through the CLI', () =>
     expect(mine.map((r) => r.kind)).toEqual(['start', 'checkpoint', 'finish']);
     expect(mine).toEqual(theirs);
     expect([cp.warnings, fin.warnings]).toEqual([cliCp.warnings, cliFin.warnings]);
-    expect(cp.warnings).toEqual(['items claimed as verified while the test command exited 1']);
+    // Policy (issue 26): "14 pass, 2 fail" with a claim is an honest partial verification, not a false claim.
+    expect(cp.warnings).toEqual([]);
 
     // The CLI reads what the library wrote: the views are current, and the chain audits clean.
     const check = await runLedger(['render', '--check'], { cwd: p.root });

@@ -49,8 +49,9 @@ describe('the handoff log: claude starts fix-timezone, hits its usage limit, cod
       '--evidence', 'tz=src/tz.js', '--tests-cmd', 'npm test']);
     expect(cp.code, cp.stderr).toBe(0);
     expect(cp.stdout).toContain('tests: `npm test` exited 1');
-    // Policy (the ledger's): claiming items verified while the suite failed is said, not refused.
-    expect(cp.stderr).toContain('items claimed as verified while the test command exited 1');
+    // Policy (issue 26): "14 pass, 2 fail" with the 14 claimed is an honest partial
+    // verification: the exit code is shown and recorded, and it is not called a false claim.
+    expect(cp.stderr).not.toContain('claimed as verified');
     const claudeCp = records().at(-1);
     expect(claudeCp).toMatchObject({ kind: 'checkpoint', agent: 'claude', execution_id: 'claude-1', next: 'fix toLocal() for negative offsets' });
     expect(claudeCp.tests).toMatchObject({ command: 'npm test', exit_code: 1, workdir: { path: sc.root, git: { branch: 'main', clean: true } } });

@@ -33,7 +33,7 @@ function statusNext(s: StatusReport): string {
 function statusSummary(s: StatusReport): string {
   const mine = s.items.filter((i) => i.mine).map((i) => i.slug);
   const others = s.items.length - mine.length;
-  return `${s.items.length} open work item${s.items.length === 1 ? '' : 's'} (${mine.length ? `yours: ${mine.join(', ')}` : 'none yours'}${others ? `; ${others} not yours` : ''}), ${s.pending_intents.length} pending intent${s.pending_intents.length === 1 ? '' : 's'}, ${s.unresolved_outcomes.length} unresolved outcome${s.unresolved_outcomes.length === 1 ? '' : 's'}; ledger through seq ${s.through?.seq ?? 0}`;
+  return `${s.items.length} open work item${s.items.length === 1 ? '' : 's'} (${mine.length ? `yours: ${mine.join(', ')}` : 'none yours'}${others ? `; ${others} not yours` : ''}), ${s.pending_intents.length} pending intent${s.pending_intents.length === 1 ? '' : 's'}, ${s.unresolved_outcomes.length} unresolved outcome${s.unresolved_outcomes.length === 1 ? '' : 's'}; work log through seq ${s.through?.seq ?? 0}`;
 }
 
 export const statusTool = tool({

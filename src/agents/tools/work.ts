@@ -196,7 +196,7 @@ export const finishTool = tool({
     const tests = testsResult(res.tests?.tests);
     return {
       ok: true as const,
-      summary: `finished ${a.slug} with outcome ${rec.record.outcome} (seq ${rec.seq} ${shortId(rec.id)}); it is released; ${testsPhrase(tests)}`,
+      summary: `finished ${a.slug} with outcome ${rec.record.outcome} (seq ${rec.seq} ${shortId(rec.id)}); it is closed; ${testsPhrase(tests)}`,
       next_action: `call gate with op ${a.slug} to see whether a consumer may act on it, or status for other work`,
       slug: a.slug,
       id: rec.id,

@@ -16,6 +16,19 @@
 // as the format sees them: names, kinds, contents, link targets, the owner-execute bit) never
 // share a digest unless SHA-256 collides. Directories are entries, so an empty one counts.
 //
+// dir/v3 (recorded source `dir/v3:PATH`), written for a directory inside a git work tree: the
+// same entries as v2, less the untracked paths the work tree's `.gitignore` files ignore (a
+// `__pycache__/` or `node_modules/` a test run writes), after a header that records those rules:
+//
+//   "handoff-ledger/dir/v3\n"
+//   per `.gitignore` above the tree, from the project root (or the work tree's top, if lower)
+//   down to the tree's parent, that exists: an entry as below, its path relative to the root
+//   u32be(0xffffffff)
+//   then the entries, as v2, sorted the same way
+//
+// A `.gitignore` inside the tree is an entry and never left out on its own, so every rule that
+// left a path out is in the digest. Outside a work tree a new record is dir/v2, as before.
+//
 // dir/v1 (recorded source `dir:PATH`, records written before v2) is only recomputed, never
 // written: a line per file or link, "f|l <hex> <path>\n". A name holding a newline could forge
 // lines (issue 13 finding 6), and a name that is not UTF-8 was read lossily, so two trees could
@@ -35,7 +48,15 @@ import { digestOf, sha256Hex } from '../../canonical.js';
 import { regularFileSha256 } from './file.js';
 import { badEvidence, changedWhileDigesting, errnoOf, kindOf, shown, type EvidenceReadOps } from './read-ops.js';
 
-export type DirFormat = 'v1' | 'v2';
+export type DirFormat = 'v1' | 'v2' | 'v3';
+
+/** What dir/v3 leaves out, and the rules that said so (evidence/git-ignored.ts). */
+export interface V3Rules {
+  /** Paths git ignores, relative to the tree, raw bytes; a directory ends in "/". */
+  ignored: readonly Buffer[];
+  /** The `.gitignore` files above the tree (inside the project root), nearest last: path relative to the root, and where it is. */
+  above: readonly { rel: Buffer; abs: Buffer }[];
+}
 
 const SLASH = Buffer.from('/');
 const DOT_GIT = Buffer.from('.git');
@@ -55,7 +76,7 @@ function u32(n: number): Buffer {
 }
 
 /** Lists and reads the tree under `top` (a real path, a directory), the skipped paths left out. */
-function walkTree(ops: EvidenceReadOps, top: string, skip: readonly string[], source: string, check: (name: Buffer, rel: Buffer) => void): Walked[] {
+function walkTree(ops: EvidenceReadOps, top: string, skip: readonly string[], source: string, check: (name: Buffer, rel: Buffer) => void, leaveOut?: (name: Buffer, rel: Buffer, st: Stats) => boolean): Walked[] {
   const topBuf = Buffer.from(top);
   const lstatTop = () => {
     try {
@@ -97,6 +118,7 @@ function walkTree(ops: EvidenceReadOps, top: string, skip: readonly string[], so
         if (code === 'ENOENT' || code === 'ENOTDIR') throw changedWhileDigesting(source, `${shown(childRel)} was listed and then gone`);
         throw badEvidence(`evidence ${source}: cannot look at ${shown(childRel)} (${code ?? 'error'})`, source);
       }
+      if (leaveOut?.(name, childRel, st)) continue;
       if (st.isSymbolicLink()) {
         let target: Buffer;
         try {
@@ -128,28 +150,74 @@ function walkTree(ops: EvidenceReadOps, top: string, skip: readonly string[], so
   return out;
 }
 
-/** dir/v2 of the tree at `top` (a real path). Throws INPUT_EVIDENCE. */
-export function dirDigestV2(ops: EvidenceReadOps, top: string, skip: readonly string[], source: string): string {
-  const entries = walkTree(ops, top, skip, source, () => {});
+/** The bytes of one entry in the v2/v3 stream (see the top of this file). */
+function entryBytes(e: Walked): Buffer {
+  const parts = [u32(e.rel.length), e.rel];
+  if (e.target) parts.push(Buffer.from('l'), u32(e.target.length), e.target);
+  else if (e.hex) parts.push(Buffer.from(e.st.mode & 0o100 ? 'x' : 'f'), Buffer.from(e.hex, 'hex'));
+  else parts.push(Buffer.from('d'));
+  return Buffer.concat(parts);
+}
+
+/** A digest and, on request, the stream it hashes (the manifest kept beside a record, manifest.ts). */
+export interface DirDigest { digest: string; stream?: Buffer }
+
+function streamDigest(header: Buffer[], entries: Walked[], keep: boolean): DirDigest {
   entries.sort((a, b) => Buffer.compare(a.rel, b.rel));
   const hash = createHash('sha256');
-  hash.update('handoff-ledger/dir/v2\n');
-  for (const e of entries) {
-    hash.update(u32(e.rel.length));
-    hash.update(e.rel);
-    if (e.target) {
-      hash.update('l');
-      hash.update(u32(e.target.length));
-      hash.update(e.target);
-    } else if (e.hex) {
-      hash.update(e.st.mode & 0o100 ? 'x' : 'f');
-      hash.update(Buffer.from(e.hex, 'hex'));
-    } else {
-      hash.update('d');
-    }
-  }
-  return 'sha256:' + hash.digest('hex');
+  const kept: Buffer[] = [];
+  const put = (b: Buffer) => {
+    hash.update(b);
+    if (keep) kept.push(b);
+  };
+  for (const h of header) put(h);
+  for (const e of entries) put(entryBytes(e));
+  return { digest: 'sha256:' + hash.digest('hex'), ...(keep ? { stream: Buffer.concat(kept) } : {}) };
 }
+
+/** dir/v2 of the tree at `top` (a real path). Throws INPUT_EVIDENCE. */
+export function dirDigestV2(ops: EvidenceReadOps, top: string, skip: readonly string[], source: string, keep = false): DirDigest {
+  return streamDigest([Buffer.from(V2_HEADER)], walkTree(ops, top, skip, source, () => {}), keep);
+}
+
+export const V2_HEADER = 'handoff-ledger/dir/v2\n';
+export const V3_HEADER = 'handoff-ledger/dir/v3\n';
+const GITIGNORE = Buffer.from('.gitignore');
+
+/**
+ * dir/v3 of the tree at `top`: dir/v2's entries, less what git ignores, after a header that
+ * records the rule: the `.gitignore` files above the tree (inside the project root), each as an
+ * entry (path relative to the root, "f" + SHA-256, or "l" + target), then u32be(0xffffffff).
+ * The `.gitignore` files inside the tree are entries of the tree and are never left out (alone:
+ * a whole ignored directory goes with its own), so the rules that left something out are in the
+ * digest, and changing them changes it.
+ */
+export function dirDigestV3(ops: EvidenceReadOps, top: string, skip: readonly string[], source: string, rules: V3Rules, keep = false): DirDigest {
+  const header: Buffer[] = [Buffer.from(V3_HEADER)];
+  for (const g of rules.above) {
+    let st: Stats;
+    try {
+      st = ops.lstat(g.abs);
+    } catch (e) {
+      if (errnoOf(e) === 'ENOENT' || errnoOf(e) === 'ENOTDIR') continue;
+      throw badEvidence(`evidence ${source}: cannot look at ${shown(g.rel)} (${errnoOf(e) ?? 'error'})`, source);
+    }
+    if (st.isSymbolicLink()) header.push(entryBytes({ rel: g.rel, st, target: ops.readlink(g.abs) }));
+    else if (st.isFile()) header.push(entryBytes({ rel: g.rel, st, hex: regularFileSha256(ops, g.abs, st, source) }));
+    else throw badEvidence(`evidence ${source}: ${shown(g.rel)} is ${kindOf(st)}, not a .gitignore file`, source);
+  }
+  header.push(u32(0xffffffff));
+  // Policy: a named directory that git ignores as a whole ("./") leaves nothing out: the caller
+  // named it, so all of it is the evidence.
+  const whole = rules.ignored.some((p) => p.equals(DOT_SLASH));
+  const out = new Set(whole ? [] : rules.ignored.map((p) => p.toString('latin1')));
+  const leaveOut = (name: Buffer, rel: Buffer, st: Stats) => {
+    if (st.isDirectory()) return out.has(rel.toString('latin1') + '/');
+    return !name.equals(GITIGNORE) && out.has(rel.toString('latin1'));
+  };
+  return streamDigest(header, walkTree(ops, top, skip, source, () => {}, leaveOut), keep);
+}
+const DOT_SLASH = Buffer.from('./');
 
 /** dir/v1 of the tree at `top`, recomputed as it always was, or refused where it is ambiguous. */
 export function dirDigestV1(ops: EvidenceReadOps, top: string, skip: readonly string[], source: string): string {
@@ -173,6 +241,10 @@ export function dirDigestV1(ops: EvidenceReadOps, top: string, skip: readonly st
   return digestOf('handoff-ledger/dir/v1\n' + lines.join(''));
 }
 
-export function dirDigestAs(format: DirFormat, ops: EvidenceReadOps, top: string, skip: readonly string[], source: string): string {
-  return format === 'v2' ? dirDigestV2(ops, top, skip, source) : dirDigestV1(ops, top, skip, source);
+export function dirDigestAs(format: DirFormat, ops: EvidenceReadOps, top: string, skip: readonly string[], source: string, rules: V3Rules | null, keep = false): DirDigest {
+  if (format === 'v3') {
+    if (!rules) throw badEvidence(`evidence ${source} is dir/v3, which leaves out what git ignores, but ${shown(top)} is not in a git work tree now`, source);
+    return dirDigestV3(ops, top, skip, source, rules, keep);
+  }
+  return format === 'v2' ? dirDigestV2(ops, top, skip, source, keep) : { digest: dirDigestV1(ops, top, skip, source) };
 }

@@ -43,7 +43,7 @@ const MAX_SUBMODULE_DEPTH = 8;
 class GitFailed extends Error {}
 
 /** Forced on every run: git looks at every file and runs nothing the repository names. */
-const CAREFUL = ['core.fsmonitor=false', 'core.untrackedCache=false', 'core.ignoreStat=false', 'core.checkStat=default', 'core.trustctime=true', 'protocol.allow=never', 'core.pager=cat'];
+export const CAREFUL = ['core.fsmonitor=false', 'core.untrackedCache=false', 'core.ignoreStat=false', 'core.checkStat=default', 'core.trustctime=true', 'protocol.allow=never', 'core.pager=cat'];
 
 interface Run { status: number | null; stdout: string; stderr: string }
 

@@ -1,5 +1,6 @@
 // What the evidence modules share: where a digest reads from, and a currency check's answer.
 import type { EvidenceReadOps } from './read-ops.js';
+import type { KeptManifests } from './manifest.js';
 
 export interface EvidenceContext {
   /** The folder that holds the ledger directory: relative sources resolve against it, and no
@@ -10,6 +11,8 @@ export interface EvidenceContext {
   ledgerDir: string;
   /** Where the command was run; relative paths on the command line are resolved against it. */
   cwd?: string;
+  /** Where the manifests of dir/ digests are kept (manifest.ts); with it, a changed tree names the first path that differs. */
+  manifests?: KeptManifests;
   /** The reads a digest makes (default: the real ones); a test seam, see read-ops.ts. */
   ops?: EvidenceReadOps;
 }

@@ -32,6 +32,15 @@ export async function runGate(io: CliIO, op: string | undefined, f: Flags<typeof
     lines.push(r.consume.id ? `consumed as ${r.consume.consumer}: ${r.consume.id} (seq ${r.consume.seq})` : `not consumed: the gate holds for ${r.consume.consumer}`);
   }
   for (const w of r.chain.warnings) io.stderr(`ledger: warning: ${w}\n`);
+  // An operation id the ledger has never seen: the nearest ones it holds, when one is close.
+  if (!r.ok && r.handoff === null) {
+    const { nameSuggestion } = await import('./name-suggest.js');
+    const guess = await nameSuggestion(req.op, ledgerDir(io, f));
+    if (guess) {
+      lines.push(`${req.op}: ${guess}`);
+      io.stderr(`ledger: ${req.op} has no records in this ledger; ${guess}\n`);
+    }
+  }
   emit(io, f, r, lines);
   return r.ok ? EXIT.ok : EXIT.hold;
 }

@@ -55,12 +55,13 @@ export async function runStart(io: CliIO, slug: string | undefined, f: F<typeof 
  * unset where the request needs it is left unset: the request's check says it is required.
  */
 function milestoneOf(io: CliIO, slug: string | undefined, f: F<typeof MILESTONE>) {
-  // --tests-cmd runs in the caller's working directory, as the caller (SUDO_UID etc. are read
-  // from io.env only). Flags the check refuses together (--tests with --tests-cmd, --tests-timeout
-  // without it) go in together.
-  const given = f.testsCmd !== undefined || f.tests !== undefined || f.testsTimeout !== undefined;
+  // --tests-cmd runs from the project root (workflow.ts testsDir), or in --tests-cwd, as the
+  // caller (SUDO_UID etc. are read from io.env only). Flags the check refuses together (--tests
+  // with --tests-cmd, --tests-timeout or --tests-cwd without it) go in together.
+  const given = f.testsCmd !== undefined || f.tests !== undefined || f.testsTimeout !== undefined || f.testsCwd !== undefined;
   const tests = given ? ({
-    ...(f.testsCmd !== undefined ? { command: f.testsCmd, cwd: io.cwd, env: { ...process.env, ...io.env }, callerEnv: io.env } : {}),
+    ...(f.testsCmd !== undefined ? { command: f.testsCmd, env: { ...process.env, ...io.env }, callerEnv: io.env } : {}),
+    ...(f.testsCwd !== undefined ? { cwd: f.testsCwd === '' ? '' : resolve(io.cwd, f.testsCwd) } : {}),
     ...(f.tests !== undefined ? { text: f.tests } : {}),
     ...(f.testsTimeout !== undefined ? { timeout: f.testsTimeout } : {}),
   } as TestsRequest) : undefined;
@@ -99,12 +100,14 @@ function printMilestone(io: CliIO, f: Global, req: MilestoneChecked, res: Awaite
   const kind = r.kind;
   const lines = [`${kind} ${req.slug} by ${req.agent}, execution ${r.execution_id}, record seq ${rec.seq} ${rec.id}`];
   if (r.kind === 'checkpoint') lines.push(`lease until ${r.lease_until}`);
-  else lines.push(`outcome ${r.outcome}; ${req.slug} is released`);
+  else lines.push(`outcome ${r.outcome}; ${req.slug} is closed`);
   const captured = res.tests;
   if (captured) {
     const t = captured.tests;
     const where = relative(io.cwd, captured.blob.path) || captured.blob.path;
-    lines.push(t.command !== undefined ? `tests: \`${t.command}\` exited ${t.exit_code}; ${t.bytes} bytes of output, ${t.digest} (${where})` : `tests: ${t.bytes} bytes as reported, ${t.digest} (${where})`);
+    const ran = t.workdir ? ` in ${t.workdir.path}` : '';
+    lines.push(t.command !== undefined ? `tests: \`${t.command}\` exited ${t.exit_code}${ran}; ${t.bytes} bytes of output, ${t.digest} (${where})` : `tests: ${t.bytes} bytes as reported, ${t.digest} (${where})`);
+    if (t.nothing_tested) lines.push(`tests: NOTHING WAS TESTED: ${t.nothing_tested}`);
   }
   emit(io, f, {
     ok: true, kind, slug: req.slug, id: rec.id, seq: rec.seq, execution_id: r.execution_id,

@@ -8,7 +8,7 @@ import { KEY_NAME_RE, authorizeCommand, createSigner, parseJsonStrict, trustEntr
 import { Ledger, readSecretKey, readTrust, writeSecretKey } from '../../index.js';
 import { assertTrustFileUsable, beforeJoin, initTarget, pinKeyInTrustFile, secondLedgerRefusal, trustNamesOtherLedger, undoRefusedJoin } from '../../project/init.js';
 import { keepOutOfGit } from '../../project/git-ignore.js';
-import { KINDS, type Draft, type Outcome } from '../../record.js';
+import { KINDS, draftProblems, type Draft, type Outcome } from '../../record.js';
 import { checkHandoff, checkIntent } from '../../requests/causal.js';
 import { checkAgent, checkLength } from '../../requests/fields.js';
 import type { Flags } from '../flags.js';
@@ -75,6 +75,11 @@ export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: s
   if (created) lines.push(`created key ${kp} (mode 0600) and pinned it in ${tp} as an admin key (it authorizes other machines: \`ledger trust add\`)`);
   if (kept?.file) lines.push(`git ignores ${kept.added.join(' and ')} now (added to ${kept.file}): commit the trust file, never the key`);
   if (!pinned) io.stderr(`ledger: warning: key ${signer.publicKey} is not pinned in ${tp}; \`ledger audit\` will fail key-pin until the harness pins it\n`);
+  if (kept) {
+    const { untrackedNodeModules } = await import('../../project/untracked-deps.js');
+    const deps = untrackedNodeModules(root);
+    if (deps) io.stderr(`ledger: warning: ${deps}\n`);
+  }
   for (const t of kept?.tracked ?? []) io.stderr(`ledger: warning: git already tracks ${t}; ignoring it does not take it out of git: \`git rm -r --cached ${t}\`${t === kp ? ', and make a new key, since its secret is in the history' : ''}\n`);
   emit(io, f, { ok: true, dir, genesis: g.id, key: signer.publicKey, key_created: created, trust: tp, pinned, gitignore: kept ? { file: kept.file, added: kept.added, tracked: kept.tracked } : null }, lines);
   return 0;
@@ -155,6 +160,7 @@ const BATCH_KINDS = ['handoff', 'intent', 'revoke'];
 export function parseBatch(text: string, caller: string | undefined): Draft[] {
   const drafts: Draft[] = [];
   let named: { agent: unknown; line: number } | null = null;
+  const bad: { line: number; problems: string[] }[] = [];
   const lines = text.split('\n');
   lines.forEach((line, i) => {
     if (line.trim() === '') return;
@@ -181,8 +187,16 @@ export function parseBatch(text: string, caller: string | undefined): Draft[] {
     }
     // The object was parsed just now and is ours: fill in the agent rather than copy it.
     if (caller !== undefined) v.agent = caller;
+    // Every problem of the payload, not the first (issue 26): one line names them all.
+    const problems = draftProblems(v);
+    if (problems.length) bad.push({ line: n, problems });
     drafts.push(v as Draft);
   });
+  if (bad.length) {
+    const [first, ...rest] = bad;
+    const more = rest.length ? ` (and ${rest.length} more bad payload${rest.length === 1 ? '' : 's'}: line${rest.length === 1 ? '' : 's'} ${rest.slice(0, 5).map((b) => b.line).join(', ')}${rest.length > 5 ? ', ...' : ''})` : '';
+    throw new LedgerError('INPUT_SCHEMA', `stdin line ${first.line}: ${first.problems.length} problem${first.problems.length === 1 ? '' : 's'}: ${first.problems.join('; ')}${more}; nothing was appended`, { line: first.line, problems: first.problems, bad_lines: bad.map((b) => b.line) }, 'see `ledger append --help` for the payload format');
+  }
   if (drafts.length === 0) throw new LedgerError('INPUT_SCHEMA', 'append --batch read no payloads from stdin');
   return drafts;
 }
@@ -211,9 +225,13 @@ export async function runAppend(io: CliIO, kind: string | undefined, f: AppendFl
     if (existing) io.stderr(`ledger: ${existing} of ${res.records.length} payloads were already recorded with identical content; appended ${res.appended}\n`);
     // A loop, not Math.min(...seqs): spreading 150,000 arguments overflows the stack (issue 14.7).
     const seqs = res.records.reduce((m, r) => ({ first: Math.min(m.first, r.seq), last: Math.max(m.last, r.seq) }), { first: Infinity, last: -Infinity });
-    emit(io, f, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: seqs.first, last_seq: seqs.last, ids: res.records.map((r) => r.id) }, res.records.map((r) => r.id));
+    // Policy (issue 26): a summary by default (200,000 ids are no answer to read); the ids one
+    // per line with --ids; --json carries them always.
+    const summary = `appended ${res.appended} record${res.appended === 1 ? '' : 's'}${existing ? `, ${existing} already recorded` : ''}: seq ${seqs.first}-${seqs.last}, HEAD ${res.records.at(-1)!.id}`;
+    emit(io, f, { ok: true, count: res.records.length, appended: res.appended, existing, first_seq: seqs.first, last_seq: seqs.last, ids: res.records.map((r) => r.id) }, f.ids ? res.records.map((r) => r.id) : [summary]);
     return 0;
   }
+  if (f.ids) throw new LedgerError('USAGE', '--ids applies only with --batch (one append prints its one id)');
   if (kind === undefined) throw new LedgerError('USAGE', 'append needs a kind (`ledger append handoff ...`, `ledger append intent ...`) or --batch');
   if (kind !== 'handoff' && kind !== 'intent') throw new LedgerError('USAGE', `append writes "handoff" or "intent" records from flags (other kinds: --batch or their own verbs), got "${kind}"`);
   let op: string;

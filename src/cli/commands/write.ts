@@ -19,7 +19,8 @@ export const APPEND_FLAGS = {
   supersedes: many('<record-id>', 'An earlier handoff of this operation that this one replaces: a seq, id or id prefix (repeatable)'),
   note: one('<text>', 'A note (at most 4096 chars)'),
   action: one('<text>', 'intent: the external side effect about to happen (1-1024 chars)'),
-  batch: bool('Read JSON payloads from stdin, one per line, and append them all or none'),
+  batch: bool('Read JSON payloads from stdin, one per line, and append them all or none. A payload is one record\'s fields without the envelope: {"kind":"handoff","logical_operation_id":OP,"execution_id":EXEC,"outcome":O,"evidence":{NAME:{"digest":"sha256:...","source":S}},"invariants":{NAME:{"ok":true}},"depends_on":[]}, {"kind":"intent","logical_operation_id":OP,"execution_id":EXEC,"action":TEXT} or {"kind":"revoke","target":ID,"reason":TEXT}; "agent" optional (must be the caller). Prints a summary; --ids lists the ids'),
+  ids: bool('With --batch: print each record\'s id, one per line, instead of the summary'),
 };
 
 export const WRITE_VERBS = [

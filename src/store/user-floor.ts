@@ -1,0 +1,50 @@
+// This user's own trust floor for a ledger (issue 26, item 3): where a gate without `--floor`
+// starts its chain audit, as the read verbs start from this user's verified-chain memo.
+//
+// `<state>/floor/<ledger>-<trust>.json`, in the audit's floor format (audit/floor.ts), in the
+// per-user state directory (0700, never in `.ledger/`, which anyone who writes the ledger can
+// write). It is written after a gate's chain audit passes, and read by the next gate of this
+// user on this ledger under the same trust file: the records under it are not audited again,
+// the records the decision relies on are still verified one by one (as with `--floor`).
+//
+// Policy: the floor is keyed by the trust file's content as well as the ledger: a floor kept
+// under other trust (a key revoked, a pin changed) is not used, and the gate audits from the
+// start. A floor that no longer holds (another genesis, a fork, HEAD below it) means a full
+// audit, with the auditor's warning, after which it is replaced. A missing or unreadable one
+// costs a full audit, never an answer.
+import { lstatSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { canonicalJson, canonicalLine, sha256Hex } from '../canonical.js';
+import { replaceFileDurable } from '../fs/durable.js';
+import { realFileOps } from '../fs/ops.js';
+import type { Trust } from '../keys/trust.js';
+import type { TrustFloor } from '../record.js';
+import type { LedgerPaths } from './paths.js';
+import { ensureStateDir, ledgerKeyPath, ledgerStateName, stateDirOf } from './state-dir.js';
+
+const SUB = 'floor';
+
+/** The file of this user's floor for the ledger at `paths`, genesis `genesis`, under `trust`. */
+export function userFloorPath(paths: Pick<LedgerPaths, 'dir' | 'stateDir'>, genesis: string, trust: Trust): string {
+  const trustName = sha256Hex(canonicalJson(trust)).slice(0, 16);
+  return join(stateDirOf(paths), SUB, `${ledgerStateName(ledgerKeyPath(paths.dir), genesis)}-${trustName}.json`);
+}
+
+/** Whether a floor file is there to start from (a link or anything else is left to the auditor's refusal-free "no floor"). */
+export function hasUserFloor(path: string): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Keeps `floor` as this user's (durably: a crash leaves the old floor or the new). Never throws: a floor not kept costs time only. */
+export function keepUserFloor(paths: Pick<LedgerPaths, 'stateDir'>, path: string, floor: TrustFloor): void {
+  try {
+    const dir = ensureStateDir(stateDirOf(paths), SUB);
+    replaceFileDurable(realFileOps, dir, basename(path), Buffer.from(canonicalLine(floor)), 0o600);
+  } catch {
+    /* the next gate audits from the start */
+  }
+}
