@@ -32,6 +32,7 @@ import { keyRecords } from '../store/grants.js';
 import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyRemote, type ChainPoint } from './fetch.js';
 import { holdKind, holdRefusal, readHold, setHold } from './hold.js';
 import { appendOutbox } from './outbox.js';
+import { noteFetched } from './fetched.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
 import type { JoinInfo, RemotePaths } from './state.js';
 import { buildCommit } from './tree.js';
@@ -51,6 +52,8 @@ export interface LinkOptions {
   random?: RandomInt;
   /** Told when a write is queued instead of published. */
   onNotice?: (text: string) => void;
+  /** Told how many records the local copy took from the remote (its views are then out of date). */
+  onAdopt?: (records: number) => void;
 }
 
 /** A synchronous pause: the append runs in one synchronous critical section under the lock. */
@@ -117,7 +120,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
    * Policy: this is the same knowledge the ls-remote gave (the remote's ref is the commit this
    * machine verified, and nothing is new), got from the push instead of one round trip before it.
    */
-  refresh(ops: FileOps, paths: LedgerPaths, prior: LinkAttempt | null, ask = false): LinkAttempt {
+  refresh(ops: FileOps, paths: LedgerPaths, prior: LinkAttempt | null, ask = false, deadline?: number): LinkAttempt {
     const hold = readHold(this.rp);
     if (hold) throw holdRefusal(hold);
     ensureRepo(this.rp.repo);
@@ -144,7 +147,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     let tip: string | null;
     try {
       // After a refused push: one fetch at once (one connection, not ls-remote + fetch).
-      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null, prior !== null);
+      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null, prior !== null, deadline);
     } catch (e) {
       if (this.opts.offline && e instanceof LedgerError && e.code === 'OP_REMOTE_UNREACHABLE') return { ...begun, basis: 'offline', expected: null, adopted: 0 };
       throw e;
@@ -158,6 +161,8 @@ export class RemoteLink implements Publisher<LinkAttempt> {
       if (kind) setHold(this.rp, e as LedgerError, kind, local?.bytes ?? null, tip, this.clock());
       throw e;
     }
+    noteFetched(this.rp, this.clock(), tip);
+    if (adopted > 0) this.opts.onAdopt?.(adopted);
     return { ...begun, basis: 'fetched', expected: tip, adopted };
   }
 
@@ -227,6 +232,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
         // (No update of FETCHED_REF: the build ref, tree.ts BUILT_REF, names this commit and
         // keeps its objects; the next fetch knows it as the anchor's.)
         writeAnchor(this.rp, { v: 1, genesis: head.genesis, seq: head.seq, tail: head.tail, size: head.size, ts: verifiedLine(lastLine).ts, commit, ...this.contention(a) });
+        noteFetched(this.rp, this.clock(), commit);
         return 'published';
       case 'moved':
         return 'moved';

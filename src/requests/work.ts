@@ -42,6 +42,8 @@ export interface StartRequest extends ViewsTarget {
   force?: boolean;
   /** Why it is taken over (1-4096 characters); required with force, recorded in the start. */
   reason?: string;
+  /** The caller's working directory: where the code is (its work tree, branch and commit) is recorded from it (default: process.cwd()). */
+  cwd?: string;
 }
 
 export interface StartChecked extends ViewsTarget {
@@ -53,6 +55,7 @@ export interface StartChecked extends ViewsTarget {
   takeover: boolean;
   force: boolean;
   reason: string | null;
+  cwd?: string;
 }
 
 /** Test output for a checkpoint or finish: run by the ledger (`command`), or as reported (`text`). */
@@ -172,7 +175,8 @@ export function checkStart(req: StartRequest): StartChecked {
   const force = req.force === true;
   const reason = req.reason === undefined ? null : checkText(req.reason, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason });
-  return checked({ slug, agent, summary, ...(leaseMs !== undefined ? { leaseMs } : {}), takeover, force, reason, ...viewsOf(req) });
+  if (req.cwd !== undefined && (typeof req.cwd !== 'string' || req.cwd === '')) throw new LedgerError('USAGE', 'cwd expects a directory, as text');
+  return checked({ slug, agent, summary, ...(leaseMs !== undefined ? { leaseMs } : {}), takeover, force, reason, ...(req.cwd !== undefined ? { cwd: req.cwd } : {}), ...viewsOf(req) });
 }
 
 export function checkTestsCommand(command: unknown): string {

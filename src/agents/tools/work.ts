@@ -48,6 +48,7 @@ export const startTool = tool({
       takeover: a.takeover === true,
       force: a.force === true,
       ...(a.reason !== undefined ? { reason: a.reason } : {}),
+      cwd: ctx.cwd,
     });
     const rec = res.record;
     const r = rec.record;

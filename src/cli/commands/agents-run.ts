@@ -54,6 +54,12 @@ export async function runMcp(io: CliIO, f: Writer): Promise<number> {
     },
     hasKey: () => seed !== null,
     joined: Ledger.open({ dir: loc.dir, env: io.env }).joined(),
+    current: async () => {
+      const got = await Ledger.open({ dir: loc.dir, env: io.env, waitMs: wait }).current();
+      for (const w of got?.warnings ?? []) log(`warning: ${w}`);
+      return got?.currency ?? null;
+    },
+    currency: () => Ledger.open({ dir: loc.dir, env: io.env }).currency(),
   };
   const { serveMcp } = await import('../../agents/mcp-front.js');
   await serveMcp({ ctx, version: VERSION, log });
