@@ -527,7 +527,7 @@ export class Ledger {
    * of text, `lead` first, after the line naming the asker's own item); without a slug, the
    * asker's own open item when there is exactly one, else the status.
    */
-  async resume(req: ResumeRequest | ResumeChecked = {}, lead: readonly string[] = []): Promise<ResumeAnswer> {
+  async resume(req: ResumeRequest | ResumeChecked = {}, lead: readonly string[] = [], opts: { caller?: 'cli' | 'mcp' } = {}): Promise<ResumeAnswer> {
     const r = checkOnce(req, checkResume);
     const now = r.now ?? this.clock();
     const root = dirname(this.paths.dir);
@@ -542,7 +542,7 @@ export class Ledger {
       if (own.length !== 1) return { mode: 'status', reason: r.agent === null ? 'no-agent' : own.length === 0 ? 'none' : 'several', own, report: statusOf(log, outcomes, r.agent, now) };
       slug = own[0];
     }
-    const bare = { now, root, ledgerDir: this.paths.dir, git: null };
+    const bare = { now, root, ledgerDir: this.paths.dir, git: null, asker: r.agent, caller: opts.caller ?? 'cli' };
     // An unknown slug is refused before git's answer is waited for (or, for one's own, asked).
     if (!log.items.has(slug)) buildResume(log, slug, bare);
     const ctx = { ...bare, git: await (git ?? gitFacts(root)) };

@@ -9,6 +9,7 @@ import { LedgerError } from '../../errors.js';
 import type { Dependency, Invariant, Outcome, TestsRun } from '../../record.js';
 import type { TestsRequest } from '../../requests/work.js';
 import { oneLine } from '../../text/lines.js';
+import { quoted } from '../../handoff/annotations.js';
 import { ANSWER, durationArg, evidenceArg, itemsArg, outcomeArg, shortId, slugArg, textArg, tool, type ToolContext } from './kit.js';
 
 const recorded = {
@@ -147,7 +148,7 @@ export const checkpointTool = tool({
     return {
       ok: true as const,
       summary: `checkpoint of ${a.slug} recorded (seq ${rec.seq} ${shortId(rec.id)}), lease until ${rec.record.lease_until}; ${testsPhrase(tests)}`,
-      next_action: failed ? `the tests failed (exit ${tests!.exit_code}): fix what fails, then checkpoint again; recorded next: ${oneLine(a.next, 200)}` : oneLine(a.next, 300),
+      next_action: failed ? `the tests failed (exit ${tests!.exit_code}): fix what fails, then checkpoint again; the next step you recorded: ${quoted(oneLine(a.next, 200))}` : `the next step you recorded: ${quoted(oneLine(a.next, 300))}`,
       slug: a.slug,
       id: rec.id,
       seq: rec.seq,
