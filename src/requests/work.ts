@@ -8,6 +8,7 @@
 // Durations come as typed (`lease: "45m"`, from a flag or a tool argument) or in ms (`leaseMs`,
 // from a library caller); either way the refusal shows the value as it was given.
 import { LedgerError } from '../errors.js';
+import { NOTE_EVENTS, type NoteEvent } from '../record.js';
 import type { CheckpointPayload, Dependency, Evidence, Invariant, Kind, Outcome } from '../record.js';
 import { charCount, payloadFieldProblems } from '../record.js';
 import { parseRecordRef } from '../store/ids.js';
@@ -152,6 +153,8 @@ export interface NoteRequest extends ViewsTarget {
   agent: string;
   /** 1-4096 characters, not blank. */
   text: string;
+  /** A hook's note for its own agent: its session ended with work unrecorded, or was interrupted (issue 24). */
+  event?: NoteEvent;
 }
 
 const viewsOf = (req: ViewsTarget): ViewsTarget => ({
@@ -332,5 +335,6 @@ export function checkNote(req: NoteRequest): Readonly<NoteRequest> {
   const slug = checkSlug(req.slug);
   const agent = checkAgent(req.agent);
   const text = checkText(req.text, 'text', 'the note');
-  return checked({ slug, agent, text, ...viewsOf(req) });
+  if (req.event !== undefined && !(NOTE_EVENTS as readonly unknown[]).includes(req.event)) throw new LedgerError('USAGE', `a note's event is ${NOTE_EVENTS.join(' or ')}, got ${JSON.stringify(req.event)}`);
+  return checked({ slug, agent, text, ...(req.event !== undefined ? { event: req.event } : {}), ...viewsOf(req) });
 }

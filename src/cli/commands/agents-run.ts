@@ -4,7 +4,7 @@
 //          problem at all is silence and exit 0 (SPEC 12: a hook never breaks a session; for
 //          Claude Code an exit 2 from a Stop hook would even block the stop)
 //   setup  plans every file first (a refusal writes nothing), then writes, checks or removes
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger, readSecretKey } from '../../index.js';
@@ -12,7 +12,8 @@ import { AGENT_RE } from '../../record.js';
 import { checkAgent } from '../../requests/fields.js';
 import type { ToolContext } from '../../agents/tools/kit.js';
 import type { HookFacts, Payload } from '../../agents/hooks/events.js';
-import { ownsLiveItem, unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
+import { alreadyNoted, lastWrite, ownsLiveItem, unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
+import { leaseLive } from '../../handoff/lease.js';
 import { VERSION } from '../cli.js';
 import { neutralise, neutraliseLine } from '../../text/sanitize.js';
 import type { Flags } from '../flags.js';
@@ -105,8 +106,11 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
   if (loc.source === 'none' || !existsSync(join(loc.dir, 'HEAD'))) return;
   const named = agentOf(io, f);
   const agent = named !== undefined && AGENT_RE.test(named) ? named : null;
+  const ledger = Ledger.open({ dir: loc.dir, env: io.env });
+  // SPEC 11: a joined ledger is brought to the remote first, within the read budget; a stop, a
+  // session end or a stop failure never acts on a copy it could not refresh (rules.ts, claude.ts).
+  const currency = (await ledger.current())?.currency ?? null;
   const now = new Date();
-  const ledger = Ledger.open({ dir: loc.dir });
   let records: ReturnType<Ledger['workState']> | null = null;
   // One fold serves the status and the work log, from the fold memo and the kept folds as
   // `ledger status` reads them (never every record held in memory: a hook must start fast).
@@ -116,42 +120,76 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
   // git is asked (and its module loaded) only at stop and session end, only when the agent owns
   // an item with a live lease, and only once: the rule compares each item with the one answer.
   let latest: number | null = null;
-  if (event !== 'session-start' && agent !== null && payload.stop_hook_active !== true && ownsLiveItem(read().log, agent, now)) {
+  const asksGit = event !== 'session-start' && agent !== null && payload.stop_hook_active !== true && currency?.current !== false && ownsLiveItem(read().log, agent, now);
+  if (asksGit) {
     const { latestWorkTreeChange } = await import('../../agents/hooks/worktree.js');
     // The views' default folder (handoff/views.ts defaultViewsDir), without loading the views
     // module and its YAML library: a hook must start fast.
     latest = await latestWorkTreeChange(cwd, { dir: loc.dir, views: dirname(loc.dir) });
   }
+  // The work tree's content (handoff/code-place.ts), asked once, only for a record that has one to compare.
+  let content: string | null | undefined;
+  const contentNow = () => {
+    if (content !== undefined) return content;
+    content = null;
+    if (!asksGit) return content;
+    const { workTreeContent, workTreeTop } = codePlaceModule!;
+    const top = workTreeTop(cwd);
+    return (content = top === null ? null : workTreeContent(top, { ledgerDir: realOr(loc.dir), views: [join(realOr(dirname(loc.dir)), 'HANDOFF.md'), join(realOr(dirname(loc.dir)), 'HANDOFF.yml')] }));
+  };
+  const codePlaceModule = asksGit ? await import('../../handoff/code-place.js') : null;
   let unrecorded: Unrecorded[] | null = null;
   const facts: HookFacts = {
     agent,
     now,
+    currency,
     status: () => read().status,
     unrecorded: () => {
       if (unrecorded) return unrecorded;
       if (agent === null) return (unrecorded = []);
-      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest === null ? null : latest > since)));
+      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest === null ? null : latest > since), contentNow));
+    },
+    ownLive: () => {
+      if (agent === null) return [];
+      const out: { slug: string; sinceSeq: number }[] = [];
+      for (const item of read().log.items.values()) {
+        if (item.status !== 'open' || item.owner !== agent || item.lease_until === null || !leaseLive(item.lease_until, now)) continue;
+        out.push({ slug: item.slug, sinceSeq: lastWrite(item)?.seq ?? -1 });
+      }
+      return out;
+    },
+    noted: (slug, sinceSeq) => {
+      const item = read().log.items.get(slug);
+      return agent !== null && item !== undefined && alreadyNoted(item, agent, sinceSeq);
     },
   };
   const answer = agentKind === 'claude' ? claude.claudeHook(event as never, payload, facts) : codex.codexHook(event as never, payload, facts);
   // As every --json sink does (common.ts emit): unsafe code points as JSON escapes, the same values.
   if (answer.stdout) io.stdout(neutralise(JSON.stringify(answer.stdout)) + '\n');
   if (answer.notes.length && agent !== null) {
-    // Best effort (session end): a short wait for the lock, and any refusal is silence.
+    // Best effort (session end, stop failure): a short wait for the lock, and any refusal is silence.
     let seed: Uint8Array;
     try {
       seed = readSecretKey(keyPath(io, f, loc.root)).seed;
     } catch {
       return;
     }
-    const writer = Ledger.open({ dir: loc.dir, key: seed, waitMs: 2_000 });
+    const writer = Ledger.open({ dir: loc.dir, key: seed, waitMs: 2_000, env: io.env });
     for (const n of answer.notes) {
       try {
-        await writer.note({ slug: n.slug, agent, text: n.text });
+        await writer.note({ slug: n.slug, agent, text: n.text, event: n.event });
       } catch {
         /* best effort */
       }
     }
+  }
+}
+
+function realOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
   }
 }
 
@@ -173,8 +211,8 @@ export async function runSetup(io: CliIO, kind: string, f: Flags<typeof SETUP> &
     throw new LedgerError('INPUT_NOT_FOUND', `no ledger here or above (${loc.dir}); setup installs the agents' access to one`, { dir: loc.dir }, 'run `ledger init` first');
   }
   const root = loc.root;
-  const { ledgerCommand, applyPlan, changed, fileState } = await import('../../agents/setup/common.js');
-  const command = ledgerCommand(root, process.argv[1] ?? '');
+  const { ledgerCommand, applyPlan, changed, fileState, launcherFinds } = await import('../../agents/setup/common.js');
+  const command = ledgerCommand();
   const req = { root, agent, command, remove };
   // Each agent's module alone: codex's loads the TOML library, which claude's never needs.
   const plan = kind === 'claude' ? (await import('../../agents/setup/claude.js')).planClaude(req) : (await import('../../agents/setup/codex.js')).planCodex(req);
@@ -192,10 +230,11 @@ export async function runSetup(io: CliIO, kind: string, f: Flags<typeof SETUP> &
   const files = plan.map((c) => ({ file: relative(root, c.path), action: !todo.includes(c) ? 'unchanged' : c.after === null ? 'removed' : c.before === null ? 'created' : 'updated' }));
   const lines = files.map((f) => `${f.action.padEnd(9)} ${shown(join(root, f.file))}`);
   if (!remove) {
-    lines.push(`the MCP server and hooks run: ${[command.command, ...command.args].join(' ')}`);
+    lines.push('the MCP server and hooks run the project\'s installed ledger (node_modules/.bin/ledger, found from the project folder up), else the `ledger` on PATH: no path of this machine is written, so the files can be committed and work on every clone');
+    if (!launcherFinds(root, io.env)) lines.push('warning: no ledger is installed in this project (node_modules/.bin/ledger) and none is on PATH here: install the package in the project (npm install handoff-ledger) or globally before an agent starts');
     lines.push(kind === 'claude'
-      ? 'next: start Claude Code in this project and approve the project MCP server "handoff-ledger" when it asks'
-      : 'next: trust this project in Codex, and approve its hooks when Codex asks ("hooks need review")');
+      ? 'next: start Claude Code in this project and approve the project MCP server "handoff-ledger" when it asks; .claude/settings.json allows its tools (permission rule mcp__handoff-ledger), which `claude -p` needs'
+      : 'next: trust this project in Codex and approve its hooks when Codex asks ("hooks need review"): `codex exec` runs a project\'s hooks only once they were trusted in an interactive `codex` session, and skips them silently until then (automation that vets the hooks itself may pass --dangerously-bypass-hook-trust)');
   }
   emit(io, f, { ok: true, kind, agent, root, remove, command, files }, lines);
   return EXIT.ok;
