@@ -144,12 +144,13 @@ export async function startWork(w: WorkWriter, req: StartChecked): Promise<WorkR
 }
 
 /**
- * Where the code is (issue 24.5, code-place.ts), from the caller's working directory. Policy: a
- * folder that is not there records the machine and that path with no git facts, never a refusal.
+ * Where the code is (issue 24.5, code-place.ts), from the caller's working directory, else (a
+ * library caller that names none) the ledger's project. Policy: a folder that is not there
+ * records the machine and that path with no git facts, never a refusal.
  */
 async function whereTheCodeIs(w: LedgerWriter, cwd: string | undefined, views: string | false | undefined, as?: GitAs): Promise<CodePlace> {
   const { codePlace } = await import('./code-place.js');
-  const dir = resolve(cwd ?? process.cwd());
+  const dir = resolve(cwd ?? dirname(w.paths.dir));
   return codePlace(dir, ledgerFiles(w, views), as);
 }
 

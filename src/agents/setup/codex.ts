@@ -111,6 +111,6 @@ export function planCodex(req: SetupRequest): FileChange[] {
         dropEmpty(obj, 'hooks');
       }, remove),
     },
-    { path: mdPath, before: mdBefore, after: withBlock(mdBefore, blockMarkers('codex'), remove ? null : instructionsBlock('codex', agent), legacyBlockLines(agent), mdPath) },
+    { path: mdPath, before: mdBefore, after: withBlock(mdBefore, blockMarkers('codex'), remove ? null : instructionsBlock('codex', agent), [...legacyBlockLines(agent), ...instructionsBlock('codex', agent).split('\n')], mdPath) },
   ];
 }
