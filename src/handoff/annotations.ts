@@ -29,11 +29,14 @@ export function releaseLine(r: Release, max = 300, q: Quote = asIs, qt: Quote = 
 }
 
 /**
- * SPEC 12: text an agent or person recorded reaches another agent quoted (a JSON string: its
- * quotes and backslashes escaped, so it cannot close the quote and go on as the tool's own
- * words) beside who wrote it and when; never as the tool's own instruction.
+ * SPEC 12: text an agent or person recorded reaches another agent quoted, in double quotes,
+ * beside who wrote it and when; never as the tool's own instruction. Its own quotes are escaped
+ * (\\"), and so is a run of backslashes that would otherwise escape one or the closing quote, so
+ * it cannot close the quote and go on as the tool's words. Other backslashes are left as they
+ * are: control, bidi and invisible code points are shown as escapes by the text layer (oneLine,
+ * text/sanitize.ts), and doubling those would make them read differently at each sink.
  */
-export const quoted: Quote = (text) => JSON.stringify(text);
+export const quoted: Quote = (text) => `"${text.replace(/\\+(?="|$)/g, (run) => run + run).replace(/"/g, '\\"')}"`;
 
 export function noteLine(n: Note, max = 300, q: Quote = asIs): string {
   return `${n.ts} note by ${q(n.agent)}: ${q(oneLine(n.text, max))}`;
