@@ -155,8 +155,10 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   // looked at only in the order below (a blob read early decides nothing before its check).
   const shape = readShapeAndBlobs(repo, commit, ['HEAD', ...mustHold.map((p) => recordPath(p.seq))]);
   if (shape.parents.length > 1) throw refusal('REMOTE_LINKAGE', `the remote ledger commit ${commit.slice(0, 12)} is a merge; the ref must be a line`, { commit });
-  if (shape.root.length !== 2 || !shape.root.includes('blob:HEAD') || !shape.root.includes('tree:records')) {
-    throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${shape.root.join(', ') || 'nothing'}, not exactly HEAD and records/`, { commit });
+  // SPEC 11: the whole test output travels too (blobs.ts): a blobs/ folder may be beside them.
+  const known = shape.root.filter((e) => e === 'blob:HEAD' || e === 'tree:records' || e === 'tree:blobs');
+  if (known.length !== shape.root.length || !shape.root.includes('blob:HEAD') || !shape.root.includes('tree:records')) {
+    throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${shape.root.join(', ') || 'nothing'}, not exactly HEAD and records/ (and blobs/)`, { commit });
   }
   const [headBytes, ...held] = shape.blobs;
   const head = parseRemoteHead(headBytes, commit);

@@ -33,6 +33,7 @@ import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyRemote, ty
 import { holdKind, holdRefusal, readHold, setHold } from './hold.js';
 import { appendOutbox } from './outbox.js';
 import { noteFetched } from './fetched.js';
+import { adoptBlobs, blobsNamedBy, localBlobs } from './blobs.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
 import type { JoinInfo, RemotePaths } from './state.js';
 import { buildCommit } from './tree.js';
@@ -84,6 +85,8 @@ export interface LinkAttempt extends Attempt {
   readonly adopted: number;
   /** The anchor's contended_at when the attempt began (carried into the anchors it writes). */
   readonly contendedAt: string | undefined;
+  /** The ledger directory whose blob store the publication's test output is taken from (blobs.ts). */
+  readonly ledgerDir: string;
   outcome: PublishOutcome | null;
 }
 
@@ -125,7 +128,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     if (hold) throw holdRefusal(hold);
     ensureRepo(this.rp.repo);
     const anchor = readAnchor(this.rp);
-    const begun = { ...following(prior), contendedAt: anchor?.contended_at, outcome: null };
+    const begun = { ...following(prior), contendedAt: anchor?.contended_at, ledgerDir: paths.dir, outcome: null };
     // Policy: a machine whose write lost a race in the last CONTENDED_MS asks the remote first:
     // under contention the guess would let the last winner write again and again without a
     // fetch while the losers fetch, verify and lose again (the slowest of eight racing clones
@@ -195,6 +198,8 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime(), ours, local ? keyRecords(ops, paths, local) : []);
     const have = local ? local.seq : -1;
     const fresh = v.lines.slice(have + 1 - v.firstSeq);
+    // The whole test output the new records name, before the records (blobs.ts).
+    adoptBlobs(this.rp.repo, tip, paths.dir, blobsNamedBy(fresh));
     if (fresh.length || !local) adoptPublished(ops, paths, localCopy, Buffer.concat(fresh), v.headBytes);
     const last = v.lines.length ? v.lines[v.lines.length - 1] : null;
     writeAnchor(this.rp, {
@@ -221,7 +226,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     }
     const lastLine = lines[lines.length - 1];
     const { head, bytes } = write.head;
-    const commit = buildCommit(this.rp.repo, { parent: a.expected, firstSeq: write.base.seq + 1, lines, head: bytes, ts: head.ts });
+    const commit = buildCommit(this.rp.repo, { parent: a.expected, firstSeq: write.base.seq + 1, lines, head: bytes, ts: head.ts, blobs: localBlobs(a.ledgerDir, blobsNamedBy(lines)) });
     const outcome = pushWithLease(this.rp.repo, this.join.url, this.join.ref, commit, a.expected);
     // A guess that finds no remote is a refresh that found none: decided on the local copy, queued.
     if (a.basis === 'guessed' && outcome.kind === 'unreachable' && this.opts.offline) return this.queue(write);
