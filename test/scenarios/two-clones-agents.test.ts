@@ -28,7 +28,10 @@ afterEach(async () => {
 const FIXTURES = join(import.meta.dirname, '../../fixtures/hooks');
 const payload = (file: string, cwd: string) => JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, file), 'utf8')), cwd });
 function hook(m: Machine, kind: 'claude' | 'codex', event: string, file: string, extra: Record<string, string> = {}) {
-  const r = spawnSync(process.execPath, [BIN, 'hook', kind, event], { cwd: m.dir, env: { ...m.env, ...extra }, input: payload(file, m.dir), encoding: 'utf8' });
+  // StopFailure: Claude Code does not wait for the hook, so it hands the payload to a detached
+  // copy of itself (agents-run.ts); that copy is what is run here, to the end, with the payload.
+  const handed = event === 'stop-failure' ? { LEDGER_HOOK_PAYLOAD: payload(file, m.dir) } : {};
+  const r = spawnSync(process.execPath, [BIN, 'hook', kind, event], { cwd: m.dir, env: { ...m.env, ...extra, ...handed }, input: payload(file, m.dir), encoding: 'utf8' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, json: r.stdout ? (JSON.parse(r.stdout) as Record<string, any>) : null };
 }
 const gitIn = (m: Machine, ...args: string[]) => {
@@ -64,7 +67,7 @@ describe('two clones of one project, one remote: the essay\'s handoff with the a
     expect(failed).toMatchObject({ code: 0, stdout: '' });
     const note = JSON.parse(readFileSync(join(laptop.ledger, 'records.jsonl'), 'utf8').trim().split('\n').at(-1)!);
     expect(note).toMatchObject({ kind: 'note', agent: 'claude', event: 'interrupted', logical_operation_id: 'fix-tz' });
-    expect(note.text).toMatch(/interrupted by an API error \(rate_limit: You have reached your usage limit/);
+    expect(note.text).toMatch(/interrupted by an API error \(rate_limit: API Error: Request rejected \(429\) · You have reached your usage limit/);
     // A second event of the same ending (SessionEnd after StopFailure) adds nothing: notes do not pile up.
     const size = readFileSync(join(laptop.ledger, 'records.jsonl')).length;
     hook(laptop, 'claude', 'session-end', 'claude/session-end.json');

@@ -42,7 +42,9 @@ export function claudeHook(event: ClaudeEvent, payload: Payload, facts: HookFact
     case 'stop-failure': {
       if (facts.agent === null || facts.currency?.current === false) return SILENT;
       const error = typeof payload.error === 'string' ? payload.error : typeof payload.error_type === 'string' ? payload.error_type : null;
-      const details = typeof payload.error_details === 'string' ? payload.error_details : typeof payload.error_message === 'string' ? payload.error_message : null;
+      // Claude Code 2.1 sends `error` and, when it has one, `error_details`; its last message
+      // (the API error's text, as the session showed it) says the rest.
+      const details = typeof payload.error_details === 'string' ? payload.error_details : typeof payload.error_message === 'string' ? payload.error_message : typeof payload.last_assistant_message === 'string' ? payload.last_assistant_message : null;
       const open = new Map(facts.unrecorded().map((u) => [u.slug, u]));
       const notes = facts.ownLive().filter((i) => !facts.noted(i.slug, i.sinceSeq)).map((i) => ({ slug: i.slug, text: interruptedNote(error, details, open.get(i.slug) ?? null, facts.now), event: 'interrupted' as const }));
       return { stdout: null, notes };

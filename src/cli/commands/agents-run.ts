@@ -70,6 +70,15 @@ export async function runMcp(io: CliIO, f: Writer): Promise<number> {
 /** Policy: a hook reads its payload for at most this long; a harness always closes stdin. */
 const HOOK_STDIN_MS = 5_000;
 
+function parsePayload(text: string): Payload | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Payload) : null;
+  } catch {
+    return null;
+  }
+}
+
 async function readPayload(io: CliIO): Promise<Payload | null> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<null>((resolve) => {
@@ -100,8 +109,22 @@ export async function runHook(io: CliIO, agentKind: string, event: string, f: Fl
 async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<typeof HOOK> & Global): Promise<void> {
   const [claude, codex] = await Promise.all([import('../../agents/hooks/claude.js'), import('../../agents/hooks/codex.js')]);
   if (agentKind === 'claude' ? !claude.isClaudeEvent(event) : agentKind === 'codex' ? !codex.isCodexEvent(event) : true) return;
-  const payload = await readPayload(io);
+  const handed = io.env.LEDGER_HOOK_PAYLOAD;
+  const payload = handed !== undefined ? parsePayload(handed) : await readPayload(io);
   if (!payload) return;
+  // Policy: Claude Code does not wait for a StopFailure hook (fire and forget: in `claude -p`
+  // the session's end kills it within a moment), and the note needs a fetch and a publication.
+  // So the hook hands its payload to a detached copy of itself (its own process group), which
+  // writes the note, and returns at once.
+  if (agentKind === 'claude' && event === 'stop-failure' && handed === undefined) {
+    const { spawn } = await import('node:child_process');
+    const small = JSON.stringify({ ...payload, last_assistant_message: typeof payload.last_assistant_message === 'string' ? payload.last_assistant_message.slice(0, 1000) : undefined });
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1], 'hook', 'claude', 'stop-failure', ...(f.agent !== undefined ? ['--agent', f.agent] : [])], {
+      cwd: io.cwd, env: { ...io.env, LEDGER_HOOK_PAYLOAD: small }, detached: true, stdio: 'ignore',
+    });
+    child.unref();
+    return;
+  }
   const loc = ledgerLocation(io, f);
   if (loc.source === 'none' || !existsSync(join(loc.dir, 'HEAD'))) return;
   const named = agentOf(io, f);

@@ -1,5 +1,6 @@
 // The writing verbs' implementation: init, keygen, append (one handoff or intent, or a batch
 // from stdin), recover. Registered in write.ts.
+import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -49,7 +50,7 @@ export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: s
   const before = f.remote !== undefined ? beforeJoin(kp, tp) : null;
   // In a git work tree, git is made to ignore the key and the ledger before either exists, so no
   // `git add -A` ever sees them (issue 14.2); a git that cannot say refuses the init here.
-  const kept = keepOutOfGit(kp, dir);
+  const kept = keepOutOfGit(kp, dir, f.remote !== undefined ? [join(dirname(dir), 'HANDOFF.md'), join(dirname(dir), 'HANDOFF.yml')] : []);
   let created = false;
   let key: { name: string; seed: Uint8Array };
   if (existing) key = existing;
