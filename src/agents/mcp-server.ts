@@ -23,7 +23,7 @@ import { neutraliseLine } from '../text/sanitize.js';
 import type { McpServeOptions } from './mcp-front.js';
 import { SERVER_INSTRUCTIONS, SERVER_NAME, listTool } from './mcp-listing.js';
 import type { Tool, ToolContext } from './tools/kit.js';
-import type { Currency } from '../remote/current.js';
+import type { Currency } from '../index.js';
 import { toolsFor } from './tools/index.js';
 
 export interface SdkServeOptions extends McpServeOptions {

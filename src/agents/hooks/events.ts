@@ -4,7 +4,7 @@
 // events and formats onto these; the CLI (cli/commands/agents-run.ts) does the I/O.
 import type { StatusReport } from '../../handoff/status.js';
 import type { NoteEvent } from '../../record.js';
-import type { Currency } from '../../remote/current.js';
+import type { Currency } from '../../index.js';
 import type { Unrecorded } from './rules.js';
 
 export interface HookFacts {

@@ -11,10 +11,10 @@ import { leaseLive, span } from '../../handoff/lease.js';
 import { oneLine } from '../../text/lines.js';
 import { neutraliseLine } from '../../text/sanitize.js';
 import type { WorkItem, WorkLog } from '../../handoff/workitems.js';
-import { quoted } from '../../handoff/annotations.js';
-import { takeoverStep } from '../../handoff/next-step.js';
+import { quoted } from '../../index.js';
+import { takeoverStep } from '../../index.js';
 import type { CodePlace } from '../../record.js';
-import { currencyLine, type Currency } from '../../remote/current.js';
+import { currencyLine, type Currency } from '../../index.js';
 
 /** SPEC 12 / the essay: checkpoint at least this often. */
 export const CHECKPOINT_CADENCE_MS = 30 * 60_000;

@@ -12,7 +12,7 @@
 // so a refused call carries the same one-line reason as `ledger` would print.
 import * as z from 'zod';
 import type { Ledger } from '../../ledger.js';
-import type { Currency } from '../../remote/current.js';
+import type { Currency } from '../../index.js';
 import { ID_RE, NAME_RE, OUTCOMES } from '../../record.js';
 
 /** What the server decided at start, for every call. */

@@ -5,10 +5,10 @@ import * as z from 'zod';
 import { STATUS_MAX_ROWS, formatStatus, type ResumeReport, type StatusReport } from '../../index.js';
 import { KINDS, type Kind, type LedgerRecord } from '../../record.js';
 import { oneLine } from '../../text/lines.js';
-import { quoted } from '../../handoff/annotations.js';
-import { resumeStep, takeoverStep } from '../../handoff/next-step.js';
-import { takenFromLine } from '../../handoff/status.js';
-import type { Currency } from '../../remote/current.js';
+import { quoted } from '../../index.js';
+import { resumeStep, takeoverStep } from '../../index.js';
+import { takenFromLine } from '../../index.js';
+import type { Currency } from '../../index.js';
 import { ANSWER, slugArg, tool } from './kit.js';
 
 const leaseShape = z.looseObject({ state: z.enum(['live', 'lapsed', 'released']), until: z.string().nullable(), ms: z.number() });

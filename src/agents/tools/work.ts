@@ -9,7 +9,7 @@ import { LedgerError } from '../../errors.js';
 import type { Dependency, Invariant, Outcome, TestsRun } from '../../record.js';
 import type { TestsRequest } from '../../requests/work.js';
 import { oneLine } from '../../text/lines.js';
-import { quoted } from '../../handoff/annotations.js';
+import { quoted } from '../../index.js';
 import { ANSWER, durationArg, evidenceArg, itemsArg, outcomeArg, shortId, slugArg, textArg, tool, type ToolContext } from './kit.js';
 
 const recorded = {

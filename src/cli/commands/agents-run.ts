@@ -4,7 +4,9 @@
 //          problem at all is silence and exit 0 (SPEC 12: a hook never breaks a session; for
 //          Claude Code an exit 2 from a Stop hook would even block the stop)
 //   setup  plans every file first (a refusal writes nothing), then writes, checks or removes
-import { existsSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { sha256Hex } from '../../index.js';
+import { stateDirFrom } from '../../index.js';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger, readSecretKey } from '../../index.js';
@@ -13,7 +15,7 @@ import { checkAgent } from '../../requests/fields.js';
 import type { ToolContext } from '../../agents/tools/kit.js';
 import type { HookFacts, Payload } from '../../agents/hooks/events.js';
 import { alreadyNoted, lastWrite, ownsLiveItem, unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
-import { leaseLive } from '../../handoff/lease.js';
+import { leaseLive } from '../../index.js';
 import { VERSION } from '../cli.js';
 import { neutralise, neutraliseLine } from '../../text/sanitize.js';
 import type { Flags } from '../flags.js';
@@ -70,6 +72,36 @@ export async function runMcp(io: CliIO, f: Writer): Promise<number> {
 /** Policy: a hook reads its payload for at most this long; a harness always closes stdin. */
 const HOOK_STDIN_MS = 5_000;
 
+/** Where a StopFailure is marked for its session's SessionEnd (the per-user state directory). */
+function stopFailureMark(env: Record<string, string | undefined>, session: unknown): string | null {
+  if (typeof session !== 'string' || session === '' || session.length > 200) return null;
+  return join(stateDirFrom(env), 'hooks', `stop-failure-${sha256Hex(session).slice(0, 32)}.json`);
+}
+
+function markStopFailure(env: Record<string, string | undefined>, payload: Payload): void {
+  const path = stopFailureMark(env, payload.session_id);
+  if (!path) return;
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(path, JSON.stringify({ error: payload.error ?? null, error_details: payload.error_details ?? null, last_assistant_message: typeof payload.last_assistant_message === 'string' ? payload.last_assistant_message.slice(0, 1000) : null, at: new Date().toISOString() }), { mode: 0o600 });
+  } catch {
+    /* best effort: the detached copy still writes the note */
+  }
+}
+
+/** The StopFailure mark of this session, taken (read and removed); null when there is none, or it is older than 10 minutes. */
+function takeStopFailure(env: Record<string, string | undefined>, session: unknown): Payload | null {
+  const path = stopFailureMark(env, session);
+  if (!path) return null;
+  try {
+    const mark = parsePayload(readFileSync(path, 'utf8'));
+    rmSync(path, { force: true });
+    return mark && typeof mark.at === 'string' && Date.now() - Date.parse(mark.at) < 600_000 ? mark : null;
+  } catch {
+    return null;
+  }
+}
+
 function parsePayload(text: string): Payload | null {
   try {
     const v: unknown = JSON.parse(text);
@@ -117,6 +149,9 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
   // So the hook hands its payload to a detached copy of itself (its own process group), which
   // writes the note, and returns at once.
   if (agentKind === 'claude' && event === 'stop-failure' && handed === undefined) {
+    // The session's SessionEnd hook (which Claude Code waits for) may run before the detached copy
+    // writes: it finds this mark and writes the note as "interrupted" itself (claude.ts).
+    markStopFailure(io.env, payload);
     const { spawn } = await import('node:child_process');
     const small = JSON.stringify({ ...payload, last_assistant_message: typeof payload.last_assistant_message === 'string' ? payload.last_assistant_message.slice(0, 1000) : undefined });
     const child = spawn(process.execPath, [...process.execArgv, process.argv[1], 'hook', 'claude', 'stop-failure', ...(f.agent !== undefined ? ['--agent', f.agent] : [])], {
@@ -160,7 +195,7 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
     const top = workTreeTop(cwd);
     return (content = top === null ? null : workTreeContent(top, { ledgerDir: realOr(loc.dir), views: [join(realOr(dirname(loc.dir)), 'HANDOFF.md'), join(realOr(dirname(loc.dir)), 'HANDOFF.yml')] }));
   };
-  const codePlaceModule = asksGit ? await import('../../handoff/code-place.js') : null;
+  const codePlaceModule = asksGit ? await import('../../index.js') : null;
   let unrecorded: Unrecorded[] | null = null;
   const facts: HookFacts = {
     agent,
@@ -186,7 +221,11 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
       return agent !== null && item !== undefined && alreadyNoted(item, agent, sinceSeq);
     },
   };
-  const answer = agentKind === 'claude' ? claude.claudeHook(event as never, payload, facts) : codex.codexHook(event as never, payload, facts);
+  // A session that ended after a StopFailure: its end is the interruption (claude.ts).
+  const interrupted = agentKind === 'claude' && event === 'session-end' ? takeStopFailure(io.env, payload.session_id) : null;
+  const answer = agentKind === 'claude'
+    ? claude.claudeHook(interrupted ? 'stop-failure' : (event as never), interrupted ? { ...interrupted, hook_event_name: 'StopFailure' } : payload, facts)
+    : codex.codexHook(event as never, payload, facts);
   // As every --json sink does (common.ts emit): unsafe code points as JSON escapes, the same values.
   if (answer.stdout) io.stdout(neutralise(JSON.stringify(answer.stdout)) + '\n');
   if (answer.notes.length && agent !== null) {

@@ -5,7 +5,7 @@ import { Ledger } from '../../ledger.js';
 import type { Kind, LedgerRecord } from '../../record.js';
 import { checkLog } from '../../requests/read.js';
 import type { RecordAt } from '../../index.js';
-import { parseRecordRef } from '../../store/ids.js';
+import { parseRecordRef } from '../../index.js';
 import { formatTable } from '../../text/table.js';
 import { emit, ledgerDir, type CliIO, type Global } from './common.js';
 import { currentRead } from './remote-opts.js';

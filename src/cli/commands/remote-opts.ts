@@ -3,7 +3,7 @@
 // ledger joined to a remote (SPEC 11), --offline and where a queued write is reported (stderr: a
 // queued write is not published, and the output says so).
 import type { Ledger, OpenOptions } from '../../ledger.js';
-import { currencyLine, type Currency } from '../../remote/current.js';
+import { currencyLine, type Currency } from '../../index.js';
 import { keyPath, ledgerDir, queuedWrites, trustPath, waitMs, type CliIO, type Writer } from './common.js';
 
 export function remoteOpts(io: CliIO, f: { offline?: boolean }) {
