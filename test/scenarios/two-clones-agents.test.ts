@@ -97,6 +97,11 @@ describe('two clones of one project, one remote: the essay\'s handoff with the a
     const lines = (resume.structured!.lines as string[]).join('\n');
     expect(lines).toMatch(/whole output: \.ledger\/blobs\/sha256\/[0-9a-f]{64}/);
     expect(lines).toMatch(/code: as of seq \d+ \(claude, \S+\): branch \S+ at [0-9a-f]{12} in \S+, with uncommitted changes\n {2}NOT pushed/);
+    // A plain start is refused, and the refusal says the takeover as this tool's arguments.
+    const plain = await call(s, 'start', { slug: 'fix-tz', summary: 'finish fix-tz' });
+    expect(plain.isError).toBe(true);
+    expect(plain.text).toMatch(/slug fix-tz is owned by claude until \S+; .*take it over, recorded: call start with \{"slug":"fix-tz","summary":"<what you will do>","takeover":true,"force":true,"reason":"<why/);
+    expect(plain.text).not.toMatch(/--takeover/);
     const took = await call(s, 'start', { ...args, summary: 'finish fix-tz: pad the minutes' });
     expect(took.isError, took.text).toBe(false);
     expect(took.structured!.takeover).toMatchObject({ agent: 'claude' });

@@ -50,6 +50,8 @@ export const startTool = tool({
       force: a.force === true,
       ...(a.reason !== undefined ? { reason: a.reason } : {}),
       cwd: ctx.cwd,
+    }).catch((e: unknown) => {
+      throw forMcpCaller(e, a.slug);
     });
     const rec = res.record;
     const r = rec.record;
@@ -68,6 +70,21 @@ export const startTool = tool({
     };
   },
 });
+
+/**
+ * Issue 24.4: a refused start says the takeover as this tool's arguments, not as the command
+ * line's flags an MCP caller cannot use (the refusal itself is the workflow's, unchanged).
+ */
+function forMcpCaller(e: unknown, slug: string): unknown {
+  if (!(e instanceof LedgerError) || e.code !== 'INPUT_CONFLICT' || typeof e.data.owner !== 'string' || typeof e.data.lease_until !== 'string') return e;
+  const owner = e.data.owner;
+  const live = Date.parse(e.data.lease_until) > Date.now();
+  const call = JSON.stringify({ slug, summary: '<what you will do>', takeover: true, ...(live ? { force: true, reason: `<why: e.g. ${owner}'s session ended at its usage limit>` } : {}) });
+  const hint = live
+    ? `wait, or ask ${owner} to release it; if ${owner}'s session is gone (resume ${slug} says so when its hook noted it), take it over, recorded: call start with ${call}`
+    : `call resume with slug ${slug} first, then take it over: call start with ${call}`;
+  return new LedgerError(e.code, e.message, e.data, hint);
+}
 
 /** The arguments a checkpoint and a finish share (the command line's --done ... --evidence). */
 const milestone = {
