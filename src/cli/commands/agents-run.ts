@@ -295,7 +295,7 @@ export async function runSetup(io: CliIO, kind: string, f: Flags<typeof SETUP> &
     lines.push('the MCP server and hooks run the project\'s installed ledger (node_modules/.bin/ledger, found from the project folder up), else the `ledger` on PATH: no path of this machine is written, so the files can be committed and work on every clone');
     if (!launcherFinds(root, io.env)) lines.push('warning: no ledger is installed in this project (node_modules/.bin/ledger) and none is on PATH here: install the package in the project (npm install handoff-ledger) or globally before an agent starts');
     lines.push(kind === 'claude'
-      ? 'next: start Claude Code in this project and approve the project MCP server "handoff-ledger" when it asks; .claude/settings.json allows its tools (permission rule mcp__handoff-ledger), which `claude -p` needs'
+      ? 'next: start Claude Code in this project once, trust it and approve the project MCP server "handoff-ledger" when it asks; .claude/settings.json allows its tools (permission rule mcp__handoff-ledger), which `claude -p` honours only in a project the user trusted (else pass --allowedTools mcp__handoff-ledger)'
       : 'next: trust this project in Codex and approve its hooks when Codex asks ("hooks need review"): `codex exec` runs a project\'s hooks only once they were trusted in an interactive `codex` session, and skips them silently until then (automation that vets the hooks itself may pass --dangerously-bypass-hook-trust)');
   }
   emit(io, f, { ok: true, kind, agent, root, remove, command, files }, lines);
