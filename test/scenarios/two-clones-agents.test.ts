@@ -63,13 +63,23 @@ describe('two clones of one project, one remote: the essay\'s handoff with the a
     writeFileSync(join(laptop.dir, 'time.js'), 'export const offset = (t, o) => t + o;\n');
     const cp = await laptop.run(['checkpoint', 'fix-tz', '--done', 'fixed the sign of the offset', '--state', '5 pass, 2 fail', '--next', 'pad the minutes in formatOffset()', '--tests-cmd', 'echo "# pass 5"; echo "# fail 2"; exit 1']);
     expect(cp.code, cp.stderr).toBe(0);
-    const failed = hook(laptop, 'claude', 'stop-failure', 'claude/stop-failure.json');
-    expect(failed).toMatchObject({ code: 0, stdout: '' });
+    // The turn dies on the API's 429. Claude Code kills a StopFailure hook at once when `claude -p`
+    // exits; its SessionEnd (waited for) finds the API error on the transcript's last assistant
+    // entry, as Claude Code 2.1.328 writes it, and leaves the signed "interrupted" note.
+    const transcript = join(w.root, 'session.jsonl');
+    writeFileSync(transcript, [
+      JSON.stringify({ type: 'user', message: { role: 'user', content: 'fix it' } }),
+      JSON.stringify({ type: 'assistant', isApiErrorMessage: true, error: 'rate_limit', apiErrorStatus: 429, message: { role: 'assistant', content: [{ type: 'text', text: 'API Error: Request rejected (429) · You have reached your usage limit. Your limit will reset at 11pm.' }] } }),
+      JSON.stringify({ type: 'cost-state', totalCostUSD: 0 }),
+    ].join('\n') + '\n');
+    const ended = spawnSync(process.execPath, [BIN, 'hook', 'claude', 'session-end'], { cwd: laptop.dir, env: laptop.env, input: JSON.stringify({ ...JSON.parse(readFileSync(join(FIXTURES, 'claude/session-end.json'), 'utf8')), cwd: laptop.dir, transcript_path: transcript }), encoding: 'utf8' });
+    expect(ended).toMatchObject({ status: 0, stdout: '' });
     const note = JSON.parse(readFileSync(join(laptop.ledger, 'records.jsonl'), 'utf8').trim().split('\n').at(-1)!);
     expect(note).toMatchObject({ kind: 'note', agent: 'claude', event: 'interrupted', logical_operation_id: 'fix-tz' });
     expect(note.text).toMatch(/interrupted by an API error \(rate_limit: API Error: Request rejected \(429\) · You have reached your usage limit/);
-    // A second event of the same ending (SessionEnd after StopFailure) adds nothing: notes do not pile up.
+    // The StopFailure hook's own copy (when Claude Code lets it run) adds nothing: notes do not pile up.
     const size = readFileSync(join(laptop.ledger, 'records.jsonl')).length;
+    expect(hook(laptop, 'claude', 'stop-failure', 'claude/stop-failure.json')).toMatchObject({ code: 0, stdout: '' });
     hook(laptop, 'claude', 'session-end', 'claude/session-end.json');
     expect(readFileSync(join(laptop.ledger, 'records.jsonl')).length).toBe(size);
 

@@ -4,7 +4,7 @@
 //          problem at all is silence and exit 0 (SPEC 12: a hook never breaks a session; for
 //          Claude Code an exit 2 from a Stop hook would even block the stop)
 //   setup  plans every file first (a refusal writes nothing), then writes, checks or removes
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { sha256Hex } from '../../index.js';
 import { stateDirFrom } from '../../index.js';
 import { dirname, isAbsolute, join, relative } from 'node:path';
@@ -100,6 +100,42 @@ function takeStopFailure(env: Record<string, string | undefined>, session: unkno
   } catch {
     return null;
   }
+}
+
+/**
+ * Why a Claude Code session ended, from its own transcript: an API error (a usage or rate limit)
+ * on its last assistant entry (`isApiErrorMessage`, `error`). Claude Code 2.1 kills a StopFailure
+ * hook at once when `claude -p` exits, before it can write anything (seen with the real client),
+ * so its SessionEnd, which it waits for, reads this. Policy: read only, bounded (the last 64 KiB),
+ * a regular `.jsonl` file, never through a link; anything unexpected is "not interrupted".
+ */
+function interruptedFromTranscript(path: unknown): Payload | null {
+  if (typeof path !== 'string' || !isAbsolute(path) || !path.endsWith('.jsonl')) return null;
+  try {
+    const st = lstatSync(path);
+    if (!st.isFile()) return null;
+    const fd = openSync(path, 'r');
+    let text: string;
+    try {
+      const n = Math.min(st.size, 64 * 1024);
+      const buf = Buffer.alloc(n);
+      readSync(fd, buf, 0, n, st.size - n);
+      text = buf.toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+    for (const line of text.split('\n').reverse()) {
+      const e = parsePayload(line);
+      if (!e || e.type !== 'assistant') continue;
+      if (e.isApiErrorMessage !== true) return null;
+      const content = (e.message as { content?: { type?: string; text?: string }[] } | undefined)?.content;
+      const said = Array.isArray(content) ? content.find((c) => c?.type === 'text' && typeof c.text === 'string')?.text : undefined;
+      return { hook_event_name: 'StopFailure', error: typeof e.error === 'string' ? e.error : 'unknown', ...(said ? { last_assistant_message: said.slice(0, 1000) } : {}) };
+    }
+  } catch {
+    /* not interrupted, as far as can be told */
+  }
+  return null;
 }
 
 function parsePayload(text: string): Payload | null {
@@ -222,7 +258,7 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
     },
   };
   // A session that ended after a StopFailure: its end is the interruption (claude.ts).
-  const interrupted = agentKind === 'claude' && event === 'session-end' ? takeStopFailure(io.env, payload.session_id) : null;
+  const interrupted = agentKind === 'claude' && event === 'session-end' ? (takeStopFailure(io.env, payload.session_id) ?? interruptedFromTranscript(payload.transcript_path)) : null;
   const answer = agentKind === 'claude'
     ? claude.claudeHook(interrupted ? 'stop-failure' : (event as never), interrupted ? { ...interrupted, hook_event_name: 'StopFailure' } : payload, facts)
     : codex.codexHook(event as never, payload, facts);
