@@ -168,7 +168,7 @@ export function sessionEndNote(u: Unrecorded, reason: string | null, now: Date):
 export function interruptedNote(error: string | null, details: string | null, unrecorded: Unrecorded | null, now: Date): string {
   const what = error ? `an API error (${neutraliseLine(oneLine(error, 40))}${details ? `: ${neutraliseLine(oneLine(details, 200))}` : ''})` : 'an API error';
   const left = unrecorded
-    ? ` ${unrecorded.changed ? 'with work-tree changes after its last record' : `without a checkpoint for ${span(now.getTime() - Date.parse(unrecorded.since.ts))}`} (seq ${unrecorded.since.seq}); resume from the work tree, not only from the last checkpoint`
+    ? `, ${unrecorded.changed ? 'with work-tree changes after its last record' : `without a checkpoint for ${span(now.getTime() - Date.parse(unrecorded.since.ts))}`} (seq ${unrecorded.since.seq}): resume from the work tree, not only from the last checkpoint`
     : '';
-  return `The session was interrupted by ${what}; its owner may not be back soon, and whoever comes next may take this item over.${left}`;
+  return `The session was interrupted by ${what}${left}. Its owner may not be back soon; whoever comes next may take this item over.`;
 }
