@@ -20,15 +20,11 @@ export type { WorkResult, WriteResult, ViewsRefresh } from './handoff/workflow.j
 export type { ReleaseResult } from './handoff/release.js';
 // What status and resume report, and their text as `ledger` prints it.
 export { formatStatus, STATUS_MAX_ROWS, takenFromLine, type StatusReport, type StatusItem } from './handoff/status.js';
-// Issue 24: how current a joined ledger's answer is, the one next step, quoted record text, where the code is.
+// Issue 24: output formatters: how current a joined ledger's answer is, the one next step, quoted record text.
 export { currencyLine, type Currency } from './remote/current.js';
 export { resumeStep, takeoverStep, type Caller } from './handoff/next-step.js';
 export { quoted } from './handoff/annotations.js';
-export { leaseLive } from './handoff/lease.js';
-export { workTreeContent, workTreeTop } from './handoff/code-place.js';
-export { parseRecordRef } from './store/ids.js';
-export { sha256Hex } from './canonical.js';
-export { stateDirFrom } from './store/state-dir.js';
+
 export type { ResumeReport } from './handoff/resume.js';
 export { digestSource, type EvidenceContext } from './causal/evidence.js';
 // Which ledger a folder uses, found as git finds its repository (SPEC 3).

@@ -94,6 +94,16 @@ export function lastWrite(item: WorkItem): { ts: string; seq: number; kind: stri
   return null;
 }
 
+/** The agent's open items with a live lease, each with its last write's seq (the notes a session's end leaves). */
+export function ownLiveItems(log: WorkLog, agent: string, now: Date): { slug: string; sinceSeq: number }[] {
+  const out: { slug: string; sinceSeq: number }[] = [];
+  for (const item of log.items.values()) {
+    if (item.status !== 'open' || item.owner !== agent || item.lease_until === null || !leaseLive(item.lease_until, now)) continue;
+    out.push({ slug: item.slug, sinceSeq: lastWrite(item)?.seq ?? -1 });
+  }
+  return out;
+}
+
 /** Whether the agent's hook already noted this session's end (or interruption) after its last write: notes do not pile up. */
 export function alreadyNoted(item: WorkItem, agent: string, sinceSeq: number): boolean {
   return item.notes.some((n) => n.agent === agent && n.event !== null && n.seq > sinceSeq);

@@ -4,9 +4,7 @@
 //          problem at all is silence and exit 0 (SPEC 12: a hook never breaks a session; for
 //          Claude Code an exit 2 from a Stop hook would even block the stop)
 //   setup  plans every file first (a refusal writes nothing), then writes, checks or removes
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { sha256Hex } from '../../index.js';
-import { stateDirFrom } from '../../index.js';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger, readSecretKey } from '../../index.js';
@@ -14,8 +12,8 @@ import { AGENT_RE } from '../../record.js';
 import { checkAgent } from '../../requests/fields.js';
 import type { ToolContext } from '../../agents/tools/kit.js';
 import type { HookFacts, Payload } from '../../agents/hooks/events.js';
-import { alreadyNoted, lastWrite, ownsLiveItem, unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
-import { leaseLive } from '../../index.js';
+import { alreadyNoted, ownLiveItems, ownsLiveItem, unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
+import { markStopFailure, takeStopFailure, interruptedFromTranscript } from '../../agents/hooks/stop-failure.js';
 import { VERSION } from '../cli.js';
 import { neutralise, neutraliseLine } from '../../text/sanitize.js';
 import type { Flags } from '../flags.js';
@@ -72,73 +70,7 @@ export async function runMcp(io: CliIO, f: Writer): Promise<number> {
 /** Policy: a hook reads its payload for at most this long; a harness always closes stdin. */
 const HOOK_STDIN_MS = 5_000;
 
-/** Where a StopFailure is marked for its session's SessionEnd (the per-user state directory). */
-function stopFailureMark(env: Record<string, string | undefined>, session: unknown): string | null {
-  if (typeof session !== 'string' || session === '' || session.length > 200) return null;
-  return join(stateDirFrom(env), 'hooks', `stop-failure-${sha256Hex(session).slice(0, 32)}.json`);
-}
-
-function markStopFailure(env: Record<string, string | undefined>, payload: Payload): void {
-  const path = stopFailureMark(env, payload.session_id);
-  if (!path) return;
-  try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    writeFileSync(path, JSON.stringify({ error: payload.error ?? null, error_details: payload.error_details ?? null, last_assistant_message: typeof payload.last_assistant_message === 'string' ? payload.last_assistant_message.slice(0, 1000) : null, at: new Date().toISOString() }), { mode: 0o600 });
-  } catch {
-    /* best effort: the detached copy still writes the note */
-  }
-}
-
-/** The StopFailure mark of this session, taken (read and removed); null when there is none, or it is older than 10 minutes. */
-function takeStopFailure(env: Record<string, string | undefined>, session: unknown): Payload | null {
-  const path = stopFailureMark(env, session);
-  if (!path) return null;
-  try {
-    const mark = parsePayload(readFileSync(path, 'utf8'));
-    rmSync(path, { force: true });
-    return mark && typeof mark.at === 'string' && Date.now() - Date.parse(mark.at) < 600_000 ? mark : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Why a Claude Code session ended, from its own transcript: an API error (a usage or rate limit)
- * on its last assistant entry (`isApiErrorMessage`, `error`). Claude Code 2.1 kills a StopFailure
- * hook at once when `claude -p` exits, before it can write anything (seen with the real client),
- * so its SessionEnd, which it waits for, reads this. Policy: read only, bounded (the last 64 KiB),
- * a regular `.jsonl` file, never through a link; anything unexpected is "not interrupted".
- */
-function interruptedFromTranscript(path: unknown): Payload | null {
-  if (typeof path !== 'string' || !isAbsolute(path) || !path.endsWith('.jsonl')) return null;
-  try {
-    const st = lstatSync(path);
-    if (!st.isFile()) return null;
-    const fd = openSync(path, 'r');
-    let text: string;
-    try {
-      const n = Math.min(st.size, 64 * 1024);
-      const buf = Buffer.alloc(n);
-      readSync(fd, buf, 0, n, st.size - n);
-      text = buf.toString('utf8');
-    } finally {
-      closeSync(fd);
-    }
-    for (const line of text.split('\n').reverse()) {
-      const e = parsePayload(line);
-      if (!e || e.type !== 'assistant') continue;
-      if (e.isApiErrorMessage !== true) return null;
-      const content = (e.message as { content?: { type?: string; text?: string }[] } | undefined)?.content;
-      const said = Array.isArray(content) ? content.find((c) => c?.type === 'text' && typeof c.text === 'string')?.text : undefined;
-      return { hook_event_name: 'StopFailure', error: typeof e.error === 'string' ? e.error : 'unknown', ...(said ? { last_assistant_message: said.slice(0, 1000) } : {}) };
-    }
-  } catch {
-    /* not interrupted, as far as can be told */
-  }
-  return null;
-}
-
-function parsePayload(text: string): Payload | null {
+export function parsePayload(text: string): Payload | null {
   try {
     const v: unknown = JSON.parse(text);
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Payload) : null;
@@ -231,7 +163,7 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
     const top = workTreeTop(cwd);
     return (content = top === null ? null : workTreeContent(top, { ledgerDir: realOr(loc.dir), views: [join(realOr(dirname(loc.dir)), 'HANDOFF.md'), join(realOr(dirname(loc.dir)), 'HANDOFF.yml')] }));
   };
-  const codePlaceModule = asksGit ? await import('../../index.js') : null;
+  const codePlaceModule = asksGit ? await import('../../agents/hooks/worktree.js') : null;
   let unrecorded: Unrecorded[] | null = null;
   const facts: HookFacts = {
     agent,
@@ -243,15 +175,7 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
       if (agent === null) return (unrecorded = []);
       return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest === null ? null : latest > since), contentNow));
     },
-    ownLive: () => {
-      if (agent === null) return [];
-      const out: { slug: string; sinceSeq: number }[] = [];
-      for (const item of read().log.items.values()) {
-        if (item.status !== 'open' || item.owner !== agent || item.lease_until === null || !leaseLive(item.lease_until, now)) continue;
-        out.push({ slug: item.slug, sinceSeq: lastWrite(item)?.seq ?? -1 });
-      }
-      return out;
-    },
+    ownLive: () => (agent === null ? [] : ownLiveItems(read().log, agent, now)),
     noted: (slug, sinceSeq) => {
       const item = read().log.items.get(slug);
       return agent !== null && item !== undefined && alreadyNoted(item, agent, sinceSeq);

@@ -5,7 +5,6 @@ import { Ledger } from '../../ledger.js';
 import type { Kind, LedgerRecord } from '../../record.js';
 import { checkLog } from '../../requests/read.js';
 import type { RecordAt } from '../../index.js';
-import { parseRecordRef } from '../../index.js';
 import { formatTable } from '../../text/table.js';
 import { emit, ledgerDir, type CliIO, type Global } from './common.js';
 import { currentRead } from './remote-opts.js';
@@ -22,10 +21,9 @@ function row(r: RecordAt): string[] {
 export async function runShow(io: CliIO, refText: string, f: Global): Promise<number> {
   // The one resolver (store/ids.ts, through the Ledger): the form first (exit 2 before anything
   // is read), then a seq or HEAD costs a few short reads, an id the index, a prefix a scan.
-  const ref = parseRecordRef(refText, 'show');
   const ledger = Ledger.open({ dir: ledgerDir(io, f), env: io.env });
   const cur = await currentRead(io, ledger);
-  const found = ledger.resolve(ref, 'show');
+  const found = ledger.resolve(refText, 'show');
   emit(io, f, { ok: true, id: found.id, seq: found.seq, offset: found.offset, record: found.record, ...cur.json }, [...cur.lead, `id ${found.id}`, ...JSON.stringify(found.record, null, 2).split('\n')]);
   return 0;
 }
