@@ -138,7 +138,7 @@ describe('two clones of one project, one remote: the essay\'s handoff with the a
     // Its late checkpoint is refused without an offer to reopen another agent's finished work.
     const late = await laptop.run(['checkpoint', 'fix-tz', '--done', 'x', '--state', 'y', '--next', 'z']);
     expect(late.code).toBe(2);
-    expect(late.stderr).toMatch(/was finished \(success\) by codex.*taken over by codex.*nothing is left to do on it: do not record work on it or restart it/);
+    expect(late.stderr).toMatch(/was finished \(success\) by codex.*taken over by codex.*the item is not yours to reopen/);
     expect(late.stderr).not.toMatch(/reopens it/);
     // sync re-renders the views.
     expect((await laptop.run(['sync'])).code).toBe(0);
