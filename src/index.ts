@@ -19,7 +19,12 @@ export type { StatusRequest, ResumeRequest, LogRequest } from './requests/read.j
 export type { WorkResult, WriteResult, ViewsRefresh } from './handoff/workflow.js';
 export type { ReleaseResult } from './handoff/release.js';
 // What status and resume report, and their text as `ledger` prints it.
-export { formatStatus, STATUS_MAX_ROWS, type StatusReport, type StatusItem } from './handoff/status.js';
+export { formatStatus, STATUS_MAX_ROWS, takenFromLine, type StatusReport, type StatusItem } from './handoff/status.js';
+// Issue 24: output formatters: how current a joined ledger's answer is, the one next step, quoted record text.
+export { currencyLine, type Currency } from './remote/current.js';
+export { resumeStep, takeoverStep, type Caller } from './handoff/next-step.js';
+export { quoted } from './handoff/annotations.js';
+
 export type { ResumeReport } from './handoff/resume.js';
 export { digestSource, type EvidenceContext } from './causal/evidence.js';
 // Which ledger a folder uses, found as git finds its repository (SPEC 3).

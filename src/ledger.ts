@@ -69,6 +69,7 @@ import { checkLog, checkResume, checkStatus, type LogRequest, type ResumeChecked
 import { readTrust } from './keys/trust-file.js';
 import type { RemoteLink } from './remote/link.js';
 import { acceptRemote, joinedRemote, joinLedger, openRemoteLink, resolveRemoteUrl, summarizeRemote, syncLedger, type JoinResult, type RemoteContext, type RemoteSummary, type SyncReport } from './remote/sync.js';
+import { describe as describeCurrency, readBudgetMs, refreshForRead, type Currency } from './remote/current.js';
 
 export interface OpenOptions {
   /** The ledger directory (default `.ledger`). */
@@ -205,6 +206,7 @@ export class Ledger {
 
   private constructor(opts: OpenOptions) {
     const env = opts.env ?? process.env;
+    this.env = env;
     const stateDir = opts.stateDir ?? stateDirFrom(env);
     // This Ledger's caches (src/cache/): LEDGER_NO_CACHE read here, once, and passed down.
     const cache = new LedgerCache(opts.cache ?? cachesOff(env), stateDir);
@@ -223,7 +225,7 @@ export class Ledger {
       const path = this.remoteCtx.join.trust;
       const t = opts.trust;
       this.trustOf = () => (t === undefined ? readTrust(path) : typeof t === 'string' ? readTrust(t) : t);
-      this.link = openRemoteLink(this.remoteCtx, this.trustOf, { offline: opts.offline, now: opts.now, onNotice: opts.onRemoteNotice });
+      this.link = openRemoteLink(this.remoteCtx, this.trustOf, { offline: opts.offline, now: opts.now, onNotice: opts.onRemoteNotice, onAdopt: () => void (this.viewsBehind = true) });
       this.store.publisher = this.link;
     }
   }
@@ -236,6 +238,9 @@ export class Ledger {
   }
 
   private readonly trustGiven: string | Trust | undefined;
+  private readonly env: Env;
+  /** Set when the local copy took records from the remote since the views were last rendered. */
+  private viewsBehind = false;
   private readonly remoteCtx: RemoteContext | null;
   private readonly link: RemoteLink | null = null;
   private readonly trustOf: () => Trust = () => {
@@ -247,6 +252,39 @@ export class Ledger {
     if (!this.remoteCtx) return null;
     const head = readHead(this.store.ops!, this.paths);
     return summarizeRemote(this.remoteCtx, head ? head.seq : null);
+  }
+
+  /**
+   * SPEC 11 "reads are current": in a ledger joined to a remote, fetches and verifies what is new
+   * within `budgetMs` (default: LEDGER_FETCH_BUDGET, else 2 s; remote/current.ts) and says how
+   * current the local copy is; past the budget, or with the remote away, it says how old it is.
+   * Never throws; null when the ledger is not joined (the local copy is the ledger). Records
+   * taken re-render the views (a failure there is in `warnings`).
+   */
+  async current(opts: { budgetMs?: number } = {}): Promise<{ currency: Currency; warnings: string[] } | null> {
+    if (!this.link) return null;
+    const currency = refreshForRead(this.link, this.store, opts.budgetMs ?? readBudgetMs(this.env), this.clock);
+    return { currency, warnings: await this.viewsAfterAdoption() };
+  }
+
+  /** How current the local copy is, from what this machine knows, without the network (null: not joined). */
+  currency(): Currency | null {
+    return this.link ? describeCurrency(this.link, this.store, null, 0, this.clock()) : null;
+  }
+
+  /**
+   * SPEC 11: the views follow the local copy. After records were taken from the remote (a sync,
+   * a current read, a write that adopted first), HANDOFF.md and HANDOFF.yml are rendered again.
+   * Policy: a failure is a warning (the record is the truth; `ledger render` repairs the views).
+   */
+  async viewsAfterAdoption(): Promise<string[]> {
+    if (!this.viewsBehind) return [];
+    this.viewsBehind = false;
+    try {
+      return (await this.renderViews()).warnings;
+    } catch (e) {
+      return [`the local copy took records from the remote but the views were not rewritten (${(e as Error).message.split('\n')[0]}); run \`ledger render\``];
+    }
   }
 
   /**
@@ -329,7 +367,12 @@ export class Ledger {
 
   /** What the rules below need of this ledger (causal/retry.ts LedgerWriter, handoff/workflow.ts WorkWriter). */
   private writer(): WorkWriter & { workItem: WorkItemFold } {
-    return { paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock, keySecret: () => this.keySecret(), workItem: foldWorkItem };
+    return {
+      paths: this.paths, store: this.store, signer: () => this.signer(), head: () => this.head(), now: this.clock, keySecret: () => this.keySecret(), workItem: foldWorkItem,
+      // A joined ledger's advisory checks decide on the remote's state (a checkpoint of an item
+      // another machine finished is refused before its test suite runs, not after).
+      ...(this.link ? { refresh: () => void refreshForRead(this.link!, this.store, readBudgetMs(this.env), this.clock) } : {}),
+    };
   }
 
   /** The key's secret as the workflow scans test output for it; null when only a Signer was given. */
@@ -484,7 +527,7 @@ export class Ledger {
    * of text, `lead` first, after the line naming the asker's own item); without a slug, the
    * asker's own open item when there is exactly one, else the status.
    */
-  async resume(req: ResumeRequest | ResumeChecked = {}, lead: readonly string[] = []): Promise<ResumeAnswer> {
+  async resume(req: ResumeRequest | ResumeChecked = {}, lead: readonly string[] = [], opts: { caller?: 'cli' | 'mcp' } = {}): Promise<ResumeAnswer> {
     const r = checkOnce(req, checkResume);
     const now = r.now ?? this.clock();
     const root = dirname(this.paths.dir);
@@ -499,7 +542,7 @@ export class Ledger {
       if (own.length !== 1) return { mode: 'status', reason: r.agent === null ? 'no-agent' : own.length === 0 ? 'none' : 'several', own, report: statusOf(log, outcomes, r.agent, now) };
       slug = own[0];
     }
-    const bare = { now, root, ledgerDir: this.paths.dir, git: null };
+    const bare = { now, root, ledgerDir: this.paths.dir, git: null, asker: r.agent, caller: opts.caller ?? 'cli' };
     // An unknown slug is refused before git's answer is waited for (or, for one's own, asked).
     if (!log.items.has(slug)) buildResume(log, slug, bare);
     const ctx = { ...bare, git: await (git ?? gitFacts(root)) };

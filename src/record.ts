@@ -49,6 +49,18 @@ export interface TestsWorkdir {
   git: { commit: string | null; branch: string | null; clean: boolean } | null;
 }
 
+/**
+ * Where the code of a work item was when a start, checkpoint or finish was written (issue 24.5,
+ * handoff/code-place.ts): the machine and work tree, the branch and commit, the remote-tracking
+ * ref that holds the commit (null: only on that machine), whether the tree had changes, and a
+ * digest of the tree's content (what the stop hook compares). git null: not a git work tree.
+ */
+export interface CodePlace {
+  machine: string;
+  path: string;
+  git: { branch: string | null; commit: string | null; pushed_to: string | null; dirty: boolean; content?: string } | null;
+}
+
 export interface GenesisPayload { nonce: string; name?: string }
 export interface HandoffPayload {
   logical_operation_id: string;
@@ -84,6 +96,7 @@ export interface StartPayload {
   summary: string;
   lease_until: string;
   takeover?: Takeover;
+  code?: CodePlace;
 }
 /** The execution a start replaces. `forced` and `reason`: issue 14 (a live lease taken over). */
 export interface Takeover {
@@ -98,7 +111,15 @@ export interface Takeover {
 /** The owner hands an unfinished item back: it stays open, unowned (`ledger release`). */
 export interface ReleasePayload { logical_operation_id: string; execution_id: string; note?: string }
 /** Anyone's note on a work item; takes no ownership (`ledger note`). */
-export interface NotePayload { logical_operation_id: string; text: string }
+export interface NotePayload {
+  logical_operation_id: string;
+  text: string;
+  /** A note a hook wrote for its agent when its session ended with work unrecorded, or was
+   *  interrupted (an API error: a usage or rate limit); whoever comes next may take the item over. */
+  event?: NoteEvent;
+}
+export const NOTE_EVENTS = ['session-end', 'interrupted'] as const;
+export type NoteEvent = (typeof NOTE_EVENTS)[number];
 export interface CheckpointPayload {
   logical_operation_id: string;
   execution_id: string;
@@ -109,6 +130,7 @@ export interface CheckpointPayload {
   attempted: string[];
   blockers: string[];
   tests?: TestsRun;
+  code?: CodePlace;
   /** What the work relied on so far, digested when the checkpoint was written (resume re-digests it). */
   evidence?: Record<string, Evidence>;
   lease_until: string;
@@ -305,6 +327,17 @@ const testsWorkdir = object({
   path: text(1, 4096),
   git: orNull(object({ commit: orNull(pattern(COMMIT_RE, 'a commit id (40 or 64 lowercase hex)')), branch: orNull(text(1, 4096)), clean: bool })),
 });
+const codePlace = object({
+  machine: text(1, 255),
+  path: text(1, 4096),
+  git: orNull(object({
+    branch: orNull(text(1, 4096)),
+    commit: orNull(pattern(COMMIT_RE, 'a commit id (40 or 64 lowercase hex)')),
+    pushed_to: orNull(text(1, 4096)),
+    dirty: bool,
+    content: opt(digest),
+  })),
+});
 const tests = object({
   excerpt: text(0, 16384),
   digest,
@@ -346,6 +379,7 @@ const CHECKPOINT_FIELDS: Shape = {
   attempted: arrayOf(item, 64),
   blockers: arrayOf(item, 64),
   tests: opt(tests),
+  code: opt(codePlace), // issue 24.5: where the code is
 };
 
 /** The payload fields of each kind (SPEC 6; the kinds beyond `handoff` are ours, see docs/formats.md). */
@@ -367,9 +401,10 @@ export const PAYLOAD_SHAPES: Record<Kind, Shape> = {
     summary: text(1, 4096),
     lease_until: time,
     takeover: opt(takeoverCheck),
+    code: opt(codePlace),
   },
   release: { logical_operation_id: idString, execution_id: idString, note: opt(text(1, 4096)) },
-  note: { logical_operation_id: idString, text: text(1, 4096) },
+  note: { logical_operation_id: idString, text: text(1, 4096), event: opt(oneOf(NOTE_EVENTS)) },
   // Policy: a checkpoint may carry evidence (optional, unlike finish) so that `resume` can tell
   // what changed since it was written; finish carries it as the handoff does.
   checkpoint: { ...CHECKPOINT_FIELDS, evidence: opt(evidence), lease_until: time },

@@ -23,6 +23,7 @@ import { neutraliseLine } from '../text/sanitize.js';
 import type { McpServeOptions } from './mcp-front.js';
 import { SERVER_INSTRUCTIONS, SERVER_NAME, listTool } from './mcp-listing.js';
 import type { Tool, ToolContext } from './tools/kit.js';
+import type { Currency } from '../index.js';
 import { toolsFor } from './tools/index.js';
 
 export interface SdkServeOptions extends McpServeOptions {
@@ -79,6 +80,14 @@ function readable(out: Record<string, unknown>): Record<string, unknown> {
   return r;
 }
 
+function safeCurrency(ctx: ToolContext): Currency | null {
+  try {
+    return ctx.currency?.() ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /** Runs one call: check the arguments, run the tool, check its answer. Never throws. */
 export async function callTool(tools: readonly Tool[], ctx: ToolContext, name: string, args: unknown, log: (line: string) => void): Promise<CallResult> {
   const tool = tools.find((t) => t.name === name);
@@ -90,8 +99,11 @@ export async function callTool(tools: readonly Tool[], ctx: ToolContext, name: s
     return errorResult(text);
   }
   let out: unknown;
+  // SPEC 11: a reading tool answers from a copy brought to the remote first (within the budget);
+  // a write refreshes as it publishes, and says how current it is after.
+  const before = tool.writes ? null : ((await ctx.current?.()) ?? null);
   try {
-    out = await tool.run(ctx, parsed.data);
+    out = await tool.run(ctx, parsed.data, before);
   } catch (e) {
     const r = refusal(e);
     log(`${name}: refused (${r.code}): ${r.text}`);
@@ -105,7 +117,9 @@ export async function callTool(tools: readonly Tool[], ctx: ToolContext, name: s
     log(text);
     return errorResult(text);
   }
-  const structured = readable(checked.data as Record<string, unknown>);
+  const currency = before ?? (tool.writes ? (safeCurrency(ctx) ?? null) : null);
+  const structured = readable({ ...(checked.data as Record<string, unknown>), ...(ctx.joined ? { currency } : {}) });
+  if (currency && !currency.current && typeof structured.summary === 'string') structured.summary = `NOT CURRENT (${currency.reason}): ${structured.summary}`;
   log(`${name}: ok: ${String(structured.summary)}`);
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
 }

@@ -13,20 +13,30 @@ const asIs: Quote = (text) => text;
 type TakenOver = NonNullable<WorkItem['taken_over']>;
 
 /** "from claude by codex at T while its lease was live: <reason>". */
-export function takeoverText(t: TakenOver, max = 300, q: Quote = asIs): string {
+export function takeoverText(t: TakenOver, max = 300, q: Quote = asIs, qt: Quote = q): string {
   const live = t.forced ? ' while its lease was live' : ` after its lease lapsed at ${t.lease_until}`;
-  return `from ${q(t.agent)} by ${q(t.by)} at ${t.at}${live}${t.reason !== undefined ? `: ${q(oneLine(t.reason, max))}` : ''}`;
+  return `from ${q(t.agent)} by ${q(t.by)} at ${t.at}${live}${t.reason !== undefined ? `: ${qt(oneLine(t.reason, max))}` : ''}`;
 }
 
-/** "TAKEN OVER from claude by codex ...: <reason>": loud on purpose. */
-export function takeoverLine(t: TakenOver, max = 300, q: Quote = asIs): string {
-  return `TAKEN OVER ${takeoverText(t, max, q)}`;
+/** "TAKEN OVER from claude by codex ...: <reason>": loud on purpose. `qt` quotes the record's free text. */
+export function takeoverLine(t: TakenOver, max = 300, q: Quote = asIs, qt: Quote = q): string {
+  return `TAKEN OVER ${takeoverText(t, max, q, qt)}`;
 }
 
 /** "RELEASED by claude at T: <note>": open, unowned, the next start takes it. */
-export function releaseLine(r: Release, max = 300, q: Quote = asIs): string {
-  return `RELEASED by ${q(r.agent)} at ${r.ts}, nobody owns it (the next \`ledger start\` takes it without --takeover)${r.note !== null ? `: ${q(oneLine(r.note, max))}` : ''}`;
+export function releaseLine(r: Release, max = 300, q: Quote = asIs, qt: Quote = q): string {
+  return `RELEASED by ${q(r.agent)} at ${r.ts}, nobody owns it (the next \`ledger start\` takes it without --takeover)${r.note !== null ? `: ${qt(oneLine(r.note, max))}` : ''}`;
 }
+
+/**
+ * SPEC 12: text an agent or person recorded reaches another agent quoted, in double quotes,
+ * beside who wrote it and when; never as the tool's own instruction. Its own quotes are escaped
+ * (\\"), and so is a run of backslashes that would otherwise escape one or the closing quote, so
+ * it cannot close the quote and go on as the tool's words. Other backslashes are left as they
+ * are: control, bidi and invisible code points are shown as escapes by the text layer (oneLine,
+ * text/sanitize.ts), and doubling those would make them read differently at each sink.
+ */
+export const quoted: Quote = (text) => `"${text.replace(/\\+(?="|$)/g, (run) => run + run).replace(/"/g, '\\"')}"`;
 
 export function noteLine(n: Note, max = 300, q: Quote = asIs): string {
   return `${n.ts} note by ${q(n.agent)}: ${q(oneLine(n.text, max))}`;

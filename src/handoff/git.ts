@@ -40,12 +40,12 @@ const gitOptions = (as?: GitAs) => ({
   ...(as ? { uid: as.uid, gid: as.gid } : {}),
 });
 
-/** Runs `git -C dir ...args`; its stdout, or null when it fails (not a repository, no git, a timeout). */
-export function git(dir: string, args: string[], as?: GitAs): string | null {
+/** Runs `git -C dir ...args` (stdin: `input`, if any); its stdout, or null when it fails (not a repository, no git, a timeout). */
+export function git(dir: string, args: string[], as?: GitAs, input?: string): string | null {
   try {
     // Loaded on first use (as project/git.ts): most verbs that load this file never run git.
     const { execFileSync } = process.getBuiltinModule('node:child_process');
-    return execFileSync('git', gitArgs(dir, args), { ...gitOptions(as), stdio: ['ignore', 'pipe', 'ignore'] });
+    return execFileSync('git', gitArgs(dir, args), { ...gitOptions(as), ...(input !== undefined ? { input } : {}), stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'ignore'] });
   } catch {
     return null;
   }

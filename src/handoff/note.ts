@@ -15,7 +15,7 @@ export async function noteWork(w: WorkWriter, req: Readonly<NoteRequest>): Promi
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
     decideNote(workLog(w, view.head).items.get(slug), { slug, agent });
-    const payload: NotePayload = { logical_operation_id: slug, text };
+    const payload: NotePayload = { logical_operation_id: slug, text, ...(req.event !== undefined ? { event: req.event } : {}) };
     return [{ kind: 'note', agent, ...payload } as Draft];
   });
   const warnings: string[] = [];

@@ -170,7 +170,7 @@ function takenFrom(item: WorkItem, agent: string): string {
   if (e?.record.kind !== 'start' || !e.record.takeover) return '';
   const t = e.record.takeover;
   const how = t.forced ? ' while its lease was live' : '';
-  return ` (your execution ${t.execution_id} was taken over by ${e.record.agent} at ${e.record.ts}${how}${t.reason !== undefined ? `: ${t.reason}` : ''})`;
+  return ` (your execution ${t.execution_id} was taken over by ${e.record.agent} at ${e.record.ts}${how}${t.reason !== undefined ? `: ${JSON.stringify(t.reason)}` : ''})`;
 }
 
 function takenFromData(item: WorkItem, agent: string): Record<string, unknown> {

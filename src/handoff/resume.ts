@@ -14,8 +14,12 @@ import { describeLease, leaseLive } from './lease.js';
 import { entryData, trailLine, TRAIL_LENGTH } from './render-yml.js';
 import { clipLines, oneLine, textLines } from '../text/lines.js';
 import { excerptWithin } from './excerpt.js';
-import { releaseLine, takeoverLine } from './annotations.js';
-import { latestCheckpoint, type Entry, type WorkItem, type WorkLog } from './workitems.js';
+import { quoted, releaseLine, takeoverLine } from './annotations.js';
+import { latestCheckpoint, ownerGone, type Entry, type OwnerGone, type WorkItem, type WorkLog } from './workitems.js';
+import { resumeStep, type Caller } from './next-step.js';
+import type { CodePlace } from '../record.js';
+import { existsSync, realpathSync } from 'node:fs';
+import { hostname } from 'node:os';
 
 export const RESUME_MAX_LINES = 80;
 
@@ -43,6 +47,10 @@ export interface ResumeReport extends Pick<WorkItem, 'slug' | 'status' | 'owner'
   notes: { count: number; latest: { seq: number; ts: string; agent: string; text: string }[] };
   /** Commits and files since the commit of the item's last test run (changes-since.ts). */
   changes_since: ChangesSince | null;
+  /** Set when the owner is gone: the next step is to take it over (issue 24.4). */
+  owner_gone: OwnerGone | null;
+  /** Where the code was at the item's latest record that says (issue 24.5), and who wrote it. */
+  code: (CodePlace & { seq: number; agent: string; ts: string }) | null;
 }
 
 export interface ResumeContext {
@@ -51,6 +59,9 @@ export interface ResumeContext {
   root: string;
   ledgerDir: string;
   git: GitFacts | null;
+  /** Who reads it (their own items and takeovers read differently), and how they call the tools. */
+  asker?: string | null;
+  caller?: Caller;
 }
 
 /** The evidence as of the latest checkpoint: the newest digest per name over the item's writes. */
@@ -105,7 +116,42 @@ export function buildResume(log: WorkLog, slug: string, ctx: ResumeContext): Res
     released: item.released,
     notes: { count: item.notes.length, latest: item.notes.slice(-5).map((n) => ({ seq: n.seq, ts: n.ts, agent: n.agent, text: n.text })) },
     changes_since: changesSince(item, ctx),
+    owner_gone: ownerGone(item, ctx.now, leaseLive),
+    code: latestCode(item),
   };
+}
+
+/** The latest record of the item (of any execution) that says where the code was. */
+function latestCode(item: WorkItem): ResumeReport['code'] {
+  for (let i = item.entries.length - 1; i >= 0; i--) {
+    const e = item.entries[i];
+    const code = (e.record as { code?: CodePlace }).code;
+    if (code) return { ...code, seq: e.seq, agent: e.record.agent, ts: e.record.ts };
+  }
+  return null;
+}
+
+/** How to get the code from here (issue 24.5): the same work tree, a pushed commit, or it cannot be had. */
+export function codeLines(c: NonNullable<ResumeReport['code']>, root: string): string[] {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  const here = c.machine === hostname() && c.path === real(root);
+  const where = `${c.machine}:${c.path}`;
+  if (!c.git) return [`code: as of seq ${c.seq} (${c.agent}) in ${where}, not a git work tree${here ? ' (this one)' : ': it cannot be had from here'}`];
+  const g = c.git;
+  const at = `${g.branch ? `branch ${g.branch}` : 'a detached HEAD'}${g.commit ? ` at ${g.commit.slice(0, 12)}` : ' (no commit yet)'}`;
+  const out = [`code: as of seq ${c.seq} (${c.agent}, ${c.ts}): ${at} in ${where}${g.dirty ? ', with uncommitted changes' : ''}`];
+  if (here) out.push('  that is this work tree');
+  else if (g.commit && g.pushed_to) {
+    const remote = g.pushed_to.split('/')[0];
+    out.push(`  pushed to ${g.pushed_to}: get it with \`git fetch ${remote} && git checkout ${g.branch && g.pushed_to === `${remote}/${g.branch}` ? g.branch : g.commit.slice(0, 12)}\`${g.dirty ? '; the uncommitted changes stayed on that machine and cannot be had from here' : ''}`);
+  } else out.push(`  NOT pushed: ${g.commit ? `commit ${g.commit.slice(0, 12)}` : 'the work'} exists only on ${c.machine}; it cannot be had from here until ${c.agent}'s machine pushes it`);
+  return out;
 }
 
 interface Caps { text: number; items: number; excerpt: number; evidence: number; notes: number }
@@ -118,30 +164,33 @@ function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
     : r.released
       ? `${r.slug}: open, ${releaseLine(r.released, 200)}`
       : `${r.slug}: open, owned by ${r.owner} (execution ${r.execution_id}), ${lease}`);
-  if (r.taken_over) out.push(takeoverLine(r.taken_over, 200));
-  out.push(`summary: ${oneLine(r.summary, 200)}`);
+  if (r.taken_over) out.push(takeoverLine(r.taken_over, 200, undefined, quoted));
+  const l0 = r.latest;
+  out.push(`next step: ${resumeStep({ ...r, latest: l0 && l0.kind !== 'start' ? { next: String(l0.next), agent: String(l0.agent), ts: String(l0.ts), seq: Number(l0.seq) } : null }, ctx.asker ?? null, ctx.now, ctx.caller ?? 'cli')}`);
+  out.push(`summary (${r.owner ?? 'its last owner'}'s, at its start): ${quoted(oneLine(r.summary, 200))}`);
   if (r.notes.count) {
     const shown = r.notes.latest.slice(-caps.notes);
     out.push(`notes (${r.notes.count}${r.notes.count > shown.length ? `, the last ${shown.length}` : ''}):`);
-    for (const n of shown) out.push(`  ${n.ts} ${n.agent}: ${oneLine(n.text, 200)}`);
+    for (const n of shown) out.push(`  ${n.ts} ${n.agent}: ${quoted(oneLine(n.text, 200))}`);
   }
+  // Record text is quoted (SPEC 12): one line as a JSON string, several as quoted lines.
   const text = (label: string, v: unknown) => {
     const lines = clipLines(String(v), caps.text);
-    if (lines.length === 1) out.push(`  ${label}: ${lines[0]}`);
-    else out.push(`  ${label}:`, ...lines.map((l) => `    ${l}`));
+    if (lines.length === 1) out.push(`  ${label}: ${quoted(lines[0])}`);
+    else out.push(`  ${label}:`, ...lines.map((l) => `    > ${l}`));
   };
   const items = (label: string, v: unknown, none: string) => {
     const xs = v as string[];
     if (xs.length === 0) return out.push(`  ${label}: ${none}`);
     out.push(`  ${label}:`);
     const keep = xs.length > caps.items ? caps.items - 1 : xs.length;
-    for (const x of xs.slice(0, keep)) out.push(`    - ${oneLine(x, 200)}`);
+    for (const x of xs.slice(0, keep)) out.push(`    - ${quoted(oneLine(x, 200))}`);
     if (keep < xs.length) out.push(`    … (${xs.length - keep} more: \`ledger show ${String(r.latest?.seq)}\`)`);
   };
   const l = r.latest;
   if (!l) out.push(`latest checkpoint: none yet (started ${r.started_at})`);
   else {
-    out.push(`latest ${String(l.kind)}: seq ${String(l.seq)}, ${String(l.ts)}, by ${String(l.agent)}${l.outcome ? `, outcome ${String(l.outcome)}` : ''}`);
+    out.push(`latest ${String(l.kind)}: seq ${String(l.seq)}, ${String(l.ts)}, by ${String(l.agent)}${l.outcome ? `, outcome ${String(l.outcome)}` : ''} (${String(l.agent)}'s words, quoted):`);
     text('done', l.done);
     text('state', l.state);
     items('verified', l.verified, 'nothing claimed');
@@ -153,11 +202,13 @@ function shape(r: ResumeReport, ctx: ResumeContext, caps: Caps): string[] {
       const who = t.command !== undefined ? `\`${oneLine(t.command, 120)}\` exit ${t.exit_code ?? '?'}` : 'output as reported (not run by the ledger)';
       out.push(`  tests: ${who}, ${t.bytes ?? '?'} bytes, ${t.digest}`);
       if (t.nothing_tested) out.push(`  NOTHING WAS TESTED: ${oneLine(t.nothing_tested, 200)}`);
-      out.push(`    whole output: ${relative(ctx.root, blobPath(ctx.ledgerDir, t.digest)) || '.'}`);
+      const whole = blobPath(ctx.ledgerDir, t.digest);
+      out.push(existsSync(whole) ? `    whole output: ${relative(ctx.root, whole) || '.'}` : '    whole output: not on this machine (the writer\'s ledger did not publish it); only the excerpt below');
       for (const line of excerptWithin(textLines(t.excerpt), caps.excerpt)) out.push(`    | ${line}`);
     }
     text('next', l.next);
   }
+  if (r.code) out.push(...codeLines(r.code, ctx.root));
   out.push(r.trail.length ? 'trail (newest first):' : 'trail: nothing before this');
   for (const t of r.trail) out.push(`  ${t}`);
   const ev = r.evidence;

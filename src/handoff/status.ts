@@ -8,7 +8,9 @@ import { formatTable } from '../text/table.js';
 import { leaseLive, span } from './lease.js';
 import { oneLine } from '../text/lines.js';
 import type { OutcomeFold, PendingIntent, UnresolvedOutcome } from './unresolved.js';
-import { openItems, type WorkItem, type WorkLog } from './workitems.js';
+import { openItems, ownerGone, takenFrom, type OwnerGone, type TakenFrom, type WorkItem, type WorkLog } from './workitems.js';
+import { quoted } from './annotations.js';
+import { takeoverStep } from './next-step.js';
 
 export interface StatusItem {
   slug: string;
@@ -26,6 +28,8 @@ export interface StatusItem {
   /** The latest checkpoint of the item (null: only starts so far). */
   last_checkpoint: { seq: number; kind: 'checkpoint' | 'finish'; ts: string; age_ms: number; agent: string; next: string } | null;
   notes: { count: number; latest: { agent: string; ts: string; text: string } | null };
+  /** Set when the owner is gone (its hook's session-end or interrupted note, or a lapsed lease): take it over (issue 24.4). */
+  owner_gone: OwnerGone | null;
 }
 
 export interface StatusReport {
@@ -35,6 +39,8 @@ export interface StatusReport {
   agent: string | null;
   through: { seq: number; id: string } | null;
   items: StatusItem[];
+  /** Items another agent took over from the asker in the last day, on which the asker wrote nothing since (issue 24.2). */
+  taken_from_you: TakenFrom[];
   pending_intents: (PendingIntent & { age_ms: number })[];
   unresolved_outcomes: (UnresolvedOutcome & { age_ms: number })[];
 }
@@ -66,6 +72,7 @@ function itemStatus(item: WorkItem, agent: string | null, now: Date): StatusItem
       ? { seq: cp.seq, kind: cp.record.kind, ts: cp.record.ts, age_ms: Math.max(0, t - Date.parse(cp.record.ts)), agent: cp.record.agent, next: cp.record.next }
       : null,
     notes: { count: item.notes.length, latest: latestNote ? { agent: latestNote.agent, ts: latestNote.ts, text: latestNote.text } : null },
+    owner_gone: ownerGone(item, now, leaseLive),
   };
 }
 
@@ -83,9 +90,19 @@ export function statusOf(log: WorkLog, outcomes: OutcomeFold, agent: string | nu
     agent,
     through: log.through,
     items,
+    taken_from_you: agent === null ? [] : takenFrom(log, agent, t - TAKEN_FROM_WINDOW_MS),
     pending_intents: outcomes.pendingIntents().map((p) => ({ ...p, age_ms: age(p.ts) })),
     unresolved_outcomes: outcomes.unresolvedOutcomes().map((u) => ({ ...u, age_ms: age(u.ts) })),
   };
+}
+
+/** Policy: a returning owner is told about items taken over from it in the last day. */
+export const TAKEN_FROM_WINDOW_MS = 24 * 3_600_000;
+
+/** "fix-tz was taken over from you by codex at T (forced: "reason"); now finished (success) by codex". */
+export function takenFromLine(t: TakenFrom): string {
+  const now = t.status === 'finished' ? `finished (${t.outcome}) by ${t.owner}: nothing left for you on it; do not checkpoint or restart it` : t.owner === null ? 'released since, nobody owns it' : `owned by ${t.owner} now`;
+  return `${t.slug} was TAKEN OVER from you by ${t.by} at ${t.at}${t.forced ? ' while your lease was live' : ''}${t.reason !== null ? `: ${quoted(oneLine(t.reason, 160))}` : ''}; ${now}`;
 }
 
 /** Policy: the text form lists at most this many rows per section; --json has every one. */
@@ -119,12 +136,14 @@ export function formatStatus(s: StatusReport): string[] {
     i.owner === null ? `nobody (released by ${i.released!.by})` : i.mine ? `${i.owner} (you)` : i.owner,
     leaseCell(i.lease),
     i.last_checkpoint ? `${ago(i.last_checkpoint.age_ms)}${i.last_checkpoint.agent !== i.owner ? ` by ${i.last_checkpoint.agent}` : ''}${i.last_checkpoint.kind === 'finish' ? ' (a finish)' : ''}` : 'none yet',
-    i.last_checkpoint ? oneLine(i.last_checkpoint.next, 70) : `(summary) ${oneLine(i.summary, 60)}`,
+    i.last_checkpoint ? quoted(oneLine(i.last_checkpoint.next, 70)) : `(summary) ${quoted(oneLine(i.summary, 60))}`,
   ], (i) => [
-    ...(i.taken_over ? [`TAKEN OVER from ${i.taken_over.from} by ${i.taken_over.by}${i.taken_over.forced ? ' (live lease)' : ''}${i.taken_over.reason !== null ? `: ${oneLine(i.taken_over.reason, 100)}` : ''}`] : []),
-    ...(i.released?.note ? [`released by ${i.released.by}: ${oneLine(i.released.note, 100)}`] : []),
-    ...(i.notes.latest ? [`note by ${i.notes.latest.agent}${i.notes.count > 1 ? ` (latest of ${i.notes.count})` : ''}: ${oneLine(i.notes.latest.text, 100)}`] : []),
+    ...(i.taken_over ? [`TAKEN OVER from ${i.taken_over.from} by ${i.taken_over.by}${i.taken_over.forced ? ' (live lease)' : ''}${i.taken_over.reason !== null ? `: ${quoted(oneLine(i.taken_over.reason, 100))}` : ''}`] : []),
+    ...(i.released?.note ? [`released by ${i.released.by}: ${quoted(oneLine(i.released.note, 100))}`] : []),
+    ...(i.notes.latest ? [`note by ${i.notes.latest.agent}${i.notes.count > 1 ? ` (latest of ${i.notes.count})` : ''}: ${quoted(oneLine(i.notes.latest.text, 100))}`] : []),
+    ...(i.owner_gone && !i.mine && i.owner !== null ? [`OWNER GONE: ${takeoverStep(i.slug, i.owner, i.owner_gone, new Date(s.now), 'cli')}`] : []),
   ]));
+  for (const t of s.taken_from_you) out.push(takenFromLine(t));
   out.push(...section('pending intents (no outcome since)', s.pending_intents, ['OPERATION', 'EXECUTION', 'AGENT', 'AGE', 'ACTION'], (p) => [
     p.logical_operation_id, p.execution_id, p.agent, ago(p.age_ms), oneLine(p.action, 70),
   ]));

@@ -21,7 +21,8 @@
 import { realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
-import type { CheckpointPayload, Draft, Evidence, FinishPayload, Head, Invariant, LedgerRecord, TestsRun } from '../record.js';
+import type { CheckpointPayload, CodePlace, Draft, Evidence, FinishPayload, Head, Invariant, LedgerRecord, TestsRun } from '../record.js';
+import type { GitAs } from './git.js';
 import { checkEvidence, digestSource } from '../causal/evidence.js';
 import { keptManifests } from '../causal/evidence/manifest.js';
 import { putBlob } from './blobs.js';
@@ -44,6 +45,9 @@ export interface WorkWriter extends LedgerWriter {
   /** The signing key's secret, so that test output carrying it is never recorded (secret-scan.ts);
    * null when the writer holds only a Signer. Read before a test command runs. */
   keySecret?(): KeySecret | null;
+  /** A joined ledger: brings the local copy to the remote within the read budget, before the
+   *  advisory checks (remote/current.ts); never throws. */
+  refresh?(): void;
 }
 
 /** The views after a published write: rewritten, or why not (a warning, never a failure). */
@@ -126,16 +130,28 @@ export async function startWork(w: WorkWriter, req: StartChecked): Promise<WorkR
   const leaseMs = req.leaseMs ?? DEFAULT_LEASE_MS;
   await checkViewTargets(w, req.views);
   await guardViews(w, w.head(), req.views, req.adoptViews);
+  const code = await whereTheCodeIs(w, req.cwd, req.views);
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
     const item = workLog(w, view.head).items.get(slug);
     const payload = decideStart(item, { slug, agent, summary, leaseMs, takeover, force, reason, now, seq: view.head.seq + 1 });
-    return [{ kind: 'start', agent, ...payload } as Draft];
+    return [{ kind: 'start', agent, ...payload, code } as Draft];
   });
   const warnings: string[] = [];
   recoveredWarning(res.recovered, warnings);
   const views = await refreshViews(w, req.views, warnings, req.adoptViews);
   return { record: res.records[0] as WorkResult<'start'>['record'], recovered: res.recovered, warnings, views };
+}
+
+/**
+ * Where the code is (issue 24.5, code-place.ts), from the caller's working directory, else (a
+ * library caller that names none) the ledger's project. Policy: a folder that is not there
+ * records the machine and that path with no git facts, never a refusal.
+ */
+async function whereTheCodeIs(w: LedgerWriter, cwd: string | undefined, views: string | false | undefined, as?: GitAs): Promise<CodePlace> {
+  const { codePlace } = await import('./code-place.js');
+  const dir = resolve(cwd ?? dirname(w.paths.dir));
+  return codePlace(dir, ledgerFiles(w, views), as);
 }
 
 /** --supersedes may name only earlier handoff or finish records of the same operation (SPEC 6). */
@@ -240,11 +256,14 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   const explicitCwd = command?.cwd !== undefined ? resolve(command.cwd) : null;
   if (explicitCwd !== null && !isDirectory(explicitCwd)) throw new LedgerError('USAGE', `--tests-cwd ${explicitCwd} is not a directory; nothing was run or recorded`, { cwd: explicitCwd });
   const callerInvariant = finishFields?.invariants[TESTS_INVARIANT];
+  // Where the code is: asked after the tests ran (the record says what was there then).
+  let code: CodePlace | null = null;
   const draftOf = (execution_id: string, now: Date, captured: TestsRun | undefined): Draft => {
     const common = {
       logical_operation_id: c.slug, execution_id, done: c.done, state: c.state, next: c.next,
       verified: c.verified, attempted: c.attempted, blockers: c.blockers,
       ...(captured ? { tests: captured } : {}),
+      ...(code ? { code } : {}),
     };
     if (kind === 'checkpoint') {
       const payload: CheckpointPayload = { ...common, ...(Object.keys(evidence).length ? { evidence } : {}), lease_until: new Date(now.getTime() + leaseMs).toISOString() };
@@ -258,7 +277,9 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   const observedInvariant = (ok: boolean, exit: number, nothing: string | null): Invariant => ({ ok, detail: `observed by the ledger: --tests-cmd exited ${exit}${nothing ? `; nothing was tested: ${nothing}` : ''}` });
 
   //    advisory, on the current HEAD: a non-owner, or a finish superseding what it may not, is
-  //    refused before a test suite runs for nothing (both are decided again under the lock)
+  //    refused before a test suite runs for nothing (both are decided again under the lock); in
+  //    a joined ledger on the remote's state, within the read budget (SPEC 11)
+  w.refresh?.();
   const head = w.head();
   const advisory = decideWrite(workLog(w, head).items.get(c.slug), { slug: c.slug, agent: c.agent, kind, now: w.now() });
   if (finishFields?.supersedes) checkSupersedes(w, head, c.slug, finishFields.supersedes);
@@ -299,6 +320,7 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
     captured = storeReportedTests((tests as { text: string }).text, w.paths.dir, secret);
   }
 
+  code = await whereTheCodeIs(w, c.cwd, req.views);
   // 3b. the decision that counts, under the writer lock
   const now = w.now();
   let lapsedAt: string | null = null;

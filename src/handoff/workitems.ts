@@ -13,7 +13,7 @@
 // Policy: a checkpoint or finish that does not come from the owning execution of an open item
 // is kept in the log (it is in the ledger, and the views show it, marked) but changes nothing:
 // ownership follows only the records the CLI's rules allow.
-import type { LedgerRecord, Outcome, Takeover } from '../record.js';
+import type { LedgerRecord, NoteEvent, Outcome, Takeover } from '../record.js';
 import type { RecordAt } from '../store/read.js';
 
 export const WORK_KINDS = ['start', 'checkpoint', 'finish'] as const;
@@ -51,6 +51,8 @@ export interface Note {
   agent: string;
   slug: string;
   text: string;
+  /** A hook's note for its agent: the session ended with work unrecorded, or was interrupted. */
+  event: NoteEvent | null;
   /** True when no work item of that slug existed then (written around the CLI). */
   stray: boolean;
 }
@@ -160,7 +162,7 @@ function foldAnnotation(log: WorkLog, seq: number, id: string, r: LedgerRecord<'
   const slug = r.logical_operation_id;
   const item = log.items.get(slug);
   if (r.kind === 'note') {
-    const note: Note = { kind: 'note', seq, id, ts: r.ts, agent: r.agent, slug, text: r.text, stray: item === undefined };
+    const note: Note = { kind: 'note', seq, id, ts: r.ts, agent: r.agent, slug, text: r.text, event: r.event ?? null, stray: item === undefined };
     item?.notes.push(note);
     return note;
   }
@@ -187,4 +189,68 @@ export function latestCheckpoint(item: WorkItem): Entry | null {
 /** Open items, by slug (a stable order: the views must not depend on insertion order). */
 export function openItems(log: WorkLog): WorkItem[] {
   return [...log.items.values()].filter((i) => i.status === 'open').sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
+}
+
+/** Why an item's owner is gone, so that the next agent may take it over (issue 24.4). */
+export interface OwnerGone {
+  /** lease-lapsed: the lease ran out; session-end / interrupted: the owner's own latest record on the item is its hook's note. */
+  why: 'lease-lapsed' | 'session-ended' | 'interrupted';
+  /** When (the note's ts, or the lease's end). */
+  at: string;
+  /** The note's seq (null for a lapsed lease). */
+  seq: number | null;
+  /** The note's text (what the hook recorded: the reason it ended). */
+  detail: string | null;
+  /** Whether the lease is still live (a takeover then needs force and a reason). */
+  live: boolean;
+}
+
+/**
+ * Whether the owner of an open, owned item is gone (issue 24.4): its own latest record on the
+ * item (start, checkpoint or note of the current execution's owner) is a session-end or
+ * interrupted note its hook wrote, or its lease lapsed. null: the owner is (as far as the ledger
+ * says) still at work, or the item is finished or released.
+ */
+export function ownerGone(item: WorkItem, now: Date, live: (until: string, now: Date) => boolean): OwnerGone | null {
+  if (item.status !== 'open' || item.owner === null || item.lease_until === null) return null;
+  const owner = item.owner;
+  const lastWork = item.entries.findLast((e) => !e.stray && e.record.agent === owner && e.record.execution_id === item.execution_id);
+  const lastNote = item.notes.findLast((n) => n.agent === owner);
+  const isLive = live(item.lease_until, now);
+  if (lastNote && lastNote.event !== null && (!lastWork || lastNote.seq > lastWork.seq)) {
+    return { why: lastNote.event === 'interrupted' ? 'interrupted' : 'session-ended', at: lastNote.ts, seq: lastNote.seq, detail: lastNote.text, live: isLive };
+  }
+  if (!isLive) return { why: 'lease-lapsed', at: item.lease_until, seq: null, detail: null, live: false };
+  return null;
+}
+
+/** An item another agent took over from `agent` (and `agent` wrote nothing on it since). */
+export interface TakenFrom {
+  slug: string;
+  by: string;
+  at: string;
+  seq: number;
+  forced: boolean;
+  reason: string | null;
+  status: 'open' | 'finished';
+  outcome: Outcome | null;
+  /** Who holds it now (null: released), and who finished it. */
+  owner: string | null;
+}
+
+/**
+ * The items taken over from `agent` since `sinceMs` on which `agent` wrote nothing after the
+ * takeover: what a returning owner must be told before it touches them again (issue 24.2).
+ */
+export function takenFrom(log: WorkLog, agent: string, sinceMs: number): TakenFrom[] {
+  const out: TakenFrom[] = [];
+  for (const item of log.items.values()) {
+    const take = item.entries.findLast((e) => e.record.kind === 'start' && e.record.agent !== agent && e.record.takeover?.agent === agent);
+    if (!take || take.record.kind !== 'start' || Date.parse(take.record.ts) < sinceMs) continue;
+    const mineAfter = item.entries.some((e) => e.seq > take.seq && e.record.agent === agent) || item.notes.some((n) => n.seq > take.seq && n.agent === agent);
+    if (mineAfter) continue;
+    const t = take.record.takeover!;
+    out.push({ slug: item.slug, by: take.record.agent, at: take.record.ts, seq: take.seq, forced: t.forced === true, reason: t.reason ?? null, status: item.status, outcome: item.outcome, owner: item.owner });
+  }
+  return out.sort((a, b) => b.seq - a.seq);
 }

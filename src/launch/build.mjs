@@ -88,8 +88,8 @@ await step('CLI bundle', () =>
     // yaml stays a runtime dependency of the library; the CLI loads its own bundle of it
     // (dist/cli/yaml.cjs, step 5b) only in the verbs that write HANDOFF.yml; bundled, every
     // start would read its source and carry it in the cache. The MCP SDK and zod (`ledger mcp`
-    // alone loads them) and smol-toml (`ledger setup codex`) stay external for the same reason.
-    external: ['yaml', '@modelcontextprotocol/sdk', 'zod', 'smol-toml'],
+    // alone loads them), smol-toml and jsonc-parser (`ledger setup`) stay external for the same reason.
+    external: ['yaml', '@modelcontextprotocol/sdk', 'zod', 'smol-toml', 'jsonc-parser'],
     // import.meta does not exist in CommonJS, and the audit finds its worker at
     // new URL('./worker.js', import.meta.url): give the bundle its own file URL instead, so that
     // URL is dist/cli/worker.js (step 6).

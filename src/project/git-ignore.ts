@@ -96,12 +96,17 @@ export const GITIGNORE_COMMENT = '# handoff-ledger: the secret signing key and t
  * still does not ignore a path after the lines are added (a later `!` rule, a .gitignore further
  * down), nothing more is written and the caller refuses before it creates the key.
  */
-export function keepOutOfGit(keyPath: string, ledgerDir: string): KeptOut | null {
+export function keepOutOfGit(keyPath: string, ledgerDir: string, views: readonly string[] = []): KeptOut | null {
   // Policy: a rule in this user's global excludes does not count: it does not travel with the
   // repository, so another clone (CI, a colleague) would commit what this one ignores.
+  // Policy (issue 24.3): in a ledger joined to a remote the views are each machine's rendering
+  // of its verified copy and follow it at every sync; committed, they would change the work tree
+  // of every clone that syncs (a `git checkout` of a teammate's branch then refuses), so a join
+  // keeps them out of git too.
   const targets = [
     { path: keyPath, isDir: false, what: 'the secret key' },
     { path: ledgerDir, isDir: true, what: 'the ledger directory' },
+    ...views.map((path) => ({ path, isDir: false, what: 'the view' })),
   ].map((t) => ({ ...t, exposure: gitExposure(t.path, t.isDir, 'the repository') }));
   for (const t of targets) {
     if (t.exposure.state !== 'unknown') continue;

@@ -34,12 +34,14 @@ export function ensureRepo(repo: string): void {
  * Fetches the ref into FETCHED_REF; returns the fetched commit, or null when the remote has no
  * such ref. An unreachable remote throws OP_REMOTE_UNREACHABLE (exit 3).
  */
-export function fetchLedgerRef(repo: string, url: string, ref: string, known: string | null = null, moved = false): string | null {
+export function fetchLedgerRef(repo: string, url: string, ref: string, known: string | null = null, moved = false, deadline?: number): string | null {
+  // SPEC 11 (a current read): each network call gets what is left of the caller's budget.
+  const timeoutMs = () => (deadline === undefined ? NETWORK_TIMEOUT_MS : Math.max(1, deadline - Date.now()));
   if (moved) {
     // The remote just refused our lease (the ref moved): it almost surely has commits we lack,
     // so one fetch (one connection: the ref's value and its objects) instead of ls-remote and
     // then a fetch. A failed fetch (the ref gone, or no answer) is told apart by the ls-remote below.
-    const f = fetchRef(repo, url, ref);
+    const f = fetchRef(repo, url, ref, timeoutMs());
     if (f.status === 0) return gitOk(['rev-parse', '--verify', `${FETCHED_REF}^{commit}`], { gitDir: repo }).toString('utf8').trim();
   }
   // One round trip says whether the ref is there and where; a fetch only when we lack it.
@@ -47,7 +49,7 @@ export function fetchLedgerRef(repo: string, url: string, ref: string, known: st
   // sends v2 no ref-prefix and the server lists the same refs either way; v2 only adds a round
   // trip (capabilities first, then the ls-refs command, which over git:// also waits out a
   // delayed ACK: about 40 ms of a 50 ms ls-remote here). Fetches too (fetchRef).
-  const ls = runGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', url, ref], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
+  const ls = runGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', url, ref], { gitDir: repo, timeoutMs: timeoutMs() });
   if (ls.status !== 0) throw unreachable(url, gitComplaint(ls));
   const line = ls.stdout.toString('utf8').split('\n').find((l) => l.endsWith(`\t${ref}`));
   if (!line) return null;
@@ -58,7 +60,7 @@ export function fetchLedgerRef(repo: string, url: string, ref: string, known: st
   if (tip === known) return tip;
   const have = runGit(['cat-file', '-e', `${tip}^{commit}`], { gitDir: repo });
   if (have.status !== 0) {
-    const f = fetchRef(repo, url, ref);
+    const f = fetchRef(repo, url, ref, timeoutMs());
     if (f.status !== 0) throw unreachable(url, gitComplaint(f));
     const got = gitOk(['rev-parse', '--verify', `${FETCHED_REF}^{commit}`], { gitDir: repo }).toString('utf8').trim();
     return got;
@@ -75,8 +77,8 @@ export function fetchLedgerRef(repo: string, url: string, ref: string, known: st
  * advertisement of all the remote's refs (v2's ref-prefix narrows it), which every ls-remote
  * of a write already receives; a remote with very many refs pays it once more per fetch.
  */
-function fetchRef(repo: string, url: string, ref: string) {
-  return runGit(['-c', 'protocol.version=0', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
+function fetchRef(repo: string, url: string, ref: string, timeoutMs = NETWORK_TIMEOUT_MS) {
+  return runGit(['-c', 'protocol.version=0', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs });
 }
 
 /** A point of the chain this machine trusts: a seq, its id and ts, and records.jsonl's size through it. */
@@ -153,8 +155,10 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   // looked at only in the order below (a blob read early decides nothing before its check).
   const shape = readShapeAndBlobs(repo, commit, ['HEAD', ...mustHold.map((p) => recordPath(p.seq))]);
   if (shape.parents.length > 1) throw refusal('REMOTE_LINKAGE', `the remote ledger commit ${commit.slice(0, 12)} is a merge; the ref must be a line`, { commit });
-  if (shape.root.length !== 2 || !shape.root.includes('blob:HEAD') || !shape.root.includes('tree:records')) {
-    throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${shape.root.join(', ') || 'nothing'}, not exactly HEAD and records/`, { commit });
+  // SPEC 11: the whole test output travels too (blobs.ts): a blobs/ folder may be beside them.
+  const known = shape.root.filter((e) => e === 'blob:HEAD' || e === 'tree:records' || e === 'tree:blobs');
+  if (known.length !== shape.root.length || !shape.root.includes('blob:HEAD') || !shape.root.includes('tree:records')) {
+    throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${shape.root.join(', ') || 'nothing'}, not exactly HEAD and records/ (and blobs/)`, { commit });
   }
   const [headBytes, ...held] = shape.blobs;
   const head = parseRemoteHead(headBytes, commit);

@@ -32,6 +32,8 @@ import { keyRecords } from '../store/grants.js';
 import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyRemote, type ChainPoint } from './fetch.js';
 import { holdKind, holdRefusal, readHold, setHold } from './hold.js';
 import { appendOutbox } from './outbox.js';
+import { noteFetched } from './fetched.js';
+import { adoptBlobs, blobsNamedBy, localBlobs } from './blobs.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
 import type { JoinInfo, RemotePaths } from './state.js';
 import { buildCommit } from './tree.js';
@@ -51,6 +53,8 @@ export interface LinkOptions {
   random?: RandomInt;
   /** Told when a write is queued instead of published. */
   onNotice?: (text: string) => void;
+  /** Told how many records the local copy took from the remote (its views are then out of date). */
+  onAdopt?: (records: number) => void;
 }
 
 /** A synchronous pause: the append runs in one synchronous critical section under the lock. */
@@ -81,6 +85,8 @@ export interface LinkAttempt extends Attempt {
   readonly adopted: number;
   /** The anchor's contended_at when the attempt began (carried into the anchors it writes). */
   readonly contendedAt: string | undefined;
+  /** The ledger directory whose blob store the publication's test output is taken from (blobs.ts). */
+  readonly ledgerDir: string;
   outcome: PublishOutcome | null;
 }
 
@@ -117,12 +123,12 @@ export class RemoteLink implements Publisher<LinkAttempt> {
    * Policy: this is the same knowledge the ls-remote gave (the remote's ref is the commit this
    * machine verified, and nothing is new), got from the push instead of one round trip before it.
    */
-  refresh(ops: FileOps, paths: LedgerPaths, prior: LinkAttempt | null, ask = false): LinkAttempt {
+  refresh(ops: FileOps, paths: LedgerPaths, prior: LinkAttempt | null, ask = false, deadline?: number): LinkAttempt {
     const hold = readHold(this.rp);
     if (hold) throw holdRefusal(hold);
     ensureRepo(this.rp.repo);
     const anchor = readAnchor(this.rp);
-    const begun = { ...following(prior), contendedAt: anchor?.contended_at, outcome: null };
+    const begun = { ...following(prior), contendedAt: anchor?.contended_at, ledgerDir: paths.dir, outcome: null };
     // Policy: a machine whose write lost a race in the last CONTENDED_MS asks the remote first:
     // under contention the guess would let the last winner write again and again without a
     // fetch while the losers fetch, verify and lose again (the slowest of eight racing clones
@@ -144,7 +150,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     let tip: string | null;
     try {
       // After a refused push: one fetch at once (one connection, not ls-remote + fetch).
-      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null, prior !== null);
+      tip = fetchLedgerRef(this.rp.repo, this.join.url, this.join.ref, anchor?.commit ?? null, prior !== null, deadline);
     } catch (e) {
       if (this.opts.offline && e instanceof LedgerError && e.code === 'OP_REMOTE_UNREACHABLE') return { ...begun, basis: 'offline', expected: null, adopted: 0 };
       throw e;
@@ -158,6 +164,8 @@ export class RemoteLink implements Publisher<LinkAttempt> {
       if (kind) setHold(this.rp, e as LedgerError, kind, local?.bytes ?? null, tip, this.clock());
       throw e;
     }
+    noteFetched(this.rp, this.clock(), tip);
+    if (adopted > 0) this.opts.onAdopt?.(adopted);
     return { ...begun, basis: 'fetched', expected: tip, adopted };
   }
 
@@ -190,6 +198,8 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime(), ours, local ? keyRecords(ops, paths, local) : []);
     const have = local ? local.seq : -1;
     const fresh = v.lines.slice(have + 1 - v.firstSeq);
+    // The whole test output the new records name, before the records (blobs.ts).
+    adoptBlobs(this.rp.repo, tip, paths.dir, blobsNamedBy(fresh));
     if (fresh.length || !local) adoptPublished(ops, paths, localCopy, Buffer.concat(fresh), v.headBytes);
     const last = v.lines.length ? v.lines[v.lines.length - 1] : null;
     writeAnchor(this.rp, {
@@ -216,7 +226,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     }
     const lastLine = lines[lines.length - 1];
     const { head, bytes } = write.head;
-    const commit = buildCommit(this.rp.repo, { parent: a.expected, firstSeq: write.base.seq + 1, lines, head: bytes, ts: head.ts });
+    const commit = buildCommit(this.rp.repo, { parent: a.expected, firstSeq: write.base.seq + 1, lines, head: bytes, ts: head.ts, blobs: localBlobs(a.ledgerDir, blobsNamedBy(lines)) });
     const outcome = pushWithLease(this.rp.repo, this.join.url, this.join.ref, commit, a.expected);
     // A guess that finds no remote is a refresh that found none: decided on the local copy, queued.
     if (a.basis === 'guessed' && outcome.kind === 'unreachable' && this.opts.offline) return this.queue(write);
@@ -227,6 +237,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
         // (No update of FETCHED_REF: the build ref, tree.ts BUILT_REF, names this commit and
         // keeps its objects; the next fetch knows it as the anchor's.)
         writeAnchor(this.rp, { v: 1, genesis: head.genesis, seq: head.seq, tail: head.tail, size: head.size, ts: verifiedLine(lastLine).ts, commit, ...this.contention(a) });
+        noteFetched(this.rp, this.clock(), commit);
         return 'published';
       case 'moved':
         return 'moved';

@@ -13,6 +13,9 @@
 //                                each hold's remote commit (hold.ts) name what it keeps
 //   remote/<ledger>/evidence/    both states of each fork or rollback found (hold.ts)
 //   remote/<ledger>/outbox.json  drafts queued by --offline (outbox.ts)
+//   remote/<ledger>/fetched.json when this machine last learned the remote's state (a verified
+//                                fetch or its own publication): what a read says about how
+//                                current it is (current.ts)
 //
 // `<ledger>` digests the realpath of the ledger directory: one machine's copy of one ledger.
 // Nothing else is written there: no staging copy, no temp folder (a join makes a new genesis in
@@ -36,6 +39,7 @@ export interface RemotePaths {
   repo: string;
   evidence: string;
   outbox: string;
+  fetched: string;
 }
 
 export function remotePaths(stateDir: string, ledgerDir: string): RemotePaths {
@@ -50,6 +54,7 @@ export function remotePaths(stateDir: string, ledgerDir: string): RemotePaths {
     repo: join(dir, 'objects.git'),
     evidence: join(dir, 'evidence'),
     outbox: join(dir, 'outbox.json'),
+    fetched: join(dir, 'fetched.json'),
   };
 }
 

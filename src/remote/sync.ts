@@ -33,6 +33,7 @@ import { RemoteLink, type LinkAttempt, type LinkOptions } from './link.js';
 import { readOutbox, writeOutbox, type OutboxEntry } from './outbox.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
 import { ensureRemoteDir, FETCHED_REF, LEDGER_REF, readJoin, remotePaths, stateDirOf, writeStateJson, type Env, type JoinInfo, type RemotePaths } from './state.js';
+import { adoptBlobs, blobsNamedBy, localBlobs } from './blobs.js';
 import { buildCommit } from './tree.js';
 
 /**
@@ -178,6 +179,7 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
         const hold = local ? [{ seq: local.head.seq, id: local.head.tail, what: 'the local ledger' }] : [];
         const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime(), local ? { genesis: local.head.genesis, what: 'the local ledger' } : undefined, local ? keyRecords(ops, paths, local.head) : []);
         if (local && v.head.genesis !== local.head.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote holds another ledger than the local one', { kind: 'fork' });
+        adoptBlobs(rp.repo, tip, paths.dir, blobsNamedBy(v.lines));
         if (v.lines.length || !local) adoptPublished(ops, paths, local, Buffer.concat(v.lines), v.headBytes);
         const lastLine = v.lines.length ? v.lines[v.lines.length - 1] : null;
         writeAnchor(rp, { v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, ts: lastLine ? tsOf(lastLine) : from!.ts, commit: tip });
@@ -196,7 +198,7 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
           headBytes = genesis.head.bytes;
         }
         const head = JSON.parse(headBytes.toString('utf8')) as { seq: number; tail: string; genesis: string; size: number; ts: string };
-        const commit = buildCommit(rp.repo, { parent: null, firstSeq: 0, lines, head: headBytes, ts: head.ts });
+        const commit = buildCommit(rp.repo, { parent: null, firstSeq: 0, lines, head: headBytes, ts: head.ts, blobs: localBlobs(paths.dir, blobsNamedBy(lines)) });
         const out = pushWithLease(rp.repo, o.url, ref, commit, null);
         if (out.kind === 'refused') throw refusedByHost(o.url, ref, out.detail);
         if (out.kind === 'unreachable') throw unreachable(o.url, out.detail);
@@ -346,6 +348,7 @@ export function acceptRemote(ctx: RemoteContext, store: StoreOptions, trust: Tru
           `move ${paths.dir} aside (it stays evidence) and join again: \`ledger init --remote ${ctx.join.url}\``);
       }
       const fresh = v.lines.slice(local.head.seq + 1);
+      adoptBlobs(ctx.rp.repo, tip, paths.dir, blobsNamedBy(fresh));
       if (fresh.length) adoptPublished(ops, paths, local, Buffer.concat(fresh), v.headBytes);
       adopted = fresh.length;
     }

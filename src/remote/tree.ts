@@ -3,6 +3,7 @@
 //   HEAD                         the HEAD line of SPEC 5, covering every record in the tree
 //   records/SSSSSS/NNNNNNNNNNNN  one blob per record: exactly its line; NNNNNNNNNNNN is the seq
 //                                in 12 digits, SSSSSS floor(seq / 1000) in 6
+//   blobs/<64 hex>               the whole test output a record names (blobs.ts), when published
 //
 // A commit's records are its parent's plus new ones: building one starts from the parent's tree
 // and adds the new blobs and the new HEAD, with exactly one parent (none for genesis).
@@ -27,6 +28,8 @@ export interface Publication {
   head: Buffer;
   /** The HEAD's ts: the commit's date, so the same publication builds the same commit. */
   ts: string;
+  /** The whole test output the new records name (blobs.ts): put at `blobs/<hex>`. */
+  blobs?: readonly { hex: string; bytes: Buffer }[];
 }
 
 const OID_LINE = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
@@ -50,6 +53,7 @@ export function buildCommit(gitDir: string, p: Publication): string {
   parts.unshift(Buffer.from('feature get-mark\n'));
   const file = (path: string, bytes: Buffer) => parts.push(Buffer.from(`M 100644 inline ${path}\ndata ${bytes.length}\n`), bytes, Buffer.from('\n'));
   p.lines.forEach((line, i) => file(recordPath(p.firstSeq + i), line));
+  for (const b of p.blobs ?? []) file(`blobs/${b.hex}`, b.bytes);
   file('HEAD', p.head);
   parts.push(Buffer.from('\nget-mark :1\ndone\n'));
   const out = gitOk(['fast-import', '--quiet', '--done', '--force'], { gitDir, input: Buffer.concat(parts) }).toString('utf8').trim();

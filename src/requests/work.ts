@@ -8,6 +8,7 @@
 // Durations come as typed (`lease: "45m"`, from a flag or a tool argument) or in ms (`leaseMs`,
 // from a library caller); either way the refusal shows the value as it was given.
 import { LedgerError } from '../errors.js';
+import { NOTE_EVENTS, type NoteEvent } from '../record.js';
 import type { CheckpointPayload, Dependency, Evidence, Invariant, Kind, Outcome } from '../record.js';
 import { charCount, payloadFieldProblems } from '../record.js';
 import { parseRecordRef } from '../store/ids.js';
@@ -42,6 +43,8 @@ export interface StartRequest extends ViewsTarget {
   force?: boolean;
   /** Why it is taken over (1-4096 characters); required with force, recorded in the start. */
   reason?: string;
+  /** The caller's working directory: where the code is (its work tree, branch and commit) is recorded from it (default: process.cwd()). */
+  cwd?: string;
 }
 
 export interface StartChecked extends ViewsTarget {
@@ -53,6 +56,7 @@ export interface StartChecked extends ViewsTarget {
   takeover: boolean;
   force: boolean;
   reason: string | null;
+  cwd?: string;
 }
 
 /** Test output for a checkpoint or finish: run by the ledger (`command`), or as reported (`text`). */
@@ -149,6 +153,8 @@ export interface NoteRequest extends ViewsTarget {
   agent: string;
   /** 1-4096 characters, not blank. */
   text: string;
+  /** A hook's note for its own agent: its session ended with work unrecorded, or was interrupted (issue 24). */
+  event?: NoteEvent;
 }
 
 const viewsOf = (req: ViewsTarget): ViewsTarget => ({
@@ -172,7 +178,8 @@ export function checkStart(req: StartRequest): StartChecked {
   const force = req.force === true;
   const reason = req.reason === undefined ? null : checkText(req.reason, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason });
-  return checked({ slug, agent, summary, ...(leaseMs !== undefined ? { leaseMs } : {}), takeover, force, reason, ...viewsOf(req) });
+  if (req.cwd !== undefined && (typeof req.cwd !== 'string' || req.cwd === '')) throw new LedgerError('USAGE', 'cwd expects a directory, as text');
+  return checked({ slug, agent, summary, ...(leaseMs !== undefined ? { leaseMs } : {}), takeover, force, reason, ...(req.cwd !== undefined ? { cwd: req.cwd } : {}), ...viewsOf(req) });
 }
 
 export function checkTestsCommand(command: unknown): string {
@@ -328,5 +335,6 @@ export function checkNote(req: NoteRequest): Readonly<NoteRequest> {
   const slug = checkSlug(req.slug);
   const agent = checkAgent(req.agent);
   const text = checkText(req.text, 'text', 'the note');
-  return checked({ slug, agent, text, ...viewsOf(req) });
+  if (req.event !== undefined && !(NOTE_EVENTS as readonly unknown[]).includes(req.event)) throw new LedgerError('USAGE', `a note's event is ${NOTE_EVENTS.join(' or ')}, got ${JSON.stringify(req.event)}`);
+  return checked({ slug, agent, text, ...(req.event !== undefined ? { event: req.event } : {}), ...viewsOf(req) });
 }

@@ -80,7 +80,7 @@ describe('when a session starts (Claude Code startup and compact, Codex startup 
       const theirs = agent === 'claude' ? 'api-v2' : 'fix-tz';
       expect(ctx.indexOf('Your open items')).toBeLessThan(ctx.indexOf('Open for others'));
       expect(ctx.indexOf(`- ${mine}:`)).toBeLessThan(ctx.indexOf(`- ${theirs} (`));
-      if (agent === 'claude') expect(ctx).toContain('next: handle DST in toUTC()');
+      if (agent === 'claude') expect(ctx).toContain('the next step you recorded: "handle DST in toUTC()"');
       expect(ctx).toMatch(/old-docs \(nobody; released .* by codex/);
       expect(ctx.split('\n').length).toBeLessThanOrEqual(30);
     });

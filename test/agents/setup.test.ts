@@ -4,12 +4,22 @@
 // --remove restores the user's files byte for byte, a file setup cannot read changes nothing,
 // and the commands written really run the hook from that project.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'smol-toml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BIN, initProject, scratch, spawnLedgerSync } from '../helpers/cli.js';
+import { LAUNCH_SCRIPT } from '../../src/agents/setup/common.js';
 import { BASE_ENV } from './kit.js';
+
+/** The launcher every written command uses (no path of this machine: SPEC 12). */
+const LAUNCH = { command: 'sh', args: ['-c', LAUNCH_SCRIPT, 'ledger'] };
+const hookCmd = (rest: string) => `sh -c '${LAUNCH_SCRIPT}' ledger ${rest}`;
+/** The project's installed package, as `npm install` would leave it: node_modules/.bin/ledger. */
+const install = (dir: string) => {
+  mkdirSync(join(dir, 'node_modules/.bin'), { recursive: true });
+  writeFileSync(join(dir, 'node_modules/.bin/ledger'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, { mode: 0o755 });
+};
 
 let p: { dir: string; ledger: string; cleanup: () => void };
 beforeEach(async () => {
@@ -53,19 +63,22 @@ describe('when setup claude runs in a project with the user\'s own files', () =>
 
     const mcp = JSON.parse(read('.mcp.json')!);
     expect(mcp.mcpServers.github).toEqual({ command: 'gh-mcp', args: [] });
-    // Not installed in node_modules: the absolute path of node and of the binary that ran setup.
-    expect(mcp.mcpServers['handoff-ledger']).toEqual({ command: process.execPath, args: [BIN, 'mcp'], env: { LEDGER_AGENT: 'claude' } });
+    // SPEC 12: the launcher, never a path of this machine.
+    expect(mcp.mcpServers['handoff-ledger']).toEqual({ ...LAUNCH, args: [...LAUNCH.args, 'mcp'], env: { LEDGER_AGENT: 'claude' } });
+    expect(read('.mcp.json')).not.toContain(p.dir);
     expect(read('.mcp.json')).toMatch(/^\{\n {4}"mcpServers"/); // the user's indentation
 
     const s = JSON.parse(read('.claude/settings.json')!);
-    expect(s.permissions).toEqual({ allow: ['Bash(npm test)'] });
+    // The user's rule kept, the ledger's tools allowed (claude -p refuses them otherwise).
+    expect(s.permissions).toEqual({ allow: ['Bash(npm test)', 'mcp__handoff-ledger'] });
     expect(s.env).toEqual({ FOO: 'bar', LEDGER_AGENT: 'claude' });
     expect(s.hooks.PreToolUse).toEqual([{ matcher: 'Bash', hooks: [{ type: 'command', command: './check.sh' }] }]);
     expect(s.hooks.Stop[0]).toEqual({ hooks: [{ type: 'command', command: 'echo user-stop', timeout: 5 }] });
-    const cmd = `${process.execPath} ${BIN}`;
-    expect(s.hooks.Stop[1]).toEqual({ hooks: [{ type: 'command', command: `${cmd} hook claude stop`, timeout: 10 }] });
-    expect(s.hooks.SessionStart).toEqual([{ matcher: 'startup|resume|clear|compact', hooks: [{ type: 'command', command: `${cmd} hook claude session-start`, timeout: 10 }] }]);
-    expect(s.hooks.SessionEnd).toEqual([{ hooks: [{ type: 'command', command: `${cmd} hook claude session-end`, timeout: 10 }] }]);
+    expect(s.hooks.Stop[1]).toEqual({ hooks: [{ type: 'command', command: hookCmd('hook claude stop'), timeout: 10 }] });
+    expect(s.hooks.SessionStart).toEqual([{ matcher: 'startup|resume|clear|compact', hooks: [{ type: 'command', command: hookCmd('hook claude session-start'), timeout: 10 }] }]);
+    expect(s.hooks.SessionEnd).toEqual([{ hooks: [{ type: 'command', command: hookCmd('hook claude session-end'), timeout: 10 }] }]);
+    expect(s.hooks.StopFailure).toEqual([{ hooks: [{ type: 'command', command: hookCmd('hook claude stop-failure'), timeout: 10 }] }]);
+    expect(read('.claude/settings.json')).not.toContain(p.dir);
     expect(statSync(join(p.dir, '.claude/settings.json')).mode & 0o777).toBe(0o600);
 
     const md = read('CLAUDE.md')!;
@@ -98,7 +111,8 @@ describe('when setup claude runs in a project with the user\'s own files', () =>
     expect(r.stdout).toMatch(/^stale +\.claude\/settings\.json$/m);
     expect(r.stdout).toMatch(/^ok +CLAUDE\.md$/m);
     expect(r.stdout).toMatch(/run `ledger setup claude` to write them/);
-    write('CLAUDE.md', read('CLAUDE.md')!.replace('30 minutes', '3 hours'));
+    // A line of setup's block deleted: stale (a line the user adds inside it is refused: below).
+    write('CLAUDE.md', read('CLAUDE.md')!.split('\n').filter((l) => !l.includes('at least every 30 minutes')).join('\n'));
     expect(ledger('setup', 'claude', '--check').stdout).toMatch(/^stale +CLAUDE\.md$/m);
     // Setup repairs both; the user's edit elsewhere in the file stays.
     expect(ledger('setup', 'claude').code).toBe(0);
@@ -130,21 +144,25 @@ describe('when setup claude runs in a project with none of the files', () => {
   it('creates them, and --remove deletes them and the .claude folder it made', () => {
     expect(ledger('setup', 'claude', '--agent', 'claude-2').code).toBe(0);
     expect(JSON.parse(read('.claude/settings.json')!).env).toEqual({ LEDGER_AGENT: 'claude-2' });
-    expect(read('CLAUDE.md')).toMatch(/you write as `claude-2`/);
+    expect(read('CLAUDE.md')).toMatch(/in Claude Code, they write as `claude-2`/);
+    // A new CLAUDE.md keeps the project's AGENTS.md in Claude Code's context (its import).
+    expect(read('CLAUDE.md')).toMatch(/^@AGENTS\.md$/m);
     expect(ledger('setup', 'claude', '--agent', 'claude-2', '--remove').code).toBe(0);
     for (const f of ['.mcp.json', '.claude/settings.json', 'CLAUDE.md', '.claude']) expect(existsSync(join(p.dir, f)), f).toBe(false);
   });
 
-  it('uses the project\'s installed package when node_modules/.bin/ledger is there', () => {
-    mkdirSync(join(p.dir, 'node_modules/.bin'), { recursive: true });
-    writeFileSync(join(p.dir, 'node_modules/.bin/ledger'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, { mode: 0o755 });
-    expect(ledger('setup', 'claude').code).toBe(0);
-    const bin = join(p.dir, 'node_modules/.bin/ledger');
-    expect(JSON.parse(read('.mcp.json')!).mcpServers['handoff-ledger']).toEqual({ command: bin, args: ['mcp'], env: { LEDGER_AGENT: 'claude' } });
-    expect(JSON.parse(read('.claude/settings.json')!).hooks.Stop[0].hooks[0].command).toBe(`${bin} hook claude stop`);
+  it('writes the same files whether or not the package is installed here, and says when none is found', () => {
+    const without = ledger('setup', 'claude');
+    expect(without.stdout).toMatch(/warning: no ledger is installed in this project/);
+    const files = snapshotOf(['.mcp.json', '.claude/settings.json', 'CLAUDE.md']);
+    install(p.dir);
+    const withIt = ledger('setup', 'claude');
+    expect(withIt.stdout).not.toMatch(/warning/);
+    expect(snapshotOf(['.mcp.json', '.claude/settings.json', 'CLAUDE.md'])).toEqual(files);
   });
 
   it('writes hook commands that run from the project: the session-start hook answers', () => {
+    install(p.dir);
     expect(ledger('setup', 'claude').code).toBe(0);
     const command = JSON.parse(read('.claude/settings.json')!).hooks.SessionStart[0].hooks[0].command as string;
     const sub = join(p.dir, 'src');
@@ -187,19 +205,20 @@ describe('when setup codex runs in a project with the user\'s own files', () => 
     const r = ledger('setup', 'codex');
     expect(r.code, r.stderr).toBe(0);
     const toml = read('.codex/config.toml')!;
-    expect(toml.startsWith(USER_TOML)).toBe(true);
+    // The block at the top, as dotted keys; the user's TOML after it, untouched.
+    expect(toml.endsWith(`\n${USER_TOML}`)).toBe(true);
+    expect(toml.startsWith('# handoff-ledger:begin')).toBe(true);
     const doc = parse(toml) as { model: string; mcp_servers: Record<string, unknown> };
     expect(doc.model).toBe('gpt-5.1-codex');
     expect(doc.mcp_servers.docs).toEqual({ command: 'docs-mcp', args: ['--port', '0'] });
-    expect(doc.mcp_servers['handoff-ledger']).toEqual({ command: process.execPath, args: [BIN, 'mcp'], env: { LEDGER_AGENT: 'codex' } });
+    expect(doc.mcp_servers['handoff-ledger']).toEqual({ ...LAUNCH, args: [...LAUNCH.args, 'mcp'], env: { LEDGER_AGENT: 'codex' } });
 
     const hooks = JSON.parse(read('.codex/hooks.json')!).hooks;
-    const cmd = `${process.execPath} ${BIN}`;
     expect(hooks.Stop).toEqual([
       { hooks: [{ type: 'command', command: 'notify-send done' }] },
-      { hooks: [{ type: 'command', command: `${cmd} hook codex stop --agent codex`, timeout: 10 }] },
+      { hooks: [{ type: 'command', command: hookCmd('hook codex stop --agent codex'), timeout: 10 }] },
     ]);
-    expect(hooks.SessionStart).toEqual([{ matcher: 'startup|resume|clear', hooks: [{ type: 'command', command: `${cmd} hook codex session-start --agent codex`, timeout: 10 }] }]);
+    expect(hooks.SessionStart).toEqual([{ matcher: 'startup|resume|clear', hooks: [{ type: 'command', command: hookCmd('hook codex session-start --agent codex'), timeout: 10 }] }]);
     // A file without a final newline gets one before the blank line and the block.
     expect(read('AGENTS.md')!.startsWith(USER_AGENTS_MD + '\n\n<!-- handoff-ledger:begin')).toBe(true);
   });
@@ -233,7 +252,95 @@ describe('when setup codex runs in a project with the user\'s own files', () => 
     before = snapshotOf(FILES);
     r = ledger('setup', 'codex');
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/config\.toml is not valid TOML/);
+    expect(r.stderr).toMatch(/config\.toml is not valid TOML|defines \[mcp_servers\]/);
     expect(snapshotOf(FILES)).toEqual(before);
+  });
+
+  it('places its table so that a root key the user adds later stays at the root (issue 23.9)', () => {
+    expect(ledger('setup', 'codex').code).toBe(0);
+    // The user appends a root key at the end of the root section, and another at the very end of the block's neighbour: the top.
+    write('.codex/config.toml', read('.codex/config.toml')!.replace('model = "gpt-5.1-codex"', 'model = "gpt-5.1-codex"\napproval_policy = "never"'));
+    const doc = parse(read('.codex/config.toml')!) as Record<string, unknown>;
+    expect(doc.approval_policy).toBe('never');
+    expect(Object.keys((doc.mcp_servers as Record<string, Record<string, unknown>>)['handoff-ledger'])).toEqual(['command', 'args', 'env']);
+    expect(ledger('setup', 'codex', '--check').code).toBe(0);
+  });
+});
+
+describe('setup edits only what it owns (issue 23.9)', () => {
+  it('keeps every byte of the user\'s JSON outside its own keys: 1e400, a 20-digit integer, spacing', () => {
+    const odd = '{\n  "big": 12345678901234567890123,\n  "huge": 1e400,\n  "env":   { "KEEP": "x" },\n  "hooks": { "Stop": [ { "hooks": [ { "type": "command", "command": "echo mine", "timeout": 1.50 } ] } ] }\n}\n';
+    write('.claude/settings.json', odd);
+    expect(ledger('setup', 'claude').code).toBe(0);
+    const after = read('.claude/settings.json')!;
+    // Every value the user wrote, as written (a container setup adds to is laid out again).
+    for (const kept of ['"big": 12345678901234567890123,\n  "huge": 1e400,\n', '"KEEP": "x"', '"command": "echo mine"', '"timeout": 1.50']) expect(after).toContain(kept);
+    expect(ledger('setup', 'claude', '--remove').code).toBe(0);
+    const back = read('.claude/settings.json')!;
+    expect(back.startsWith('{\n  "big": 12345678901234567890123,\n  "huge": 1e400,\n')).toBe(true);
+    expect(back).toContain('"timeout": 1.50');
+    expect(back).not.toContain('handoff-ledger');
+  });
+
+  it('never writes through a link: a .claude folder or a file that is a symbolic link is refused, nothing written', () => {
+    const outside = scratch('ledger-setup-link-');
+    try {
+      symlinkSync(outside.dir, join(p.dir, '.claude'));
+      const r = ledger('setup', 'claude');
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/\.claude is a symbolic link; setup edits only files inside the project, never through a link/);
+      expect(readdirSync(outside.dir)).toEqual([]);
+      expect(existsSync(join(p.dir, '.mcp.json'))).toBe(false);
+      writeFileSync(join(outside.dir, 'target.md'), 'theirs\n');
+      rmSync(join(p.dir, '.claude'));
+      symlinkSync(join(outside.dir, 'target.md'), join(p.dir, 'CLAUDE.md'));
+      expect(ledger('setup', 'claude').code).toBe(2);
+      expect(readFileSync(join(outside.dir, 'target.md'), 'utf8')).toBe('theirs\n');
+    } finally {
+      outside.cleanup();
+    }
+  });
+
+  it('refuses, naming it, a line the user put inside its marked block, and drops nothing', () => {
+    expect(ledger('setup', 'claude').code).toBe(0);
+    write('CLAUDE.md', read('CLAUDE.md')!.replace('## Handoff ledger', '## Handoff ledger\nOur own rule: never push on Fridays.'));
+    const before = read('CLAUDE.md');
+    for (const args of [[], ['--remove']]) {
+      const r = ledger('setup', 'claude', ...args);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/holds a line setup did not write \("Our own rule: never push on Fridays\."\)/);
+      expect(read('CLAUDE.md')).toBe(before);
+    }
+  });
+});
+
+describe('the files setup writes, committed, on another clone (SPEC 12)', () => {
+  it('pass --check there, and their hook runs there from a subfolder', async () => {
+    install(p.dir);
+    expect(ledger('setup', 'claude').code).toBe(0);
+    expect(ledger('setup', 'codex').code).toBe(0);
+    const git = (cwd: string, ...args: string[]) => spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...BASE_ENV, GIT_CONFIG_NOSYSTEM: '1' } });
+    git(p.dir, 'init', '-q');
+    git(p.dir, 'add', '.mcp.json', '.claude/settings.json', 'CLAUDE.md', '.codex', 'AGENTS.md');
+    git(p.dir, '-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'setup');
+    const other = scratch('ledger-setup-clone-');
+    try {
+      const clone = join(other.dir, 'clone');
+      expect(git(other.dir, 'clone', '-q', p.dir, clone).status).toBe(0);
+      const there = (...args: string[]) => spawnLedgerSync(args, { cwd: clone, env: BASE_ENV });
+      expect(there('init').code).toBe(0);
+      install(clone);
+      for (const kind of ['claude', 'codex']) {
+        const c = there('setup', kind, '--check');
+        expect(c.code, c.stdout).toBe(0);
+      }
+      const command = JSON.parse(readFileSync(join(clone, '.claude/settings.json'), 'utf8')).hooks.SessionStart[0].hooks[0].command as string;
+      mkdirSync(join(clone, 'src'));
+      const run = spawnSync('/bin/sh', ['-c', command], { cwd: join(clone, 'src'), input: '{"hook_event_name":"SessionStart","source":"startup"}', encoding: 'utf8', env: { ...BASE_ENV, LEDGER_AGENT: 'claude' } });
+      expect(run.status).toBe(0);
+      expect(JSON.parse(run.stdout).hookSpecificOutput.additionalContext).toMatch(/you write as "claude"/);
+    } finally {
+      other.cleanup();
+    }
   });
 });

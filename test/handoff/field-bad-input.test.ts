@@ -40,7 +40,7 @@ const ROWS: [string, string[], number, string, RegExp][] = [
   ['a resume of a mistyped slug', ['resume', 'fixtz'], 2, 'INPUT_NOT_FOUND', /did you mean `fix-tz`\?/],
   ['a checkpoint of a slug far from every other', ['checkpoint', 'zzzzzz', '--agent', 'claude', ...CP], 2, 'INPUT_NOT_FOUND', /take it first: `ledger start zzzzzz/],
   ['the old owner checkpoints an item taken over and finished', ['checkpoint', 'dist-tests', '--agent', 'claude', ...CP], 2, 'INPUT_REFUSED',
-    /work item dist-tests was finished \(success\) by codex at \S+ \(seq \d+\) \(your execution claude-\d+ was taken over by codex at \S+ while its lease was live: claude hit its usage limit\); a checkpoint needs an open item; read `ledger resume dist-tests` for what codex did; the item is not yours to reopen\n$/],
+    /work item dist-tests was finished \(success\) by codex at \S+ \(seq \d+\) \(your execution claude-\d+ was taken over by codex at \S+ while its lease was live: "claude hit its usage limit"\); a checkpoint needs an open item; read `ledger resume dist-tests` for what codex did; the item is not yours to reopen\n$/],
 ];
 
 describe('issue 26: bad input to the new flags and names', () => {

@@ -52,7 +52,7 @@ describe('a reviewer adds a note', () => {
     expect(yml().active[0].notes).toEqual([expect.stringMatching(new RegExp(`^\\S+ note by reviewer: ${esc(REVIEW)}$`))]);
     const r = await p.run('resume', 'fix-tz');
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`notes \\(1\\):\\n  \\S+ reviewer: ${esc(REVIEW)}\\n`));
+    expect(r.stdout).toMatch(new RegExp(`notes \\(1\\):\\n  \\S+ reviewer: "${esc(REVIEW)}"\\n`));
     // the views are a pure function of the ledger, these records included
     expect((await p.run('render', '--check')).code).toBe(0);
   });

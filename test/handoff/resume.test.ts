@@ -56,14 +56,15 @@ describe('in a git repository', () => {
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines.length).toBeLessThanOrEqual(80);
     expect(lines[0]).toMatch(/^fix-tz: open, owned by codex \(execution codex-1\), lease live until \S+Z \(\d+m left\)$/);
-    expect(r.stdout).toContain('  done: found the off-by-one in toLocal()');
-    expect(r.stdout).toContain('  state: parser verified; tz helper still fails 2 tests');
-    expect(r.stdout).toContain('  verified:\n    - parser round-trips');
-    expect(r.stdout).toContain('  attempted, not verified:\n    - DST handling');
-    expect(r.stdout).toContain('  blockers:\n    - tzdata missing in CI');
+    // SPEC 12: record text quoted, after whose words they are.
+    expect(r.stdout).toContain('  done: "found the off-by-one in toLocal()"');
+    expect(r.stdout).toContain('  state: "parser verified; tz helper still fails 2 tests"');
+    expect(r.stdout).toContain('  verified:\n    - "parser round-trips"');
+    expect(r.stdout).toContain('  attempted, not verified:\n    - "DST handling"');
+    expect(r.stdout).toContain('  blockers:\n    - "tzdata missing in CI"');
     expect(r.stdout).toContain('`echo "14 pass"; echo "2 fail"; exit 1` exit 1');
     expect(r.stdout).toContain('    | 14 pass\n    | 2 fail');
-    expect(r.stdout).toContain('  next: fix toLocal() for -05:00');
+    expect(r.stdout).toContain('  next: "fix toLocal() for -05:00"');
     expect(r.stdout).toMatch(/trail \(newest first\):\n {2}\S+Z codex start fix-tz: fix toLocal\(\) for negative offsets/);
     expect(r.stdout).toContain('1 changed, 0 gone, 1 unchanged, 0 not re-checkable');
     expect(r.stdout).toContain('  changed tz (file:src/tz.ts): was sha256:');

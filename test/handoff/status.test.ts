@@ -85,10 +85,10 @@ describe('an arriving agent runs status', () => {
         expect(row[x], `${col} in "${row}"`).not.toBe(' ');
       }
     }
-    expect(rows[0]).toMatch(/^  api +codex \(you\) +LAPSED \d+d \d+h ago +none yet +\(summary\) the api client$/);
+    expect(rows[0]).toMatch(/^  api +codex \(you\) +LAPSED \d+d \d+h ago +none yet +\(summary\) "the api client"$/);
     expect(rows[1]).toMatch(/^  docs +nobody \(released by gemini\) +released \S+ ago +none yet/);
-    expect(rows[2]).toMatch(/^  fix-tz +claude +live, (59|60)m left +\S+ ago +fix toLocal\(\)$/);
-    expect(r.stdout).toContain('      released by gemini: needs the tz fix first');
+    expect(rows[2]).toMatch(/^  fix-tz +claude +live, (59|60)m left +\S+ ago +"fix toLocal\(\)"$/);
+    expect(r.stdout).toContain('      released by gemini: "needs the tz fix first"');
     expect(r.stdout).toMatch(/pending intents \(no outcome since\): 1\n  OPERATION +EXECUTION +AGENT +AGE +ACTION\n  deploy_api +e1 +ci +\S+ ago +deploy the api to prod\n/);
     expect(r.stdout).toMatch(/unresolved outcomes \(ambiguous or timeout, no success or cancel since\): 2\n/);
     expect(r.stdout).toMatch(/  migrate_17 +e1 +ambiguous +ci +/);
@@ -108,10 +108,10 @@ describe('status as of a time passed in (the library)', () => {
     const live = at(T0 + 24 * MIN); // lease renewed to T0+65m
     expect(live.items[0].lease).toEqual({ state: 'live', until: new Date(T0 + 65 * MIN).toISOString(), ms: 41 * MIN });
     expect(live.items[0].last_checkpoint?.age_ms).toBe(19 * MIN);
-    expect(formatStatus(live).join('\n')).toMatch(/  fix-tz +claude \(you\) +live, 41m left +19m ago +handle DST/);
+    expect(formatStatus(live).join('\n')).toMatch(/  fix-tz +claude \(you\) +live, 41m left +19m ago +"handle DST/);
     const lapsed = at(T0 + 77 * MIN);
     expect(lapsed.items[0].lease).toMatchObject({ state: 'lapsed', ms: 12 * MIN });
-    expect(formatStatus(lapsed).join('\n')).toMatch(/  fix-tz +claude \(you\) +LAPSED 12m ago +1h 12m ago +handle DST/);
+    expect(formatStatus(lapsed).join('\n')).toMatch(/  fix-tz +claude \(you\) +LAPSED 12m ago +1h 12m ago +"handle DST/);
     // at the lease's end instant it has lapsed (lease.ts: one boundary for every check)
     expect(at(T0 + 65 * MIN).items[0].lease.state).toBe('lapsed');
   });

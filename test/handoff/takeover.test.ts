@@ -57,7 +57,7 @@ describe('claude hits its usage limit, codex takes over with --force --reason', 
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines[0]).toMatch(/^fix-tz: open, owned by codex/);
-    expect(lines[1]).toMatch(new RegExp(`^TAKEN OVER from claude by codex at \\S+ while its lease was live: ${REASON}$`));
+    expect(lines[1]).toMatch(new RegExp(`^TAKEN OVER from claude by codex at \\S+ while its lease was live: "${REASON}"$`));
     // and the failing test claude left is still what codex reads first
     expect(r.stdout).toContain('`sh tz.test.sh` exit 1');
   });
@@ -68,7 +68,7 @@ describe('claude hits its usage limit, codex takes over with --force --reason', 
       const r = await refusedUnchanged(p, [verb, 'fix-tz', '--agent', 'claude', ...CP], 2, 'INPUT_CONFLICT');
       expect(r.stderr).toContain(`only the owner may ${verb} fix-tz: it is owned by codex`);
       expect(r.stderr).toContain(`your execution claude-1 was taken over by codex at`);
-      expect(r.stderr).toContain(`while its lease was live: ${REASON}`);
+      expect(r.stderr).toContain(`while its lease was live: "${REASON}"`);
     }
     // and a release from claude is refused the same way
     const rel = await refusedUnchanged(p, ['release', 'fix-tz', '--agent', 'claude'], 2, 'INPUT_CONFLICT');

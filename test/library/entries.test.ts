@@ -50,8 +50,8 @@ describe('when a program imports the package', () => {
   it('keeps the main entry to the curated list: no transact, no second audit, no raw appenders', async () => {
     const main = await import(join(ROOT, 'dist/src/index.js'));
     expect(Object.keys(main).sort()).toEqual([
-      'EXIT', 'EXIT_MEANINGS', 'Ledger', 'LedgerError', 'STATUS_MAX_ROWS', 'TERMS', 'auditLedger', 'digestSource', 'exitCodeFor', 'formatGateText', 'formatPendingText', 'formatReportText', 'formatStatus',
-      'holdKind', 'locateLedger', 'readSecretKey', 'readTrust', 'writeSecretKey',
+      'EXIT', 'EXIT_MEANINGS', 'Ledger', 'LedgerError', 'STATUS_MAX_ROWS', 'TERMS', 'auditLedger', 'currencyLine', 'digestSource', 'exitCodeFor', 'formatGateText', 'formatPendingText', 'formatReportText', 'formatStatus',
+      'holdKind', 'locateLedger', 'quoted', 'readSecretKey', 'readTrust', 'resumeStep', 'takenFromLine', 'takeoverStep', 'writeSecretKey',
     ]);
   });
 });

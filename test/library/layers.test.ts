@@ -133,6 +133,11 @@ describe('the layers', () => {
       'src/agents/hooks/rules.ts': [/^src\/handoff\/(lease|status|workitems)\.ts$/],
       'src/agents/hooks/events.ts': [/^src\/handoff\/status\.ts$/],
       'src/agents/setup/common.ts': [/^src\/fs\/(durable|ops)\.ts$/],
+      // Issue 24: the stop rule compares the work tree's content as a checkpoint recorded it (the
+      // one digest, handoff/code-place.ts); a StopFailure is marked for its session's SessionEnd in
+      // the per-user state directory (store/state-dir.ts names it) under a hashed session id.
+      'src/agents/hooks/worktree.ts': [/^src\/handoff\/code-place\.ts$/],
+      'src/agents/hooks/stop-failure.ts': [/^src\/canonical\.ts$/, /^src\/store\/state-dir\.ts$/],
     };
     const front = files.filter((f) => /^src\/(cli|agents)\//.test(f));
 

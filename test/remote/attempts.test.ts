@@ -17,7 +17,7 @@ function link(sleeps: number[], attempts?: number): RemoteLink {
 
 /** A refused attempt after `prior`, as refresh would make it (its basis: how the remote's state was learned). */
 function refused(prior: LinkAttempt | null, basis: LinkAttempt['basis']): LinkAttempt {
-  return { ...following(prior), basis, expected: null, adopted: 0, contendedAt: undefined, outcome: 'moved' };
+  return { ...following(prior), basis, expected: null, adopted: 0, contendedAt: undefined, ledgerDir: '/nonexistent-ledger', outcome: 'moved' };
 }
 
 /** Runs a write whose every push is refused; returns how many attempts it made before it gave up. */

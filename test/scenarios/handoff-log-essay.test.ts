@@ -75,7 +75,7 @@ describe('the handoff log: claude starts fix-timezone, hits its usage limit, cod
     expect(status.items[0]).toMatchObject({ slug: 'fix-timezone', owner: 'claude', mine: false });
     const statusText = sc.ledger(['status', '--agent', 'codex']);
     expect(statusText.code).toBe(0);
-    expect(statusText.stdout).toMatch(/^ {2}fix-timezone +claude +live, \d+m left +\S+ ago +fix toLocal\(\) for negative offsets$/m);
+    expect(statusText.stdout).toMatch(/^ {2}fix-timezone +claude +live, \d+m left +\S+ ago +"fix toLocal\(\) for negative offsets"$/m);
 
     // --- codex reads resume, not the whole history ---
     const resume = sc.ledger(['resume', 'fix-timezone']);
@@ -83,14 +83,15 @@ describe('the handoff log: claude starts fix-timezone, hits its usage limit, cod
     const lines = resume.stdout.trimEnd().split('\n');
     expect(lines.length).toBeLessThanOrEqual(80);
     expect(lines[0]).toMatch(/^fix-timezone: open, owned by claude \(execution claude-1\), lease live until \S+Z/);
-    expect(lines).toContain('  state: 14 pass, 2 fail on the timezone helper');
+    expect(lines).toContain('  state: "14 pass, 2 fail on the timezone helper"');
     expect(lines).toContain('  verified:');
-    expect(lines).toContain('    - toLocal() is right for offsets east of UTC (14 tests)');
+    expect(lines).toContain('    - "toLocal() is right for offsets east of UTC (14 tests)"');
     expect(lines).toContain('  attempted, not verified:');
-    expect(lines).toContain('    - negative offsets (west of UTC)');
+    expect(lines).toContain('    - "negative offsets (west of UTC)"');
     expect(resume.stdout).toContain('`npm test` exit 1');
     expect(resume.stdout).toContain('AssertionError: toLocal(720, -300): expected 420, got 1020');
-    expect(lines).toContain('  next: fix toLocal() for negative offsets');
+    // SPEC 12: another agent's words, quoted.
+    expect(lines).toContain('  next: "fix toLocal() for negative offsets"');
     // what changed since claude's test run: its wip commit, and the evidence file it touched
     expect(resume.stdout).toMatch(/evidence since the last checkpoint \(seq 2\): 1 changed/);
     expect(lines).toContain(`since the commit of the last test run (seq 2, ${claudeCp.tests.workdir.git.commit.slice(0, 10)} on main): 1 commit, 1 file changed (the ledger's files and the views not counted)`);
@@ -105,7 +106,7 @@ describe('the handoff log: claude starts fix-timezone, hits its usage limit, cod
     expect(records().at(-1)).toMatchObject({ kind: 'start', agent: 'codex', takeover: { agent: 'claude', forced: true, reason: REASON } });
     const afterTake = sc.ledger(['resume', 'fix-timezone']).stdout.split('\n');
     expect(afterTake[0]).toMatch(/^fix-timezone: open, owned by codex/);
-    expect(afterTake[1]).toMatch(new RegExp(`^TAKEN OVER from claude by codex at \\S+ while its lease was live: ${REASON}$`));
+    expect(afterTake[1]).toMatch(new RegExp(`^TAKEN OVER from claude by codex at \\S+ while its lease was live: "${REASON}"$`));
 
     // --- claude's session comes back and checkpoints late: refused, naming codex and why ---
     const late = sc.refused(['checkpoint', 'fix-timezone', '--agent', 'claude', '--done', 'tried Math.sign', '--state', 'still 2 fail',

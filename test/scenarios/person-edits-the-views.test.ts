@@ -87,7 +87,7 @@ describe('when codex resumes an item whose last run failed with a long stack', (
     // and the rest is still there: owner, notes (the last of six), the next action, git
     expect(lines[0]).toMatch(/^fix-timezone: open, owned by claude/);
     expect(r.stdout).toContain('review note 6');
-    expect(lines).toContain('  next: fix toLocal() for negative offsets');
+    expect(lines).toContain('  next: "fix toLocal() for negative offsets"');
     expect(r.stdout).toMatch(/^git: branch main/m);
   });
 });

@@ -20,9 +20,10 @@ export function isCodexEvent(e: string): e is CodexEvent {
 export function codexHook(event: CodexEvent, payload: Payload, facts: HookFacts): HookAnswer {
   if (!forEvent(payload, CODEX_EVENTS[event])) return SILENT;
   if (event === 'session-start') {
-    return { stdout: { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: sessionContext(facts.status(), facts.agent) } }, notes: [] };
+    return { stdout: { hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: sessionContext(facts.status(), facts.agent, facts.currency) } }, notes: [] };
   }
-  if (payload.stop_hook_active === true || facts.agent === null) return SILENT;
+  // SPEC 12: never block over ownership the hook could not refresh.
+  if (payload.stop_hook_active === true || facts.agent === null || facts.currency?.current === false) return SILENT;
   const open = facts.unrecorded();
   return open.length ? { stdout: { decision: 'block', reason: stopReason(open, facts.now) }, notes: [] } : SILENT;
 }

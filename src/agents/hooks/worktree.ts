@@ -102,3 +102,6 @@ export async function latestWorkTreeChange(cwd: string, ledger: { dir: string; v
   }
   return latest;
 }
+
+/** The work tree's content digest, as a start or checkpoint records it (handoff/code-place.ts): what the stop rule compares. */
+export { workTreeContent, workTreeTop } from '../../handoff/code-place.js';

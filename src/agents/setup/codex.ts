@@ -1,8 +1,12 @@
 // `ledger setup codex`: Codex's three files (formats and sources in ../README.md):
-//   .codex/config.toml  [mcp_servers.handoff-ledger] with command, args and env.LEDGER_AGENT, as
-//                       a marked block of its own: the user's TOML (comments, order, spacing) is
-//                       never re-serialised; smol-toml checks the file before and after and
-//                       writes the block's values (so every string is quoted as TOML wants)
+//   .codex/config.toml  the table mcp_servers.handoff-ledger (command, args, env.LEDGER_AGENT) as
+//                       a marked block of dotted keys at the top of the file: the user's TOML
+//                       (comments, order, spacing) is never re-serialised; smol-toml checks the
+//                       file before and after and writes the block's values (every string
+//                       quoted as TOML wants). Policy (issue 23.9): dotted keys at the top open
+//                       no table, so whatever the user adds later at the root stays at the root
+//                       (a `[mcp_servers.handoff-ledger]` header appended at the end would take
+//                       every root key added below it into setup's table)
 //   .codex/hooks.json   {"hooks": {"SessionStart": [{"matcher": "startup|resume|clear", "hooks":
 //                       [{"type": "command", "command", "timeout"}]}], "Stop": [...]}}
 //   AGENTS.md           the marked block (./block.ts)
@@ -11,7 +15,7 @@
 import { join } from 'node:path';
 import { parse, stringify } from 'smol-toml';
 import { LedgerError } from '../../errors.js';
-import { blockMarkers, instructionsBlock } from './block.js';
+import { blockMarkers, instructionsBlock, legacyBlockLines } from './block.js';
 import {
   HOOK_TIMEOUT_S, SERVER_NAME, dropEmpty, editHookGroup, editJson, isObject, objectAt, readText, shellCommand, withBlock, type FileChange, type LedgerCommand, type MatcherGroup,
 } from './common.js';
@@ -45,21 +49,39 @@ function serverOf(doc: Record<string, unknown>): unknown {
   return isObject(servers) ? servers[SERVER_NAME] : undefined;
 }
 
+/** One TOML value as smol-toml writes it. */
+const tomlValue = (v: unknown): string => stringify({ v }).trim().replace(/^v = /, '');
+
+/**
+ * The lines a block setup wrote may hold (this version's dotted keys, or an earlier version's
+ * `[mcp_servers.handoff-ledger]` table): anything else inside the markers is the user's.
+ */
+const OUR_TOML_LINE = /^(?:\[mcp_servers\.handoff-ledger(?:\.env)?\]|(?:mcp_servers\.handoff-ledger\.)?(?:command|args|env\.LEDGER_AGENT|LEDGER_AGENT) = .*)$/;
+
 function tomlAfter(path: string, before: string | null, command: LedgerCommand, agent: string, remove: boolean): string | null {
   const entry = { command: command.command, args: [...command.args, 'mcp'], env: { LEDGER_AGENT: agent } };
-  const block = `${TOML_MARKERS.begin}\n${stringify({ mcp_servers: { [SERVER_NAME]: entry } }).trimEnd()}\n${TOML_MARKERS.end}\n`;
+  const key = `mcp_servers.${SERVER_NAME}`;
+  const block = [TOML_MARKERS.begin, `${key}.command = ${tomlValue(entry.command)}`, `${key}.args = ${tomlValue(entry.args)}`, `${key}.env.LEDGER_AGENT = ${tomlValue(agent)}`, TOML_MARKERS.end].join('\n') + '\n';
   if (before !== null) parseToml(path, before);
-  const outside = withBlock(before, TOML_MARKERS, null) ?? '';
-  if (serverOf(parseToml(path, outside)) !== undefined) {
+  const known = (before ?? '').split('\n').filter((l) => OUR_TOML_LINE.test(l));
+  let outside = withBlock(before, TOML_MARKERS, null, known, path);
+  // A block setup put at the top took its separating blank line along.
+  if (before !== null && before.startsWith(TOML_MARKERS.begin) && outside?.startsWith('\n')) outside = outside.slice(1);
+  if (outside === '') outside = null;
+  if (serverOf(parseToml(path, outside ?? '')) !== undefined) {
     throw new LedgerError('INPUT_REFUSED', `${path} defines [mcp_servers.${SERVER_NAME}] outside the block setup writes; setup changed nothing`, { path }, 'remove that table (setup writes its own) and run setup again');
   }
-  const after = withBlock(before, TOML_MARKERS, remove ? null : block);
-  if (after !== null && !remove) {
-    // The user's file and the block must read as one document, with our table as written.
-    const doc = parseToml(path, after);
-    if (JSON.stringify(serverOf(doc)) !== JSON.stringify(entry)) {
-      throw new LedgerError('INPUT_REFUSED', `${path}: the [mcp_servers.${SERVER_NAME}] table would not read back as written; setup changed nothing`, { path });
-    }
+  if (remove) return outside;
+  const after = outside === null ? block : `${block}\n${outside}`;
+  let doc: Record<string, unknown>;
+  try {
+    doc = parse(after) as Record<string, unknown>;
+  } catch {
+    throw new LedgerError('INPUT_REFUSED', `${path} defines [mcp_servers] as a table header of its own, so setup's keys cannot be added at the top of the file; setup changed nothing`, { path }, 'write each server as [mcp_servers.NAME] (not one [mcp_servers] table), or add the handoff-ledger server yourself, and run setup again');
+  }
+  // The user's file and the block must read as one document, with our table as written.
+  if (JSON.stringify(serverOf(doc)) !== JSON.stringify(entry)) {
+    throw new LedgerError('INPUT_REFUSED', `${path}: the [mcp_servers.${SERVER_NAME}] table would not read back as written; setup changed nothing`, { path });
   }
   return after;
 }
@@ -69,9 +91,9 @@ export function planCodex(req: SetupRequest): FileChange[] {
   const tomlPath = join(root, '.codex', 'config.toml');
   const hooksPath = join(root, '.codex', 'hooks.json');
   const mdPath = join(root, 'AGENTS.md');
-  const tomlBefore = readText(tomlPath);
-  const hooksBefore = readText(hooksPath);
-  const mdBefore = readText(mdPath);
+  const tomlBefore = readText(tomlPath, root);
+  const hooksBefore = readText(hooksPath, root);
+  const mdBefore = readText(mdPath, root);
   return [
     { path: tomlPath, before: tomlBefore, after: tomlAfter(tomlPath, tomlBefore, command, agent, remove) },
     {
@@ -89,6 +111,6 @@ export function planCodex(req: SetupRequest): FileChange[] {
         dropEmpty(obj, 'hooks');
       }, remove),
     },
-    { path: mdPath, before: mdBefore, after: withBlock(mdBefore, blockMarkers('codex'), remove ? null : instructionsBlock('codex', agent)) },
+    { path: mdPath, before: mdBefore, after: withBlock(mdBefore, blockMarkers('codex'), remove ? null : instructionsBlock('codex', agent), [...legacyBlockLines(agent), ...instructionsBlock('codex', agent).split('\n')], mdPath) },
   ];
 }

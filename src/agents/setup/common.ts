@@ -2,15 +2,18 @@
 // user's file so that it keeps what the user had, is idempotent, can be checked, and can be taken
 // out again exactly:
 //   - a JSON file (.mcp.json, .claude/settings.json, .codex/hooks.json): parsed, our entries put
-//     in place (replaced where they are, else appended), written back with the file's own
-//     indentation; --remove takes out only our entries and any container left empty by that;
+//     in place (replaced where they are, else appended), and only those edits spliced into the
+//     text (jsonc-parser's modify: every byte the user wrote outside setup's own keys stays as
+//     it was: numbers such as 1e400 or a 20-digit integer, spacing, order); --remove takes out
+//     only our entries and any container left empty by that;
 //   - a marked block in a Markdown file (CLAUDE.md, AGENTS.md), between begin/end comments;
 //   - a marked block in a TOML file (.codex/config.toml; ./codex.ts): checked with a TOML parser.
 // A setup is a plan first (each file: its text now and the text it should have), so --check
 // writes nothing and reports every file that is missing or stale, and a refusal (a file that is
 // not JSON) changes no file. Files are written by the durable recipe (src/fs/durable.ts).
-import { existsSync, lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative } from 'node:path';
+import { lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, sep } from 'node:path';
+import { applyEdits, modify, type FormattingOptions } from 'jsonc-parser';
 import { LedgerError } from '../../errors.js';
 import { fsyncDir, mkdirDurable, replaceFileDurable } from '../../fs/durable.js';
 import { realFileOps } from '../../fs/ops.js';
@@ -24,21 +27,38 @@ export const HOOK_TIMEOUT_S = 10;
 export interface LedgerCommand { command: string; args: string[] }
 
 /**
- * The command the written files use (SPEC 12: they work from the project as it is): the
- * project's own installed package when it has one (`node_modules/.bin/ledger`), else the binary
- * that ran setup, by absolute paths (node and its script). Policy: absolute, so it works whatever
- * folder the agent starts in; `--check` reports it stale once that path is gone.
+ * The one launcher every written command uses (SPEC 12: the files can be committed, and their
+ * commands work on every clone): a POSIX sh script that finds the project's installed package
+ * (`node_modules/.bin/ledger`) in the client's project folder ($CLAUDE_PROJECT_DIR, which Claude
+ * Code gives its hooks and servers) or else the working directory, and the folders above it,
+ * and otherwise runs the `ledger` found on PATH (a global install). Policy: no absolute path of
+ * one machine is ever written, so `--check` passes on every clone whatever is installed there;
+ * no process but sh is started to find it (a hook must start fast).
  */
-export function ledgerCommand(root: string, runningScript: string): LedgerCommand {
-  const installed = join(root, 'node_modules', '.bin', 'ledger');
-  if (existsSync(installed)) return { command: installed, args: [] };
-  let script = runningScript;
-  try {
-    script = realpathSync(runningScript);
-  } catch {
-    /* kept as given */
+export const LAUNCH_SCRIPT = 'd=$CLAUDE_PROJECT_DIR; [ -n "$d" ] || d=$PWD; while [ -n "$d" ] && [ ! -x "$d/node_modules/.bin/ledger" ]; do d=${d%/*}; done; exec ${d:+"$d/node_modules/.bin/"}ledger "$@"';
+
+/** The command the written files use: sh, the launcher, and `ledger` as its $0. */
+export function ledgerCommand(): LedgerCommand {
+  return { command: 'sh', args: ['-c', LAUNCH_SCRIPT, 'ledger'] };
+}
+
+/** Whether the launcher finds a ledger for a project at `root` on this machine (setup says so when not). */
+export function launcherFinds(root: string, env: Record<string, string | undefined>): boolean {
+  for (let d = root; d !== ''; d = d.slice(0, d.lastIndexOf(sep) < 0 ? 0 : d.lastIndexOf(sep))) {
+    try {
+      if (statSync(join(d, 'node_modules', '.bin', 'ledger')).isFile()) return true;
+    } catch {
+      /* not here */
+    }
+    if (d === sep) break;
   }
-  return { command: process.execPath, args: [script] };
+  return (env.PATH ?? '').split(':').some((p) => {
+    try {
+      return p !== '' && statSync(join(p, 'ledger')).isFile();
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** A POSIX shell word: as is when it is plainly safe, else single-quoted. */
@@ -53,9 +73,31 @@ export function shellCommand(c: LedgerCommand, verbArgs: string[]): string {
 /** One file of a plan: its text now (null: absent) and the text it should have (null: none). */
 export interface FileChange { path: string; before: string | null; after: string | null }
 
-export function readText(path: string): string | null {
+/**
+ * A file setup may edit, as text (null: absent). Policy (issue 23.9): setup edits only regular
+ * files inside the project, never through a link: every folder between the project root and the
+ * file (`.claude`, `.codex`) must be a real folder, and the file a regular file; else it is
+ * refused (exit 2) before anything is written.
+ */
+export function readText(path: string, root?: string): string | null {
+  if (root !== undefined) {
+    const rel = relative(root, dirname(path));
+    let d = root;
+    for (const part of rel === '' ? [] : rel.split(sep)) {
+      d = join(d, part);
+      let st;
+      try {
+        st = lstatSync(d);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') break;
+        throw e;
+      }
+      if (!st.isDirectory()) throw new LedgerError('INPUT_REFUSED', `${d} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a folder'}; setup edits only files inside the project, never through a link; setup changed nothing`, { path: d }, 'replace it with a real folder (or remove it) and run setup again');
+    }
+  }
   try {
-    if (!lstatSync(path).isFile()) throw new LedgerError('INPUT_REFUSED', `${path} is not a regular file; setup edits only regular files`, { path });
+    const st = lstatSync(path);
+    if (!st.isFile()) throw new LedgerError('INPUT_REFUSED', `${path} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a regular file'}; setup edits only regular files, never through a link; setup changed nothing`, { path });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
@@ -92,18 +134,88 @@ export function parseJsonObject(path: string, text: string | null): Json {
 }
 
 /**
- * The new text of a JSON file after `edit`, in the file's own indentation. null when the object
- * is left empty by a removal (the file goes), or when it is unchanged as a value (kept byte for
- * byte: a file setup has nothing to do in is never reformatted).
+ * The new text of a JSON file after `edit`. null when the object is left empty by a removal (the
+ * file goes). A new file is written with two spaces; an existing one gets only the changes
+ * `edit` made, spliced into its text where they belong (jsonc-parser's modify, in the file's own
+ * indentation and line ends): every other byte stays as the user wrote it (issue 23.9).
  */
 export function editJson(path: string, before: string | null, edit: (obj: Json) => void, removing: boolean): string | null {
+  const was = parseJsonObject(path, before);
   const obj = parseJsonObject(path, before);
-  const was = JSON.stringify(obj);
   edit(obj);
   if (removing && Object.keys(obj).length === 0) return null;
-  if (before !== null && JSON.stringify(obj) === was) return before;
-  const indent = before === null ? 2 : indentOf(before);
-  return JSON.stringify(obj, null, indent) + '\n';
+  if (before === null || before.trim() === '') return JSON.stringify(obj, null, 2) + '\n';
+  const indent = indentOf(before);
+  const fmt: FormattingOptions = {
+    insertSpaces: typeof indent === 'number' || !indent.includes('\t'),
+    tabSize: typeof indent === 'number' ? indent : indent.includes('\t') ? 1 : indent.length,
+    eol: before.includes('\r\n') ? '\r\n' : '\n',
+  };
+  let text = before;
+  for (const [at, value, insert] of jsonChanges(was, obj, [])) {
+    text = applyEdits(text, modify(text, at, value, { formattingOptions: fmt, ...(insert ? { isArrayInsertion: true } : {}) }));
+  }
+  // The edits must read back as the object setup meant (else this is setup's bug: refuse).
+  if (!sameJson(parseJsonObject(path, text), obj)) throw new LedgerError('INTERNAL', `${path}: setup's edit would not read back as written; setup changed nothing`, { path });
+  return text;
+}
+
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b);
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) return a.length === (b as unknown[]).length && a.every((x, i) => sameJson(x, (b as unknown[])[i]));
+  const ka = Object.keys(a as Json);
+  const kb = Object.keys(b as Json);
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b as Json, k) && sameJson((a as Json)[k], (b as Json)[k]));
+};
+
+/**
+ * The smallest set of edits from `a` to `b` (both parsed from the file, so a value the user
+ * wrote compares equal to itself however JSON.parse read it): [path, value (undefined: remove),
+ * array insertion]. Objects and arrays are descended into; an array loses or gains elements at
+ * the places that differ, the rest untouched.
+ */
+function jsonChanges(a: unknown, b: unknown, at: (string | number)[]): [(string | number)[], unknown, boolean][] {
+  if (sameJson(a, b)) return [];
+  const isObj = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (isObj(a) && isObj(b)) {
+    const out: [(string | number)[], unknown, boolean][] = [];
+    for (const k of Object.keys(a)) if (!Object.hasOwn(b, k)) out.push([[...at, k], undefined, false]);
+    for (const k of Object.keys(b)) {
+      if (!Object.hasOwn(a, k)) out.push([[...at, k], b[k], false]);
+      else out.push(...jsonChanges(a[k], b[k], [...at, k]));
+    }
+    return out;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) {
+    // Walk both: an element of `a` not where `b` has it is removed (from the end first, so the
+    // indexes of the others hold), then the elements of `b` that are new are inserted in order.
+    const removed: number[] = [];
+    const kept: number[] = [];
+    let j = 0;
+    for (let i = 0; i < a.length; i++) {
+      if (j < b.length && sameJson(a[i], b[j])) {
+        kept.push(i);
+        j++;
+      } else if (b.slice(j).some((x) => sameJson(a[i], x))) {
+        // b inserts before this one: keep it, the new ones are placed below
+        while (j < b.length && !sameJson(a[i], b[j])) j++;
+        kept.push(i);
+        j++;
+      } else removed.push(i);
+    }
+    const out: [(string | number)[], unknown, boolean][] = removed.reverse().map((i) => [[...at, i], undefined, false]);
+    // After the removals `a` is a subsequence of `b`: insert each element of `b` that is missing.
+    const left = a.filter((_, i) => !removed.includes(i));
+    let k = 0;
+    b.forEach((x, idx) => {
+      if (k < left.length && sameJson(left[k], x)) k++;
+      else out.push([[...at, idx], x, true]);
+    });
+    return out;
+  }
+  return [[at, b, false]];
 }
 
 /** `obj[key]` as an object, created when absent; refuses a value of another type. */
@@ -171,11 +283,21 @@ function findBlock(text: string, m: Markers): [number, number] | null {
 /**
  * The text with `block` (its lines, ending with the end marker) in place of the old one, or
  * appended after one blank line; or with it taken out (block null), with the blank line it was
- * appended after. Policy: the block stays where it is in the file once written.
+ * appended after. Policy: the block stays where it is in the file once written. A line inside
+ * the old block that setup did not write (neither in `block` nor among `known`, the lines
+ * earlier versions wrote) is never dropped: the file is refused, naming it (issue 23.9).
  */
-export function withBlock(text: string | null, m: Markers, block: string | null): string | null {
+export function withBlock(text: string | null, m: Markers, block: string | null, known: readonly string[] = [], path = 'the file'): string | null {
   const t = text ?? '';
   const at = findBlock(t, m);
+  if (at) {
+    const ours = new Set([...(block ?? '').split('\n'), ...known, m.begin, m.end, '']);
+    const foreign = t.slice(at[0], at[1]).split('\n').find((l) => !ours.has(l) && !l.startsWith(m.begin.slice(0, m.begin.indexOf(' '))));
+    if (foreign !== undefined) {
+      throw new LedgerError('INPUT_REFUSED', `${path}: the block setup wrote holds a line setup did not write (${JSON.stringify(foreign.slice(0, 80))}); setup changed nothing`, { path, line: foreign.slice(0, 200) },
+        'move that line out of the block (above its begin line or below its end line) and run setup again');
+    }
+  }
   if (block === null) {
     if (!at) return text;
     let [s, e] = at;

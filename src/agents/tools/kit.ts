@@ -12,6 +12,7 @@
 // so a refused call carries the same one-line reason as `ledger` would print.
 import * as z from 'zod';
 import type { Ledger } from '../../ledger.js';
+import type { Currency } from '../../index.js';
 import { ID_RE, NAME_RE, OUTCOMES } from '../../record.js';
 
 /** What the server decided at start, for every call. */
@@ -33,6 +34,14 @@ export interface ToolContext {
   hasKey(): boolean;
   /** Whether the ledger is joined to a git remote on this machine (SPEC 11), as found at start. */
   readonly joined: boolean;
+  /**
+   * SPEC 11: brings the local copy to the remote within the read budget before a reading tool
+   * answers, and says how current it is (null: not joined). The long-lived server so answers
+   * every call from a copy as fresh as the remote allows, never from the one it started with.
+   */
+  current?(): Promise<Currency | null>;
+  /** How current the local copy is now, without the network (after a write published). */
+  currency?(): Currency | null;
 }
 
 /** Every successful result: the summary, exactly one next action, and the tool's own fields. */
@@ -40,6 +49,11 @@ export const ANSWER = {
   ok: z.literal(true),
   summary: z.string().describe('What happened, in one or two sentences'),
   next_action: z.string().describe('The one thing to do next'),
+  currency: z
+    .looseObject({ remote: z.string(), current: z.boolean(), seq: z.number().nullable(), commit: z.string().nullable(), fetched_at: z.string().nullable(), reason: z.string().nullable() })
+    .nullable()
+    .optional()
+    .describe('In a ledger shared through a git remote: how current this answer is (current: fetched and verified for it; else why not, and when this machine last fetched)'),
 };
 
 /** What a tool's run returns: the answer's fields (the output schema is the exact contract). */
@@ -55,7 +69,7 @@ export interface Tool<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject
   /** Whether the tool appends to the ledger (its annotations say so to the client). */
   readonly writes: boolean;
   /** The answer; checked against `output` before it is sent (a mismatch is this server's bug). */
-  run(ctx: ToolContext, args: z.output<I>): Promise<ToolOutput>;
+  run(ctx: ToolContext, args: z.output<I>, currency?: Currency | null): Promise<ToolOutput>;
 }
 
 /** Declares a tool with its types tied to its schemas. */

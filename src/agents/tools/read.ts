@@ -5,6 +5,10 @@ import * as z from 'zod';
 import { STATUS_MAX_ROWS, formatStatus, type ResumeReport, type StatusReport } from '../../index.js';
 import { KINDS, type Kind, type LedgerRecord } from '../../record.js';
 import { oneLine } from '../../text/lines.js';
+import { quoted } from '../../index.js';
+import { resumeStep, takeoverStep } from '../../index.js';
+import { takenFromLine } from '../../index.js';
+import type { Currency } from '../../index.js';
 import { ANSWER, slugArg, tool } from './kit.js';
 
 const leaseShape = z.looseObject({ state: z.enum(['live', 'lapsed', 'released']), until: z.string().nullable(), ms: z.number() });
@@ -17,17 +21,25 @@ const statusItem = z.looseObject({
   last_checkpoint: z.looseObject({ seq: z.number(), ts: z.string(), agent: z.string(), next: z.string() }).nullable(),
 });
 
-/** The one next action for an agent that has just read the status. */
-function statusNext(s: StatusReport): string {
+/** The one next action for an agent that has just read the status (record text quoted and attributed, SPEC 12). */
+function statusNext(s: StatusReport, currency?: Currency | null): string {
+  const stale = currency && !currency.current ? 'this answer may be out of date (NOT CURRENT): call sync, then status again; meanwhile: ' : '';
+  const told = s.taken_from_you.length ? `${takenFromLine(s.taken_from_you[0])}. ` : '';
   const mine = s.items.filter((i) => i.mine);
+  const now = new Date(s.now);
+  let step: string;
   if (mine.length === 1) {
     const cp = mine[0].last_checkpoint;
-    return `call resume (your open item is ${mine[0].slug}), then ${cp ? `continue with its next action: ${oneLine(cp.next, 200)}` : 'continue it and checkpoint after the first verified milestone'}`;
+    step = `call resume (your open item is ${mine[0].slug}), then ${cp ? `continue; your last checkpoint's next step (seq ${cp.seq}): ${quoted(oneLine(cp.next, 200))}` : 'continue it and checkpoint after the first verified milestone'}`;
+  } else if (mine.length > 1) step = `call resume with one of your items (${mine.map((i) => i.slug).join(', ')}) and finish or release the others`;
+  else {
+    const gone = s.items.find((i) => i.owner !== null && i.owner_gone !== null);
+    const released = s.items.filter((i) => i.lease.state === 'released');
+    if (gone) step = `call resume with slug ${gone.slug} to read it; ${takeoverStep(gone.slug, gone.owner!, gone.owner_gone!, now, 'mcp')}`;
+    else if (released.length) step = `call start with slug ${released[0].slug} to take a released item (no takeover needed), or start a new slug`;
+    else step = 'call start with a new slug and a summary before substantive work';
   }
-  if (mine.length > 1) return `call resume with one of your items (${mine.map((i) => i.slug).join(', ')}) and finish or release the others`;
-  const released = s.items.filter((i) => i.lease.state === 'released');
-  if (released.length) return `call start with slug ${released[0].slug} to take a released item (no takeover needed), or start a new slug`;
-  return 'call start with a new slug and a summary before substantive work';
+  return `${stale}${told}${step}`;
 }
 
 function statusSummary(s: StatusReport): string {
@@ -54,7 +66,7 @@ export const statusTool = tool({
     unresolved_outcomes_total: z.number().optional(),
   }),
   writes: false,
-  async run(ctx) {
+  async run(ctx, _args, currency) {
     const s = ctx.reader().status({ agent: ctx.agent, now: new Date() });
     // Policy: a tool's answer goes into an agent's context, so each list is bounded as the text
     // form of `ledger status` is (STATUS_MAX_ROWS), the agent's own items always kept; the
@@ -67,7 +79,7 @@ export const statusTool = tool({
     return {
       ok: true as const,
       summary: statusSummary(s),
-      next_action: statusNext(s),
+      next_action: statusNext(s, currency),
       agent: ctx.agent,
       through_seq: s.through?.seq ?? 0,
       items,
@@ -80,13 +92,11 @@ export const statusTool = tool({
   },
 });
 
-function resumeNext(r: ResumeReport, agent: string): string {
-  const next = r.latest ? oneLine(String(r.latest.next), 200) : null;
-  if (r.status !== 'open') return `${r.slug} is finished; call start with slug ${r.slug} only to reopen it`;
-  if (r.owner === agent) return next ? `continue with the recorded next action: ${next}` : `continue ${r.slug} and checkpoint after the first verified milestone`;
-  if (r.owner === null) return `call start with slug ${r.slug} to take this released item (no takeover needed)`;
-  if (!r.lease.live) return `the lease of ${r.owner} lapsed: call start with slug ${r.slug} and takeover: true to take it over`;
-  return `${r.slug} is ${r.owner}'s while the lease is live: pick another item, or add a note`;
+/** The one next action after reading an item: resume's own step (handoff/next-step.ts), as MCP arguments. */
+function resumeNext(r: ResumeReport, agent: string, currency?: Currency | null): string {
+  const l = r.latest;
+  const stale = currency && !currency.current ? 'this answer may be out of date (NOT CURRENT): call sync, then resume again; meanwhile: ' : '';
+  return stale + resumeStep({ ...r, latest: l && l.kind !== 'start' ? { next: String(l.next), agent: String(l.agent), ts: String(l.ts), seq: Number(l.seq) } : null }, agent, new Date(), 'mcp');
 }
 
 export const resumeTool = tool({
@@ -105,15 +115,15 @@ export const resumeTool = tool({
     lines: z.array(z.string()).max(80).describe('The resume (or status) text, at most 80 lines'),
   }),
   writes: false,
-  async run(ctx, args) {
-    const r = await ctx.reader().resume({ ...(args.slug !== undefined ? { slug: args.slug } : {}), agent: ctx.agent, now: new Date() });
+  async run(ctx, args, currency) {
+    const r = await ctx.reader().resume({ ...(args.slug !== undefined ? { slug: args.slug } : {}), agent: ctx.agent, now: new Date() }, [], { caller: 'mcp' });
     if (r.mode === 'status') {
       const s = r.report;
       const why = r.reason === 'none' ? `${ctx.agent} owns no open item` : `${ctx.agent} owns ${r.own.length} open items (${r.own.join(', ')}); pass a slug`;
       return {
         ok: true as const,
         summary: `${why}; the status instead: ${statusSummary(s)}`,
-        next_action: statusNext(s),
+        next_action: statusNext(s, currency),
         mode: 'status' as const,
         slug: null,
         status: null,
@@ -127,7 +137,7 @@ export const resumeTool = tool({
     return {
       ok: true as const,
       summary: `${slug}: ${report.status}${report.owner ? `, owned by ${report.owner}${report.owner === ctx.agent ? ' (you)' : ''}` : ', released'}${report.lease.until ? `, lease ${report.lease.live ? 'live' : 'lapsed'} (until ${report.lease.until})` : ''}; ${latest}`,
-      next_action: resumeNext(report, ctx.agent),
+      next_action: resumeNext(report, ctx.agent, currency),
       mode: 'resume' as const,
       slug,
       status: report.status,

@@ -9,6 +9,7 @@ import { LedgerError } from '../../errors.js';
 import type { Dependency, Invariant, Outcome, TestsRun } from '../../record.js';
 import type { TestsRequest } from '../../requests/work.js';
 import { oneLine } from '../../text/lines.js';
+import { quoted } from '../../index.js';
 import { ANSWER, durationArg, evidenceArg, itemsArg, outcomeArg, shortId, slugArg, textArg, tool, type ToolContext } from './kit.js';
 
 const recorded = {
@@ -48,6 +49,9 @@ export const startTool = tool({
       takeover: a.takeover === true,
       force: a.force === true,
       ...(a.reason !== undefined ? { reason: a.reason } : {}),
+      cwd: ctx.cwd,
+    }).catch((e: unknown) => {
+      throw forMcpCaller(e, a.slug);
     });
     const rec = res.record;
     const r = rec.record;
@@ -66,6 +70,21 @@ export const startTool = tool({
     };
   },
 });
+
+/**
+ * Issue 24.4: a refused start says the takeover as this tool's arguments, not as the command
+ * line's flags an MCP caller cannot use (the refusal itself is the workflow's, unchanged).
+ */
+function forMcpCaller(e: unknown, slug: string): unknown {
+  if (!(e instanceof LedgerError) || e.code !== 'INPUT_CONFLICT' || typeof e.data.owner !== 'string' || typeof e.data.lease_until !== 'string') return e;
+  const owner = e.data.owner;
+  const live = Date.parse(e.data.lease_until) > Date.now();
+  const call = JSON.stringify({ slug, summary: '<what you will do>', takeover: true, ...(live ? { force: true, reason: `<why: e.g. ${owner}'s session ended at its usage limit>` } : {}) });
+  const hint = live
+    ? `wait, or ask ${owner} to release it; if ${owner}'s session is gone (resume ${slug} says so when its hook noted it), take it over, recorded: call start with ${call}`
+    : `call resume with slug ${slug} first, then take it over: call start with ${call}`;
+  return new LedgerError(e.code, e.message, e.data, hint);
+}
 
 /** The arguments a checkpoint and a finish share (the command line's --done ... --evidence). */
 const milestone = {
@@ -146,7 +165,7 @@ export const checkpointTool = tool({
     return {
       ok: true as const,
       summary: `checkpoint of ${a.slug} recorded (seq ${rec.seq} ${shortId(rec.id)}), lease until ${rec.record.lease_until}; ${testsPhrase(tests)}`,
-      next_action: failed ? `the tests failed (exit ${tests!.exit_code}): fix what fails, then checkpoint again; recorded next: ${oneLine(a.next, 200)}` : oneLine(a.next, 300),
+      next_action: failed ? `the tests failed (exit ${tests!.exit_code}): fix what fails, then checkpoint again; the next step you recorded: ${quoted(oneLine(a.next, 200))}` : `the next step you recorded: ${quoted(oneLine(a.next, 300))}`,
       slug: a.slug,
       id: rec.id,
       seq: rec.seq,

@@ -4,7 +4,7 @@
 //          problem at all is silence and exit 0 (SPEC 12: a hook never breaks a session; for
 //          Claude Code an exit 2 from a Stop hook would even block the stop)
 //   setup  plans every file first (a refusal writes nothing), then writes, checks or removes
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger, readSecretKey } from '../../index.js';
@@ -12,7 +12,8 @@ import { AGENT_RE } from '../../record.js';
 import { checkAgent } from '../../requests/fields.js';
 import type { ToolContext } from '../../agents/tools/kit.js';
 import type { HookFacts, Payload } from '../../agents/hooks/events.js';
-import { ownsLiveItem, unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
+import { alreadyNoted, ownLiveItems, ownsLiveItem, unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
+import { markStopFailure, takeStopFailure, interruptedFromTranscript } from '../../agents/hooks/stop-failure.js';
 import { VERSION } from '../cli.js';
 import { neutralise, neutraliseLine } from '../../text/sanitize.js';
 import type { Flags } from '../flags.js';
@@ -54,6 +55,12 @@ export async function runMcp(io: CliIO, f: Writer): Promise<number> {
     },
     hasKey: () => seed !== null,
     joined: Ledger.open({ dir: loc.dir, env: io.env }).joined(),
+    current: async () => {
+      const got = await Ledger.open({ dir: loc.dir, env: io.env, waitMs: wait }).current();
+      for (const w of got?.warnings ?? []) log(`warning: ${w}`);
+      return got?.currency ?? null;
+    },
+    currency: () => Ledger.open({ dir: loc.dir, env: io.env }).currency(),
   };
   const { serveMcp } = await import('../../agents/mcp-front.js');
   await serveMcp({ ctx, version: VERSION, log });
@@ -62,6 +69,15 @@ export async function runMcp(io: CliIO, f: Writer): Promise<number> {
 
 /** Policy: a hook reads its payload for at most this long; a harness always closes stdin. */
 const HOOK_STDIN_MS = 5_000;
+
+export function parsePayload(text: string): Payload | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Payload) : null;
+  } catch {
+    return null;
+  }
+}
 
 async function readPayload(io: CliIO): Promise<Payload | null> {
   let timer: NodeJS.Timeout | undefined;
@@ -93,14 +109,34 @@ export async function runHook(io: CliIO, agentKind: string, event: string, f: Fl
 async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<typeof HOOK> & Global): Promise<void> {
   const [claude, codex] = await Promise.all([import('../../agents/hooks/claude.js'), import('../../agents/hooks/codex.js')]);
   if (agentKind === 'claude' ? !claude.isClaudeEvent(event) : agentKind === 'codex' ? !codex.isCodexEvent(event) : true) return;
-  const payload = await readPayload(io);
+  const handed = io.env.LEDGER_HOOK_PAYLOAD;
+  const payload = handed !== undefined ? parsePayload(handed) : await readPayload(io);
   if (!payload) return;
+  // Policy: Claude Code does not wait for a StopFailure hook (fire and forget: in `claude -p`
+  // the session's end kills it within a moment), and the note needs a fetch and a publication.
+  // So the hook hands its payload to a detached copy of itself (its own process group), which
+  // writes the note, and returns at once.
+  if (agentKind === 'claude' && event === 'stop-failure' && handed === undefined) {
+    // The session's SessionEnd hook (which Claude Code waits for) may run before the detached copy
+    // writes: it finds this mark and writes the note as "interrupted" itself (claude.ts).
+    markStopFailure(io.env, payload);
+    const { spawn } = await import('node:child_process');
+    const small = JSON.stringify({ ...payload, last_assistant_message: typeof payload.last_assistant_message === 'string' ? payload.last_assistant_message.slice(0, 1000) : undefined });
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1], 'hook', 'claude', 'stop-failure', ...(f.agent !== undefined ? ['--agent', f.agent] : [])], {
+      cwd: io.cwd, env: { ...io.env, LEDGER_HOOK_PAYLOAD: small }, detached: true, stdio: 'ignore',
+    });
+    child.unref();
+    return;
+  }
   const loc = ledgerLocation(io, f);
   if (loc.source === 'none' || !existsSync(join(loc.dir, 'HEAD'))) return;
   const named = agentOf(io, f);
   const agent = named !== undefined && AGENT_RE.test(named) ? named : null;
+  const ledger = Ledger.open({ dir: loc.dir, env: io.env });
+  // SPEC 11: a joined ledger is brought to the remote first, within the read budget; a stop, a
+  // session end or a stop failure never acts on a copy it could not refresh (rules.ts, claude.ts).
+  const currency = (await ledger.current())?.currency ?? null;
   const now = new Date();
-  const ledger = Ledger.open({ dir: loc.dir });
   let records: ReturnType<Ledger['workState']> | null = null;
   // One fold serves the status and the work log, from the fold memo and the kept folds as
   // `ledger status` reads them (never every record held in memory: a hook must start fast).
@@ -110,42 +146,72 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
   // git is asked (and its module loaded) only at stop and session end, only when the agent owns
   // an item with a live lease, and only once: the rule compares each item with the one answer.
   let latest: number | null = null;
-  if (event !== 'session-start' && agent !== null && payload.stop_hook_active !== true && ownsLiveItem(read().log, agent, now)) {
+  const asksGit = event !== 'session-start' && agent !== null && payload.stop_hook_active !== true && currency?.current !== false && ownsLiveItem(read().log, agent, now);
+  if (asksGit) {
     const { latestWorkTreeChange } = await import('../../agents/hooks/worktree.js');
     // The views' default folder (handoff/views.ts defaultViewsDir), without loading the views
     // module and its YAML library: a hook must start fast.
     latest = await latestWorkTreeChange(cwd, { dir: loc.dir, views: dirname(loc.dir) });
   }
+  // The work tree's content (handoff/code-place.ts), asked once, only for a record that has one to compare.
+  let content: string | null | undefined;
+  const contentNow = () => {
+    if (content !== undefined) return content;
+    content = null;
+    if (!asksGit) return content;
+    const { workTreeContent, workTreeTop } = codePlaceModule!;
+    const top = workTreeTop(cwd);
+    return (content = top === null ? null : workTreeContent(top, { ledgerDir: realOr(loc.dir), views: [join(realOr(dirname(loc.dir)), 'HANDOFF.md'), join(realOr(dirname(loc.dir)), 'HANDOFF.yml')] }));
+  };
+  const codePlaceModule = asksGit ? await import('../../agents/hooks/worktree.js') : null;
   let unrecorded: Unrecorded[] | null = null;
   const facts: HookFacts = {
     agent,
     now,
+    currency,
     status: () => read().status,
     unrecorded: () => {
       if (unrecorded) return unrecorded;
       if (agent === null) return (unrecorded = []);
-      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest === null ? null : latest > since)));
+      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest === null ? null : latest > since), contentNow));
+    },
+    ownLive: () => (agent === null ? [] : ownLiveItems(read().log, agent, now)),
+    noted: (slug, sinceSeq) => {
+      const item = read().log.items.get(slug);
+      return agent !== null && item !== undefined && alreadyNoted(item, agent, sinceSeq);
     },
   };
-  const answer = agentKind === 'claude' ? claude.claudeHook(event as never, payload, facts) : codex.codexHook(event as never, payload, facts);
+  // A session that ended after a StopFailure: its end is the interruption (claude.ts).
+  const interrupted = agentKind === 'claude' && event === 'session-end' ? (takeStopFailure(io.env, payload.session_id) ?? interruptedFromTranscript(payload.transcript_path)) : null;
+  const answer = agentKind === 'claude'
+    ? claude.claudeHook(interrupted ? 'stop-failure' : (event as never), interrupted ? { ...interrupted, hook_event_name: 'StopFailure' } : payload, facts)
+    : codex.codexHook(event as never, payload, facts);
   // As every --json sink does (common.ts emit): unsafe code points as JSON escapes, the same values.
   if (answer.stdout) io.stdout(neutralise(JSON.stringify(answer.stdout)) + '\n');
   if (answer.notes.length && agent !== null) {
-    // Best effort (session end): a short wait for the lock, and any refusal is silence.
+    // Best effort (session end, stop failure): a short wait for the lock, and any refusal is silence.
     let seed: Uint8Array;
     try {
       seed = readSecretKey(keyPath(io, f, loc.root)).seed;
     } catch {
       return;
     }
-    const writer = Ledger.open({ dir: loc.dir, key: seed, waitMs: 2_000 });
+    const writer = Ledger.open({ dir: loc.dir, key: seed, waitMs: 2_000, env: io.env });
     for (const n of answer.notes) {
       try {
-        await writer.note({ slug: n.slug, agent, text: n.text });
+        await writer.note({ slug: n.slug, agent, text: n.text, event: n.event });
       } catch {
         /* best effort */
       }
     }
+  }
+}
+
+function realOr(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
   }
 }
 
@@ -167,8 +233,8 @@ export async function runSetup(io: CliIO, kind: string, f: Flags<typeof SETUP> &
     throw new LedgerError('INPUT_NOT_FOUND', `no ledger here or above (${loc.dir}); setup installs the agents' access to one`, { dir: loc.dir }, 'run `ledger init` first');
   }
   const root = loc.root;
-  const { ledgerCommand, applyPlan, changed, fileState } = await import('../../agents/setup/common.js');
-  const command = ledgerCommand(root, process.argv[1] ?? '');
+  const { ledgerCommand, applyPlan, changed, fileState, launcherFinds } = await import('../../agents/setup/common.js');
+  const command = ledgerCommand();
   const req = { root, agent, command, remove };
   // Each agent's module alone: codex's loads the TOML library, which claude's never needs.
   const plan = kind === 'claude' ? (await import('../../agents/setup/claude.js')).planClaude(req) : (await import('../../agents/setup/codex.js')).planCodex(req);
@@ -186,10 +252,11 @@ export async function runSetup(io: CliIO, kind: string, f: Flags<typeof SETUP> &
   const files = plan.map((c) => ({ file: relative(root, c.path), action: !todo.includes(c) ? 'unchanged' : c.after === null ? 'removed' : c.before === null ? 'created' : 'updated' }));
   const lines = files.map((f) => `${f.action.padEnd(9)} ${shown(join(root, f.file))}`);
   if (!remove) {
-    lines.push(`the MCP server and hooks run: ${[command.command, ...command.args].join(' ')}`);
+    lines.push('the MCP server and hooks run the project\'s installed ledger (node_modules/.bin/ledger, found from the project folder up), else the `ledger` on PATH: no path of this machine is written, so the files can be committed and work on every clone');
+    if (!launcherFinds(root, io.env)) lines.push('warning: no ledger is installed in this project (node_modules/.bin/ledger) and none is on PATH here: install the package in the project (npm install handoff-ledger) or globally before an agent starts');
     lines.push(kind === 'claude'
-      ? 'next: start Claude Code in this project and approve the project MCP server "handoff-ledger" when it asks'
-      : 'next: trust this project in Codex, and approve its hooks when Codex asks ("hooks need review")');
+      ? 'next: start Claude Code in this project once, trust it and approve the project MCP server "handoff-ledger" when it asks; .claude/settings.json allows its tools (permission rule mcp__handoff-ledger), which `claude -p` honours only in a project the user trusted (else pass --allowedTools mcp__handoff-ledger)'
+      : 'next: trust this project in Codex and approve its hooks when Codex asks ("hooks need review"): `codex exec` runs a project\'s hooks only once they were trusted in an interactive `codex` session, and skips them silently until then (automation that vets the hooks itself may pass --dangerously-bypass-hook-trust)');
   }
   emit(io, f, { ok: true, kind, agent, root, remove, command, files }, lines);
   return EXIT.ok;

@@ -8,7 +8,7 @@ import { checkConsumeFailed, checkGate, checkOp, checkRevoke } from '../../reque
 import type { Flags } from '../flags.js';
 import { agentOf, emit, ledgerDir, trustPath, type CliIO, type Global } from './common.js';
 import type { CONSUME_FAILED, GATE, REVOKE } from './causal.js';
-import { writerOptions } from './remote-opts.js';
+import { currentRead, writerOptions } from './remote-opts.js';
 
 export async function runGate(io: CliIO, op: string | undefined, f: Flags<typeof GATE> & Global): Promise<number> {
   // Everything the command line says is checked before anything is read or written; a seq, HEAD
@@ -26,8 +26,12 @@ export async function runGate(io: CliIO, op: string | undefined, f: Flags<typeof
   });
   // Consuming writes: the ledger is opened as its writer, with its key; a plain gate reads.
   const ledger = req.consume !== null ? Ledger.open(writerOptions(io, f)) : Ledger.open({ dir: ledgerDir(io, f), env: io.env, trust: trustPath(io, f) });
+  // SPEC 11: a plain gate decides on the remote's state (within the read budget) and says how
+  // current it was; a consuming gate refreshes as every write does, under the lock.
+  const cur = req.consume === null ? await currentRead(io, ledger) : { json: {}, lead: [] as string[] };
   const r = ledger.gate(req);
-  const lines = formatGateText(r);
+  for (const w of await ledger.viewsAfterAdoption()) io.stderr(`ledger: warning: ${w}\n`);
+  const lines = [...cur.lead, ...formatGateText(r)];
   if (r.consume) {
     lines.push(r.consume.id ? `consumed as ${r.consume.consumer}: ${r.consume.id} (seq ${r.consume.seq})` : `not consumed: the gate holds for ${r.consume.consumer}`);
   }
@@ -41,7 +45,7 @@ export async function runGate(io: CliIO, op: string | undefined, f: Flags<typeof
       io.stderr(`ledger: ${req.op} has no records in this ledger; ${guess}\n`);
     }
   }
-  emit(io, f, r, lines);
+  emit(io, f, { ...r, ...cur.json }, lines);
   return r.ok ? EXIT.ok : EXIT.hold;
 }
 

@@ -13,7 +13,7 @@ import type { FlagSet, Flags } from '../flags.js';
 import { agentOf, emit, ledgerDir, waitMs, type CliIO, type Global } from './common.js';
 import { dependsOnOf, evidenceSources, invariantsOf } from './handoff-flags.js';
 import type { ASKER, CHECKPOINT, FINISH, MILESTONE, NOTE, RELEASE, RENDER, START } from './handoff.js';
-import { remoteLine, writerOptions } from './remote-opts.js';
+import { currentRead, remoteLine, writerOptions } from './remote-opts.js';
 
 type F<S extends FlagSet> = Flags<S> & Global;
 
@@ -30,6 +30,7 @@ export async function runStart(io: CliIO, slug: string | undefined, f: F<typeof 
     ...(f.lease !== undefined ? { lease: f.lease } : {}),
     takeover: f.takeover, force: f.force,
     ...(f.reason !== undefined ? { reason: f.reason } : {}),
+    cwd: io.cwd,
     ...viewsOf(io, f), adoptViews: f.adoptViews,
   });
   const res = await Ledger.open(writerOptions(io, f)).start(req);
@@ -146,9 +147,10 @@ export async function runStatus(io: CliIO, f: F<typeof ASKER>): Promise<number> 
   // they are read is reported as it was then).
   const req = checkStatus({ agent: agentOf(io, f) ?? null, now: new Date() });
   const ledger = Ledger.open({ dir: ledgerDir(io, f), env: io.env });
+  const cur = await currentRead(io, ledger);
   const report = ledger.status(req);
   const remote = ledger.remote();
-  emit(io, f, remote ? { ...report, remote } : report, remote ? [remoteLine(remote), ...formatStatus(report)] : formatStatus(report));
+  emit(io, f, remote ? { ...report, remote, ...cur.json } : report, remote ? [...cur.lead, ...formatStatus(report)] : formatStatus(report));
   return 0;
 }
 
@@ -161,11 +163,12 @@ export async function runResume(io: CliIO, slug: string | undefined, f: F<typeof
   // The asker is checked (a bad --agent exits 2) though a slug was given.
   const req = checkResume({ ...(slug !== undefined ? { slug } : {}), agent: agentOf(io, f) ?? null, now: new Date() });
   const ledger = Ledger.open({ dir: ledgerDir(io, f), env: io.env });
+  const cur = await currentRead(io, ledger);
   const remote = ledger.remote();
-  const lead = remote ? [remoteLine(remote)] : [];
+  const lead = cur.lead;
   const r: ResumeAnswer = await ledger.resume(req, lead);
   if (r.mode === 'resume') {
-    emit(io, f, { ok: true, mode: 'resume', ...r.report }, r.lines);
+    emit(io, f, { ok: true, mode: 'resume', ...r.report, ...cur.json }, r.lines);
     return 0;
   }
   const agent = req.agent;
@@ -174,7 +177,7 @@ export async function runResume(io: CliIO, slug: string | undefined, f: F<typeof
     : r.reason === 'none'
       ? `${agent} owns no open item; the status instead (\`ledger resume SLUG\` reads one item):`
       : `${agent} owns ${r.own.length} open items (${r.own.join(', ')}); \`ledger resume SLUG\` reads one. The status:`;
-  emit(io, f, { ...r.report, mode: 'status', reason: r.reason, own: r.own, ...(remote ? { remote } : {}) }, [line, ...lead, ...formatStatus(r.report)]);
+  emit(io, f, { ...r.report, mode: 'status', reason: r.reason, own: r.own, ...(remote ? { remote } : {}), ...cur.json }, [line, ...lead, ...formatStatus(r.report)]);
   return 0;
 }
 

@@ -2,7 +2,8 @@
 // names the per-user state directory; a writer with its key, lock wait and trust file, and, for a
 // ledger joined to a remote (SPEC 11), --offline and where a queued write is reported (stderr: a
 // queued write is not published, and the output says so).
-import type { OpenOptions } from '../../ledger.js';
+import type { Ledger, OpenOptions } from '../../ledger.js';
+import { currencyLine, type Currency } from '../../index.js';
 import { keyPath, ledgerDir, queuedWrites, trustPath, waitMs, type CliIO, type Writer } from './common.js';
 
 export function remoteOpts(io: CliIO, f: { offline?: boolean }) {
@@ -44,4 +45,18 @@ export function remoteLine(r: { url: string; state: string; outbox: number; anch
   if (r.state === 'ahead') return `remote ${r.url}: ahead, ${r.outbox} queued write${r.outbox === 1 ? '' : 's'} NOT published (run \`ledger sync\`)`;
   if (r.state === 'behind') return `remote ${r.url}: behind the last verified remote${at} (run \`ledger sync\`)`;
   return `remote ${r.url}: in sync${at} as of the last sync (\`ledger sync\` fetches)`;
+}
+
+/**
+ * SPEC 11 "reads are current": before a reading verb answers from a joined ledger, the local copy
+ * is brought to the remote within the read budget (LEDGER_FETCH_BUDGET, default 2 s); the answer
+ * then leads with how current it is (`lead`, its first text line) and carries it in --json
+ * (`json`). Nothing for a ledger that is not joined. Views re-rendered after records were taken
+ * are told on stderr only when that failed.
+ */
+export async function currentRead(io: CliIO, ledger: Ledger): Promise<{ currency: Currency | null; json: { currency?: Currency }; lead: string[] }> {
+  const got = await ledger.current();
+  if (!got) return { currency: null, json: {}, lead: [] };
+  for (const w of got.warnings) io.stderr(`ledger: warning: ${w}\n`);
+  return { currency: got.currency, json: { currency: got.currency }, lead: [currencyLine(got.currency)] };
 }

@@ -8,7 +8,7 @@ import { emit, keyPath, ledgerDir, trustPath, waitMs, type CliIO, type Global } 
 import { remoteOpts } from './remote-opts.js';
 import type { SYNC } from './remote.js';
 
-export function runSync(io: CliIO, f: Flags<typeof SYNC> & Global): number {
+export async function runSync(io: CliIO, f: Flags<typeof SYNC> & Global): Promise<number> {
   const dir = ledgerDir(io, f);
   // The key only matters when writes wait; the trust file, only when given (else the one named at join).
   const keyGiven = f.key !== undefined || io.env.LEDGER_KEY !== undefined;
@@ -16,6 +16,8 @@ export function runSync(io: CliIO, f: Flags<typeof SYNC> & Global): number {
   const given = f.trust !== undefined || io.env.LEDGER_TRUST !== undefined;
   const ledger = Ledger.open({ dir, key: keyGiven || existsSync(kp) ? kp : undefined, waitMs: waitMs(f), ...remoteOpts(io, f), ...(given ? { trust: trustPath(io, f) } : {}) });
   const r = ledger.sync({ acceptRemote: f.acceptRemote });
+  // SPEC 11: the views follow the local copy.
+  for (const w of await ledger.viewsAfterAdoption()) io.stderr(`ledger: warning: ${w}\n`);
   const lines: string[] = [];
   if (f.acceptRemote) lines.push(`re-anchored on the remote at seq ${r.head.seq} (verified from genesis); writers may write again`);
   lines.push(r.adopted ? `took ${r.adopted} record${r.adopted === 1 ? '' : 's'} from the remote (verified from the anchor)` : 'the local copy was already up to date with the remote');

@@ -1,5 +1,6 @@
 // The writing verbs' implementation: init, keygen, append (one handoff or intent, or a batch
 // from stdin), recover. Registered in write.ts.
+import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -49,7 +50,7 @@ export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: s
   const before = f.remote !== undefined ? beforeJoin(kp, tp) : null;
   // In a git work tree, git is made to ignore the key and the ledger before either exists, so no
   // `git add -A` ever sees them (issue 14.2); a git that cannot say refuses the init here.
-  const kept = keepOutOfGit(kp, dir);
+  const kept = keepOutOfGit(kp, dir, f.remote !== undefined ? [join(dirname(dir), 'HANDOFF.md'), join(dirname(dir), 'HANDOFF.yml')] : []);
   let created = false;
   let key: { name: string; seed: Uint8Array };
   if (existing) key = existing;
@@ -63,7 +64,7 @@ export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: s
   const pinned = joiningTeam ? false : pinKeyInTrustFile(tp, key.name, signer.publicKey, created);
   if (f.remote !== undefined) {
     try {
-      return runJoin(io, f, { dir, remote: f.remote, signer, agent, name, waitMs: wait, trustPath: tp, keyPath: kp, created, pinned, joiningTeam, gitignore: kept });
+      return await runJoin(io, f, { dir, remote: f.remote, signer, agent, name, waitMs: wait, trustPath: tp, keyPath: kp, created, pinned, joiningTeam, gitignore: kept });
     } catch (e) {
       undoRefusedJoin(e, before!, { created, kept });
       throw e;
@@ -102,10 +103,18 @@ interface JoinInput {
 }
 
 /** `ledger init --remote` (SPEC 11): joins the ledger here to the remote through Ledger.join. */
-function runJoin(io: CliIO, f: Global & { remoteRef?: string }, j: JoinInput): number {
+async function runJoin(io: CliIO, f: Global & { remoteRef?: string }, j: JoinInput): Promise<number> {
   const ref = f.remoteRef;
   if (ref !== undefined && !/^refs\/[A-Za-z0-9._/-]+$/.test(ref)) throw new LedgerError('USAGE', `--remote-ref expected a ref under refs/, got "${ref}"`);
-  const { result: r } = Ledger.join({ dir: j.dir, remote: j.remote, ...(ref !== undefined ? { ref } : {}), trust: j.trustPath, key: j.signer, agent: j.agent, name: j.name, env: io.env, waitMs: j.waitMs, cwd: io.cwd });
+  const { ledger, result: r } = Ledger.join({ dir: j.dir, remote: j.remote, ...(ref !== undefined ? { ref } : {}), trust: j.trustPath, key: j.signer, agent: j.agent, name: j.name, env: io.env, waitMs: j.waitMs, cwd: io.cwd });
+  // SPEC 11: the views follow the local copy: a join that took the remote's records renders them.
+  if (r.adopted > 0) {
+    try {
+      for (const w of (await ledger.renderViews()).warnings) io.stderr(`ledger: warning: ${w}\n`);
+    } catch (e) {
+      io.stderr(`ledger: warning: joined, but the views were not rendered (${(e as Error).message.split('\n')[0]}); run \`ledger render\`\n`);
+    }
+  }
   const url = r.url;
   const lines = [
     r.created ? `initialised ledger ${j.dir} and published its genesis to ${url} (${r.ref})` : `joined the ledger on ${url} (${r.ref}) at seq ${r.head.seq}: ${r.adopted} record${r.adopted === 1 ? '' : 's'} verified and copied to ${j.dir}`,
