@@ -5,8 +5,10 @@
 // (in the per-user state directory) and hands the note to a detached copy of itself; the
 // session's SessionEnd hook, which Claude Code waits for, takes that mark, or else reads the API
 // error from the session's own transcript. Used by cli/commands/agents-run.ts only.
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
+import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join } from 'node:path';
+import { replaceFileUnsynced } from '../../fs/durable.js';
+import { realFileOps } from '../../fs/ops.js';
 import { sha256Hex } from '../../canonical.js';
 import { stateDirFrom } from '../../store/state-dir.js';
 import type { Payload } from './events.js';
@@ -31,7 +33,9 @@ export function markStopFailure(env: Record<string, string | undefined>, payload
   if (!path) return;
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    writeFileSync(path, JSON.stringify({ error: payload.error ?? null, error_details: payload.error_details ?? null, last_assistant_message: typeof payload.last_assistant_message === 'string' ? payload.last_assistant_message.slice(0, 1000) : null, at: new Date().toISOString() }), { mode: 0o600 });
+    // Through the recipe's temp-and-rename: a link planted at the mark's name is refused, never followed.
+    const mark = JSON.stringify({ error: payload.error ?? null, error_details: payload.error_details ?? null, last_assistant_message: typeof payload.last_assistant_message === 'string' ? payload.last_assistant_message.slice(0, 1000) : null, at: new Date().toISOString() });
+    replaceFileUnsynced(realFileOps, dirname(path), basename(path), Buffer.from(mark, 'utf8'), 0o600);
   } catch {
     /* best effort: the detached copy still writes the note */
   }
