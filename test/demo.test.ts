@@ -95,7 +95,7 @@ describe('npm run demo (piped, NO_COLOR=1)', () => {
     expect(log).toContain("--tests-cmd 'node check-schema.mjs'");
     expect(log).toMatch(/^tests: `node check-schema\.mjs` exited 0/m);
     expect(log).toContain('| 3 passed, 0 failed');
-    expect(log).toMatch(/^ {2}next: apply it on staging/m);
+    expect(log).toMatch(/^ {2}next: "apply it on staging/m);
     expect(log).toMatch(/add-email-index is closed/);
     expect(log).toMatch(/^proceed: add-email-index/m);
     const views = section(/^12\. /m);

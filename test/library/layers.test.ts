@@ -135,9 +135,10 @@ describe('the layers', () => {
       'src/agents/setup/common.ts': [/^src\/fs\/(durable|ops)\.ts$/],
       // Issue 24: the stop rule compares the work tree's content as a checkpoint recorded it (the
       // one digest, handoff/code-place.ts); a StopFailure is marked for its session's SessionEnd in
-      // the per-user state directory (store/state-dir.ts names it) under a hashed session id.
+      // the per-user state directory (store/state-dir.ts names it) under a hashed session id, written
+      // by the durable recipe (fs/), as setup writes.
       'src/agents/hooks/worktree.ts': [/^src\/handoff\/code-place\.ts$/],
-      'src/agents/hooks/stop-failure.ts': [/^src\/canonical\.ts$/, /^src\/store\/state-dir\.ts$/],
+      'src/agents/hooks/stop-failure.ts': [/^src\/canonical\.ts$/, /^src\/store\/state-dir\.ts$/, /^src\/fs\/(durable|ops)\.ts$/],
     };
     const front = files.filter((f) => /^src\/(cli|agents)\//.test(f));
 

@@ -1,6 +1,6 @@
 // A join leaves nothing behind (src/remote/sync.ts joinLedger). The per-user state directory is
 // listed before and after each join, with real git and a bare remote: a join that creates the
-// ledger keeps only the documented state (remote/<ledger>/ join.json, anchor.json and the
+// ledger keeps only the documented state (remote/<ledger>/ join.json, anchor.json, fetched.json and the
 // private repository objects.git; the verified-chain memo), and no staging copy anywhere, also
 // not in the state directory of the process that ran it; a join whose push another machine beat
 // (it joins that ledger instead) the same; a join the host refuses, or whose remote cannot be
@@ -35,7 +35,7 @@ function expectOnlyDocumentedState(m: Machine): void {
   const state = m.env.LEDGER_STATE_DIR;
   for (const name of readdirSync(state)) expect(['chain', 'fold', 'marks', 'remote', 'views'], `an undocumented ${name} in the state directory`).toContain(name);
   expect(readdirSync(join(state, 'remote'))).toHaveLength(1);
-  for (const name of readdirSync(remoteState(m))) expect(['anchor.json', 'evidence', 'hold.json', 'join.json', 'objects.git', 'outbox.json'], `an undocumented remote/<ledger>/${name}`).toContain(name);
+  for (const name of readdirSync(remoteState(m))) expect(['anchor.json', 'evidence', 'fetched.json', 'hold.json', 'join.json', 'objects.git', 'outbox.json'], `an undocumented remote/<ledger>/${name}`).toContain(name);
   expect(listing(state).filter((p) => /genesis-|\.tmp$|staging/.test(p)), 'a staging copy or a temp file was left').toEqual([]);
 }
 
