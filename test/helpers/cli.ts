@@ -17,11 +17,11 @@ export interface Run { code: number; stdout: string; stderr: string }
 /**
  * What every run of the CLI a test makes inherits from the suite's own environment, unless the
  * test's `env` names it: the test's per-user state directory (test/setup.ts), so no test writes
- * marks into the real home directory; and LEDGER_NO_CACHE, which the suite's second run sets
+ * marks into the real home directory; LEDGER_FETCH_BUDGET (test/setup.ts); and LEDGER_NO_CACHE, which the suite's second run sets
  * (test/vitest.config.ts) to run the command-line and scenario tests with no cache at all
  * (src/cache/README.md).
  */
-const INHERITED = ['LEDGER_STATE_DIR', 'LEDGER_NO_CACHE'] as const;
+const INHERITED = ['LEDGER_STATE_DIR', 'LEDGER_NO_CACHE', 'LEDGER_FETCH_BUDGET'] as const;
 
 /** `env` as given, plus what a test's runs inherit (INHERITED) that it does not name. */
 export function withSuiteEnv(env: Record<string, string> | undefined): Record<string, string> {

@@ -128,11 +128,12 @@ describe('when handoff-ledger is installed into another project from a packed ta
     expect(again.stderr).toContain(`a ledger already exists at ${join(app, '.ledger')}`);
   });
 
-  it('`ledger setup claude` there writes the installed bin, and that `ledger mcp` serves with the app\'s own SDK', async () => {
+  it('`ledger setup claude` there writes the portable launcher, which finds the installed bin, and that `ledger mcp` serves with the app\'s own SDK', async () => {
     ok('npx', ['ledger', 'setup', 'claude'], app);
-    const bin = join(app, 'node_modules/.bin/ledger');
     const mcp = JSON.parse(readFileSync(join(app, '.mcp.json'), 'utf8')).mcpServers['handoff-ledger'];
-    expect(mcp).toEqual({ command: bin, args: ['mcp'], env: { LEDGER_AGENT: 'claude' } });
+    // SPEC 12: no path of this machine is written; the launcher finds node_modules/.bin/ledger.
+    expect(mcp).toEqual({ command: 'sh', args: ['-c', expect.any(String), 'ledger', 'mcp'], env: { LEDGER_AGENT: 'claude' } });
+    expect(JSON.stringify(mcp)).not.toContain(app);
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const client = new Client({ name: 'install-test', version: '0' });
