@@ -21,7 +21,7 @@ export function runShow(io: CliIO, refText: string, f: Global): number {
   // The one resolver (store/ids.ts, through the Ledger): the form first (exit 2 before anything
   // is read), then a seq or HEAD costs a few short reads, an id the index, a prefix a scan.
   const found = Ledger.open({ dir: ledgerDir(io, f), env: io.env }).resolve(refText, 'show');
-  emit(io, f, { ok: true, id: found.id, seq: found.seq, offset: found.offset, record: found.record }, [`id ${found.id}`, ...JSON.stringify(found.record, null, 2).split('\n')]);
+  emit(io, f, { ok: true, id: found.id, seq: found.seq, offset: found.offset, record: found.record }, () => [`id ${found.id}`, ...JSON.stringify(found.record, null, 2).split('\n')]);
   return 0;
 }
 
@@ -29,7 +29,7 @@ export function runLog(io: CliIO, f: Global & { op?: string; kind?: string; limi
   if (f.limit !== undefined && !/^[1-9][0-9]{0,6}$/.test(f.limit)) throw new LedgerError('USAGE', `--limit expects a whole number from 1 to 9999999, got "${f.limit}"`);
   const req = checkLog({ ...(f.op !== undefined ? { op: f.op } : {}), ...(f.kind !== undefined ? { kind: f.kind as Kind } : {}), limit: f.limit === undefined ? 20 : Number(f.limit) });
   const rows = Ledger.open({ dir: ledgerDir(io, f), env: io.env }).log(req);
-  const text = rows.length ? formatTable([['SEQ', 'TIME', 'KIND', 'AGENT', 'OPERATION', 'OUTCOME', 'ID'], ...rows.map(row)], ['right']) : ['no records match'];
+  const text = () => (rows.length ? formatTable([['SEQ', 'TIME', 'KIND', 'AGENT', 'OPERATION', 'OUTCOME', 'ID'], ...rows.map(row)], ['right']) : ['no records match']);
   emit(io, f, { ok: true, records: rows.map((r) => ({ id: r.id, seq: r.seq, record: r.record })) }, text);
   return 0;
 }
