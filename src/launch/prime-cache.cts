@@ -74,10 +74,11 @@ function runsIn(work: string): Run[] {
 
 /** Runs `runs` in-process in `work` (made ready for them by the caller). */
 async function runAll(cli: CliBundle, work: string, runs: Run[]): Promise<void> {
+  // As a user's shell runs the verbs (and the field bench): the ledger found from the working
+  // directory, the key and the trust file where `init` puts them, so the cache holds that search
+  // too; this build's own state directory, so no user's state sees the throwaway ledgers.
   const env: Record<string, string> = {
-    LEDGER_DIR: join(work, '.ledger'),
-    LEDGER_KEY: join(work, 'keys', 'harness.key'),
-    LEDGER_TRUST: join(work, 'keys', 'trust.json'),
+    LEDGER_STATE_DIR: join(work, '.state'),
     LEDGER_AGENT: 'prime',
   };
   const batch = [1, 2].map((i) => JSON.stringify({ kind: 'handoff', logical_operation_id: 'batch_op', execution_id: `e${i}`, outcome: 'success', evidence: {}, invariants: {}, depends_on: [] })).join('\n') + '\n';
