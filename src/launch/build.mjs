@@ -8,7 +8,8 @@
 //   5. the cache primer src/launch/prime-cache.cts -> dist/cli/prime-cache.cjs
 //   6. the audit worker dist/audit/worker.js -> dist/cli/worker.js
 //   7. the code cache   run the primer: dist/cli/bundle.cache, and bundle.<verb>.cache for the
-//                       verbs with their own (append, audit, gate, the handoff verbs: bundle-loader.cts VERB_CACHES)
+//                       verbs with their own (append, audit, gate, the handoff and reading verbs,
+//                       hook: bundle-loader.cts VERB_CACHES)
 //
 // A step that fails stops the build with `build: <step> failed: <why>` and exit code 1, so
 // neither `npm test` nor `npm ci` goes on with a dist/ that is half old, half new.

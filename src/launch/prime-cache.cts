@@ -15,20 +15,41 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIBRARIES, VERB_CACHES, installLibraries, loadBundle, loadedLibraries, writeCache, type CliBundle } from './bundle-loader.cjs';
 
-type Run = [argv: string[], exit: number];
+/** A run: its argv, the exit it must have, and what it reads on stdin (default: the batch). */
+type Run = [argv: string[], exit: number, stdin?: string];
+
+/**
+ * Speed (issue 22's field targets): what the verbs run on a long ledger is in the cache, not only
+ * what they run on a short one. V8 compiles at first call, at every start, whatever the cache
+ * lacks; the field's ledgers hold more than MEMO_EVERY (handoff/fold-memo.ts) records, so their
+ * folds start from the fold memo, which a ledger of a dozen records never writes. CI_PAIRS
+ * operations of CI (an intent and its handoff), appended in one `append --batch` after the
+ * genesis, give every later verb that memo and a tail of the field's kinds. The reading verbs
+ * run as text and as --json (scripts and agents read the JSON).
+ */
+const CI_PAIRS = 150;
+const ciBatch = Array.from({ length: CI_PAIRS }, (_, i) => [
+  JSON.stringify({ kind: 'intent', logical_operation_id: `ci_${i}`, execution_id: 'run', action: 'deploy' }),
+  JSON.stringify({ kind: 'handoff', logical_operation_id: `ci_${i}`, execution_id: 'run', outcome: 'success', evidence: {}, invariants: {}, depends_on: [] }),
+].join('\n')).join('\n') + '\n';
+const hookInput = (event: string) => JSON.stringify({ hook_event_name: event, stop_hook_active: false });
 
 /** Every run, in order, on one ledger made by the first. */
 function runsIn(work: string): Run[] {
   const floor = join(work, 'floor.json');
   return [
     [['init', '--name', 'prime'], 0],
+    [['append', '--batch'], 0, ciBatch],
     [['append', 'handoff', '--op', 'op_a', '--exec', 'e1', '--outcome', 'success', '--evidence', 'schema=schema.sql', '--invariant', 'tests=ok:1 passed'], 0],
     [['append', 'handoff', '--op', 'op_a', '--exec', 'e1', '--outcome', 'success', '--evidence', 'schema=schema.sql', '--invariant', 'tests=ok:1 passed'], 0],
     [['append', 'intent', '--op', 'op_b', '--exec', 'e1', '--action', 'deploy'], 0],
     [['append', '--batch'], 0],
     [['head'], 0],
+    [['head', '--json'], 0],
     [['show', '1'], 0],
+    [['show', '1', '--json'], 0],
     [['log', '--limit', '3'], 0],
+    [['log', '--limit', '3', '--json'], 0],
     [['gate', 'op_a', '--require-invariant', 'tests'], 0],
     [['audit'], 0],
     [['audit', '--floor', floor, '--advance'], 0],
@@ -37,7 +58,15 @@ function runsIn(work: string): Run[] {
     [['start', 'item', '--summary', 'prime the cache'], 0],
     [['checkpoint', 'item', '--done', 'd', '--state', 's', '--next', 'n', '--verified', 'v'], 0],
     [['resume', 'item'], 0],
+    [['resume', 'item', '--json'], 0],
     [['status'], 0],
+    [['status', '--json'], 0],
+    // The hooks while `prime` owns a live item in a changed work tree (the stop's path that asks git).
+    [['hook', 'claude', 'session-start'], 0, hookInput('SessionStart')],
+    [['hook', 'claude', 'stop'], 0, hookInput('Stop')],
+    [['hook', 'claude', 'session-end'], 0, hookInput('SessionEnd')],
+    [['hook', 'codex', 'session-start'], 0, hookInput('SessionStart')],
+    [['hook', 'codex', 'stop'], 0, hookInput('Stop')],
     [['finish', 'item', '--done', 'd', '--state', 's', '--next', 'n', '--verified', 'v'], 0],
     [['append', 'handoff', '--op', 'op_a', '--exec', 'e2', '--outcome', 'bogus'], 2],
   ];
@@ -45,20 +74,35 @@ function runsIn(work: string): Run[] {
 
 /** Runs `runs` in-process in `work` (made ready for them by the caller). */
 async function runAll(cli: CliBundle, work: string, runs: Run[]): Promise<void> {
+  // As a user's shell runs the verbs (and the field bench): the ledger found from the working
+  // directory, the key and the trust file where `init` puts them, so the cache holds that search
+  // too; this build's own state directory, so no user's state sees the throwaway ledgers.
   const env: Record<string, string> = {
-    LEDGER_DIR: join(work, '.ledger'),
-    LEDGER_KEY: join(work, 'keys', 'harness.key'),
-    LEDGER_TRUST: join(work, 'keys', 'trust.json'),
+    LEDGER_STATE_DIR: join(work, '.state'),
     LEDGER_AGENT: 'prime',
   };
   const batch = [1, 2].map((i) => JSON.stringify({ kind: 'handoff', logical_operation_id: 'batch_op', execution_id: `e${i}`, outcome: 'success', evidence: {}, invariants: {}, depends_on: [] })).join('\n') + '\n';
   let said = '';
-  const io = { stdout: () => {}, stderr: (t: string) => void (said += t), env, cwd: work, isTTY: false, readStdin: async () => batch };
-  for (const [argv, want] of runs) {
+  let stdin = batch;
+  const io = { stdout: () => {}, stderr: (t: string) => void (said += t), env, cwd: work, isTTY: false, readStdin: async () => stdin };
+  for (const [argv, want, input] of runs) {
     said = '';
+    stdin = input ?? batch;
     const code = await cli.runCli(argv, io);
     if (code !== want) throw new Error(`\`ledger ${argv.join(' ')}\` exited ${code}, expected ${want}: ${said.trim()}`);
   }
+}
+
+/**
+ * Makes `work` a git project with one commit and a change since (what `resume` and the stop hook
+ * ask git about, as in a real project). Policy: a machine without git still builds; the verbs
+ * then run their no-repository path here, and the rest is compiled at first use.
+ */
+function gitProject(work: string): void {
+  // As the verbs run git (handoff/git.ts): no GIT_* variable of the build's environment.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('GIT_')));
+  const git = (...args: string[]) => spawnSync('git', ['-c', 'user.name=prime', '-c', 'user.email=prime@example.invalid', '-c', 'commit.gpgsign=false', ...args], { cwd: work, env, stdio: 'ignore' }).status === 0;
+  if (git('init', '-q') && git('add', 'schema.sql') && git('commit', '-q', '-m', 'the project')) writeFileSync(join(work, 'notes.txt'), 'a change since\n');
 }
 
 /** A fresh throwaway folder for one ledger, or null (see the Policy). */
@@ -66,6 +110,7 @@ function workDir(): string | null {
   try {
     const work = mkdtempSync(join(tmpdir(), 'ledger-prime-'));
     writeFileSync(join(work, 'schema.sql'), 'CREATE TABLE t (id INTEGER);\n');
+    gitProject(work);
     return work;
   } catch (e) {
     // Policy: an install on a machine without a writable temporary directory still succeeds;

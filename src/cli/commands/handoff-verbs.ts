@@ -150,7 +150,7 @@ export async function runStatus(io: CliIO, f: F<typeof ASKER>): Promise<number> 
   const cur = await currentRead(io, ledger);
   const report = ledger.status(req);
   const remote = ledger.remote();
-  emit(io, f, remote ? { ...report, remote, ...cur.json } : report, remote ? [...cur.lead, ...formatStatus(report)] : formatStatus(report));
+  emit(io, f, remote ? { ...report, remote, ...cur.json } : report, () => (remote ? [...cur.lead, ...formatStatus(report)] : formatStatus(report)));
   return 0;
 }
 
@@ -177,7 +177,7 @@ export async function runResume(io: CliIO, slug: string | undefined, f: F<typeof
     : r.reason === 'none'
       ? `${agent} owns no open item; the status instead (\`ledger resume SLUG\` reads one item):`
       : `${agent} owns ${r.own.length} open items (${r.own.join(', ')}); \`ledger resume SLUG\` reads one. The status:`;
-  emit(io, f, { ...r.report, mode: 'status', reason: r.reason, own: r.own, ...(remote ? { remote } : {}), ...cur.json }, [line, ...lead, ...formatStatus(r.report)]);
+  emit(io, f, { ...r.report, mode: 'status', reason: r.reason, own: r.own, ...(remote ? { remote } : {}), ...cur.json }, () => [line, ...lead, ...formatStatus(r.report)]);
   return 0;
 }
 

@@ -24,7 +24,7 @@ export async function runShow(io: CliIO, refText: string, f: Global): Promise<nu
   const ledger = Ledger.open({ dir: ledgerDir(io, f), env: io.env });
   const cur = await currentRead(io, ledger);
   const found = ledger.resolve(refText, 'show');
-  emit(io, f, { ok: true, id: found.id, seq: found.seq, offset: found.offset, record: found.record, ...cur.json }, [...cur.lead, `id ${found.id}`, ...JSON.stringify(found.record, null, 2).split('\n')]);
+  emit(io, f, { ok: true, id: found.id, seq: found.seq, offset: found.offset, record: found.record, ...cur.json }, () => [...cur.lead, `id ${found.id}`, ...JSON.stringify(found.record, null, 2).split('\n')]);
   return 0;
 }
 
@@ -34,8 +34,8 @@ export async function runLog(io: CliIO, f: Global & { op?: string; kind?: string
   const ledger = Ledger.open({ dir: ledgerDir(io, f), env: io.env });
   const cur = await currentRead(io, ledger);
   const rows = ledger.log(req);
-  const text = rows.length ? formatTable([['SEQ', 'TIME', 'KIND', 'AGENT', 'OPERATION', 'OUTCOME', 'ID'], ...rows.map(row)], ['right']) : ['no records match'];
-  emit(io, f, { ok: true, records: rows.map((r) => ({ id: r.id, seq: r.seq, record: r.record })), ...cur.json }, [...cur.lead, ...text]);
+  const text = () => [...cur.lead, ...(rows.length ? formatTable([['SEQ', 'TIME', 'KIND', 'AGENT', 'OPERATION', 'OUTCOME', 'ID'], ...rows.map(row)], ['right']) : ['no records match'])];
+  emit(io, f, { ok: true, records: rows.map((r) => ({ id: r.id, seq: r.seq, record: r.record })), ...cur.json }, text);
   return 0;
 }
 
