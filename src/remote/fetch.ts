@@ -10,7 +10,7 @@ import { foldGrants, type KeyRecordAt } from '../store/grants.js';
 import { MAX_LINE_BYTES, headProblems, type Head, type LedgerRecord } from '../record.js';
 import { LineProblem, canonicalValue, decodeRecordLine, type LineProblemKind } from '../record-line.js';
 import { verifySig, type KeyMemo } from '../sign.js';
-import { gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from './git.js';
+import { checkRemoteUrl, gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from './git.js';
 import { join } from 'node:path';
 import { realFileOps } from '../fs/ops.js';
 import { FETCHED_REF } from './state.js';
@@ -49,7 +49,7 @@ export function fetchLedgerRef(repo: string, url: string, ref: string, known: st
   // sends v2 no ref-prefix and the server lists the same refs either way; v2 only adds a round
   // trip (capabilities first, then the ls-refs command, which over git:// also waits out a
   // delayed ACK: about 40 ms of a 50 ms ls-remote here). Fetches too (fetchRef).
-  const ls = runGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', url, ref], { gitDir: repo, timeoutMs: timeoutMs() });
+  const ls = runGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', '--', checkRemoteUrl(url), ref], { gitDir: repo, timeoutMs: timeoutMs() });
   if (ls.status !== 0) throw unreachable(url, gitComplaint(ls));
   const line = ls.stdout.toString('utf8').split('\n').find((l) => l.endsWith(`\t${ref}`));
   if (!line) return null;
@@ -78,7 +78,7 @@ export function fetchLedgerRef(repo: string, url: string, ref: string, known: st
  * of a write already receives; a remote with very many refs pays it once more per fetch.
  */
 function fetchRef(repo: string, url: string, ref: string, timeoutMs = NETWORK_TIMEOUT_MS) {
-  return runGit(['-c', 'protocol.version=0', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs });
+  return runGit(['-c', 'protocol.version=0', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', checkRemoteUrl(url), `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs });
 }
 
 /** A point of the chain this machine trusts: a seq, its id and ts, and records.jsonl's size through it. */

@@ -25,6 +25,7 @@ import { LedgerError, ioError } from '../errors.js';
 import { mkdirDurable, replaceFileDurable } from '../fs/durable.js';
 import { realFileOps } from '../fs/ops.js';
 import { parseJsonStrict, sha256Hex } from '../canonical.js';
+import { checkRemoteUrl } from './git.js';
 import { ledgerKeyPath } from '../store/state-dir.js';
 
 export type { Env } from '../store/state-dir.js';
@@ -98,8 +99,13 @@ export const FETCHED_REF = 'refs/handoff-ledger/fetched';
 export function readJoin(p: RemotePaths): JoinInfo | null {
   const v = readStateJson(p.join) as Partial<JoinInfo> | null;
   if (v === null) return null;
-  if (v.v !== 1 || typeof v.url !== 'string' || typeof v.ref !== 'string' || typeof v.trust !== 'string' || !v.ref.startsWith('refs/')) {
-    throw new LedgerError('OP_CORRUPT', `${p.join} is malformed`, { path: p.join }, 'join again with `ledger init --remote`');
+  const malformed = () => new LedgerError('OP_CORRUPT', `${p.join} is malformed`, { path: p.join }, 'join again with `ledger init --remote`');
+  if (v.v !== 1 || typeof v.url !== 'string' || typeof v.ref !== 'string' || typeof v.trust !== 'string' || !/^refs\/[A-Za-z0-9._/-]+$/.test(v.ref)) throw malformed();
+  // Fail closed: a URL git could read as an option or a helper is refused here too (git.ts).
+  try {
+    checkRemoteUrl(v.url);
+  } catch {
+    throw malformed();
   }
   return v as JoinInfo;
 }

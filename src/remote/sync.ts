@@ -27,7 +27,8 @@ import { leaseLive } from '../handoff/lease.js';
 import { readAnchor, writeAnchor } from './anchor.js';
 import { keyRecords } from '../store/grants.js';
 import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyRemote } from './fetch.js';
-import { gitComplaint, gitOk, runGit } from './git.js';
+import { checkRemoteUrl, gitOk } from './git.js';
+import { runGit as runCallerGit } from '../project/git.js';
 import { clearHold, readHold } from './hold.js';
 import { RemoteLink, type LinkAttempt, type LinkOptions } from './link.js';
 import { readOutbox, writeOutbox, type OutboxEntry } from './outbox.js';
@@ -38,18 +39,24 @@ import { buildCommit } from './tree.js';
 
 /**
  * REMOTE as the user gave it: a URL or path is taken as it is (a relative path against the
- * working directory); a bare name is a remote of the enclosing repository (`git remote get-url`).
+ * working directory); a bare name is a remote of the enclosing repository (`git remote get-url`,
+ * run as the caller: the repository and its config are theirs, project/git.ts). Either way the
+ * URL must pass checkRemoteUrl (git.ts): the config's URL (after its `url.*.insteadOf`) is
+ * input like any other, and once named `--upload-pack=CMD` there (issue 23 finding 4).
  * Policy: the URL is resolved once, at join, and kept in the state directory: a later change to
  * the repository's config cannot point this machine's ledger at another remote.
  */
 export function resolveRemoteUrl(remote: string, cwd: string): string {
   if (remote.length === 0 || remote.startsWith('-')) throw new LedgerError('USAGE', `--remote expected a git remote name or URL, got "${remote}"`);
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(remote) || /^[^/\s]+@[^/\s]+:/.test(remote)) return remote;
-  if (isAbsolute(remote) || remote.startsWith('.') || remote.includes('/')) return resolve(cwd, remote);
-  const r = runGit(['remote', 'get-url', remote], { cwd });
-  if (r.status !== 0) throw new LedgerError('USAGE', `--remote ${remote}: not a URL or path, and not a remote of the repository at ${cwd} (${gitComplaint(r)})`, { remote }, 'pass a URL or path, or add it with `git remote add`');
-  const url = r.stdout.toString('utf8').trim();
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/\s]+@[^/\s]+:/.test(url) || isAbsolute(url) ? url : resolve(cwd, url);
+  const absolute = (url: string) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/\s]+@[^/\s]+:/.test(url) || isAbsolute(url) ? url : resolve(cwd, url));
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(remote) || /^[^/\s]+@[^/\s]+:/.test(remote) || remote.includes('::')) return checkRemoteUrl(remote);
+  if (isAbsolute(remote) || remote.startsWith('.') || remote.includes('/')) return checkRemoteUrl(resolve(cwd, remote));
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(remote)) throw new LedgerError('USAGE', `--remote ${JSON.stringify(remote)}: not a URL, a path, or a remote name git allows`, { remote });
+  const r = runCallerGit(cwd, ['remote', 'get-url', '--', remote]);
+  if (r.code !== 0) throw new LedgerError('USAGE', `--remote ${remote}: not a URL or path, and not a remote of the repository at ${cwd} (${r.error || `exit ${r.code}`})`, { remote }, 'pass a URL or path, or add it with `git remote add`');
+  const url = r.stdout.trim();
+  if (url.includes('\n')) throw new LedgerError('USAGE', `--remote ${remote}: the repository names more than one URL for it`, { remote });
+  return checkRemoteUrl(absolute(url), `the URL of remote ${remote}`);
 }
 
 export interface RemoteContext {
