@@ -111,8 +111,17 @@ export function decideBoundary(env: Env, ids: ProcessIds, lookup: PasswdLookup):
     }
     named = sudo ?? explicit;
   }
-  const self = ids.euid >= 0 ? lookup(ids.euid) : null;
-  const owner = { name: self?.name ?? null, home: self?.home ?? null };
+  // The owner's entry is looked up only when asked (ownerEnv): a command that acts for nobody
+  // reads no password database.
+  let self: PasswdEntry | null | undefined;
+  const owner = {
+    get name() {
+      return (self ??= ids.euid >= 0 ? lookup(ids.euid) : null)?.name ?? null;
+    },
+    get home() {
+      return (self ??= ids.euid >= 0 ? lookup(ids.euid) : null)?.home ?? null;
+    },
+  };
   if (named === null || named.uid === ids.euid) return { ids, caller: null, owner };
   const entry = lookup(named.uid);
   return { ids, caller: { uid: named.uid, gid: named.gid ?? entry?.gid ?? null, name: entry?.name ?? null, home: entry?.home ?? null, source: named.source }, owner };
@@ -223,7 +232,6 @@ export function processIds(): ProcessIds {
 // The boundary of this process, decided once per environment object: the CLI's environment is
 // process.env, and a test drives the CLI in-process with environments of its own.
 const decided = new WeakMap<object, Boundary>();
-let lookupOnce: PasswdLookup | null = null;
 
 /**
  * This process's boundary for `env` (default: process.env). Throws as decideBoundary does; the
@@ -232,8 +240,7 @@ let lookupOnce: PasswdLookup | null = null;
 export function boundaryFor(env: Env = process.env): Boundary {
   const known = decided.get(env);
   if (known) return known;
-  lookupOnce ??= passwdLookup();
-  const b = decideBoundary(env, processIds(), lookupOnce);
+  const b = decideBoundary(env, processIds(), passwdLookup());
   decided.set(env, b);
   return b;
 }

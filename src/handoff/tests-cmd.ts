@@ -13,7 +13,8 @@
 //      into the blob store under its digest (0644) or `discard` removes it
 // Exit codes as a shell reports them: the command's own, 128 + N when signal N killed it, and
 // Policy: 124 when the ledger stopped it on timeout (as GNU `timeout` does).
-import { closeSync, constants as fsConstants, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, readSync } from 'node:fs';
+import { realFileOps } from '../fs/ops.js';
 import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
@@ -181,7 +182,7 @@ export async function runTestsCommand(command: string, opts: RunOptions): Promis
   try {
     // The scratch was opened write-only (the recipe's create); it is read through a second
     // descriptor, which must be the same file (a name swapped meanwhile is refused).
-    rfd = openSync(scratch, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    rfd = realFileOps.open(scratch, 'r');
     const st = fstatSync(fd);
     const rst = fstatSync(rfd);
     if (st.ino !== rst.ino || st.dev !== rst.dev) return fail(new LedgerError('OP_IO', `the output file of --tests-cmd ${scratch} was replaced while it ran; nothing was recorded`, { path: scratch }));

@@ -23,6 +23,7 @@
 import { basename, dirname, join } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { mkdirDurable, replaceFileDurable } from '../fs/durable.js';
+import { confineRoot } from '../fs/confine.js';
 import { realFileOps } from '../fs/ops.js';
 import { parseJsonStrict, sha256Hex } from '../canonical.js';
 import { checkRemoteUrl } from './git.js';
@@ -44,6 +45,7 @@ export interface RemotePaths {
 }
 
 export function remotePaths(stateDir: string, ledgerDir: string): RemotePaths {
+  confineRoot(stateDir, true);
   // The ledger directory's realpath as the writer's state names it (taken once per process).
   const key = sha256Hex(`remote\0${ledgerKeyPath(ledgerDir)}`).slice(0, 32);
   const dir = join(stateDir, 'remote', key);

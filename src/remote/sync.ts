@@ -8,11 +8,10 @@
 //                 store's transact, each entry decided again on the remote's tail
 //   acceptRemote  `ledger sync --accept-remote`: after a fork or rollback, clear the hold and
 //                 anchor on the remote as it is now, verified from genesis
-import { rmSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { mkdirDurable } from '../fs/durable.js';
-import { realFileOps, type FileOps } from '../fs/ops.js';
+import { realFileOps, removeTreeBelow, type FileOps } from '../fs/ops.js';
 import type { Trust } from '../keys/trust.js';
 import type { LedgerRecord } from '../record.js';
 import type { Signer } from '../sign.js';
@@ -166,7 +165,7 @@ function undoJoin(ops: FileOps, paths: LedgerPaths, rp: RemotePaths, madeDir: bo
   // this join fetched and built. Removed whole (the private repository is many files).
   if (madeState[0] !== rp.dir || ops.exists(rp.join)) return;
   try {
-    rmSync(rp.dir, { recursive: true, force: true });
+    removeTreeBelow(rp.dir);
     for (const d of madeState.slice(1)) ops.rmdir(d); // the folders above it that this join made, while empty
   } catch {
     /* a folder someone else wrote into meanwhile stays */

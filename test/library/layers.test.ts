@@ -120,6 +120,8 @@ describe('the layers', () => {
       /^src\/requests\//,
       /^src\/text\//,
       /^src\/project\//,
+      // the privilege boundary (issue 23): whom the command acts for, decided by the CLI before anything is read
+      /^src\/fs\/boundary\.ts$/,
       /^src\/agents\//,
       /^src\/cli\//,
     ];
