@@ -32,6 +32,8 @@ export interface FileStat {
   size: bigint;
   mtimeNs: bigint;
   ctimeNs: bigint;
+  /** The permission bits (0o7777). */
+  mode?: number;
 }
 
 export interface FileOps {
@@ -289,7 +291,7 @@ export const realFileOps: FileOps = {
   openRegular: (p) => openRegularFile(p),
   fstat: (fd) => {
     const st = fs.fstatSync(fd, { bigint: true });
-    return { kind: kindOf(st), dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+    return { kind: kindOf(st), dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, mode: Number(st.mode) & 0o7777 };
   },
   lstat: (p) => {
     try {

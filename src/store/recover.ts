@@ -69,8 +69,11 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
     mkdirDurable(ops, paths.quarantine, 0o755);
     if (!ops.exists(file)) {
       // Policy: created, never replaced (SPEC 3: quarantine/ files are only added); the writer
-      // lock keeps a second recovery from racing this one to the same name.
-      createFileDurable(ops, paths.quarantine, name, bytes.subarray(0, got));
+      // lock keeps a second recovery from racing this one to the same name. Its bytes are
+      // records.jsonl's, so it is never more readable than records.jsonl is (issue 23: a key
+      // behind a planted link once came out 0644): its mode is records.jsonl's, at most 0644.
+      const recordsMode = ops.fstat?.(fd).mode ?? 0o600;
+      createFileDurable(ops, paths.quarantine, name, bytes.subarray(0, got), recordsMode & 0o644);
     } else {
       // An earlier recovery left this file, perhaps one that failed or died right after its
       // rename, before the directory fsync. It must hold exactly these bytes, and they and its
