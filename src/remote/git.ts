@@ -23,6 +23,8 @@ export interface GitResult {
   stdout: Buffer;
   stderr: string;
   timedOut: boolean;
+  /** stdout grew past the call's maxBuffer: git was stopped, and stdout is not whole. */
+  overflow?: boolean;
 }
 
 export interface GitCall {
@@ -35,6 +37,8 @@ export interface GitCall {
   timeoutMs?: number;
   /** Extra GIT_* variables this call needs (the committer identity for commit-tree). */
   env?: Record<string, string>;
+  /** The most stdout may hold (default 1 GiB); past it git is killed and the result says `overflow`. */
+  maxBuffer?: number;
 }
 
 export const LOCAL_TIMEOUT_MS = 30_000;
@@ -116,9 +120,10 @@ export function runGit(args: readonly string[], call: GitCall = {}): GitResult {
     env: gitEnv(call.env),
     timeout: call.timeoutMs ?? LOCAL_TIMEOUT_MS,
     killSignal: 'SIGKILL',
-    maxBuffer: 1024 * 1024 * 1024,
+    maxBuffer: call.maxBuffer ?? 1024 * 1024 * 1024,
     windowsHide: true,
   });
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOBUFS') return { status: -1, stdout: Buffer.alloc(0), stderr: '', timedOut: false, overflow: true };
   if (r.error && (r.error as NodeJS.ErrnoException).code === 'ENOENT') {
     throw new LedgerError('OP_REMOTE', 'git is not installed (no `git` on PATH); a ledger shared through a remote needs it');
   }

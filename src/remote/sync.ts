@@ -12,8 +12,9 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { mkdirDurable } from '../fs/durable.js';
 import { realFileOps, removeTreeBelow, type FileOps } from '../fs/ops.js';
-import type { Trust } from '../keys/trust.js';
-import type { LedgerRecord } from '../record.js';
+import { pinProblem, type Trust } from '../keys/trust.js';
+import { acceptProblem, pinOf } from '../keys/grants.js';
+import type { Head, LedgerRecord } from '../record.js';
 import type { Signer } from '../sign.js';
 import { adoptPublished } from '../store/adopt.js';
 import { genesisDraft, placeGenesis, transact, type StoreOptions } from '../store/append.js';
@@ -25,7 +26,7 @@ import { foldWorkLog } from '../handoff/workitems.js';
 import { leaseLive } from '../handoff/lease.js';
 import { readAnchor, writeAnchor } from './anchor.js';
 import { keyRecords } from '../store/grants.js';
-import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyRemote } from './fetch.js';
+import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyLines, verifyRemote } from './fetch.js';
 import { checkRemoteUrl, gitOk } from './git.js';
 import { runGit as runCallerGit } from '../project/git.js';
 import { clearHold, readHold } from './hold.js';
@@ -34,7 +35,7 @@ import { readOutbox, writeOutbox, type OutboxEntry } from './outbox.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
 import { ensureRemoteDir, FETCHED_REF, LEDGER_REF, readJoin, remotePaths, stateDirOf, writeStateJson, type Env, type JoinInfo, type RemotePaths } from './state.js';
 import { adoptBlobs, blobsNamedBy, localBlobs } from './blobs.js';
-import { buildCommit } from './tree.js';
+import { blobOid, buildCommit } from './tree.js';
 
 /**
  * REMOTE as the user gave it: a URL or path is taken as it is (a relative path against the
@@ -183,7 +184,10 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
         // The remote has a ledger: verify it whole (from the local copy's tail, if there is one).
         const from = local ? { seq: local.head.seq, id: local.head.tail, ts: lastTs(ops, paths, local.head.size), size: local.head.size } : null;
         const hold = local ? [{ seq: local.head.seq, id: local.head.tail, what: 'the local ledger' }] : [];
-        const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime(), local ? { genesis: local.head.genesis, what: 'the local ledger' } : undefined, local ? keyRecords(ops, paths, local.head) : []);
+        // The remote's records through the local tail must be the local copy's very lines (their
+        // blob ids): a remote that holds the local tail over other records below it is a fork.
+        const mine = local ? localLines(ops, paths, local.head.size) : [];
+        const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime(), local ? { genesis: local.head.genesis, what: 'the local ledger' } : undefined, local ? keyRecords(ops, paths, local.head) : [], { verified: null, known: (seq) => (mine[seq] ? blobOid(mine[seq]) : null) });
         if (local && v.head.genesis !== local.head.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote holds another ledger than the local one', { kind: 'fork' });
         adoptBlobs(rp.repo, tip, paths.dir, blobsNamedBy(v.lines));
         if (v.lines.length || !local) adoptPublished(ops, paths, local, Buffer.concat(v.lines), v.headBytes);
@@ -198,6 +202,10 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
         if (local) {
           lines = localLines(ops, paths, local.head.size);
           headBytes = local.bytes;
+          // A join never publishes records its own trust would reject (issue 23): every local
+          // record and the HEAD are checked against the trust file the join names, as a
+          // remote's would be, before the first push.
+          trustsLocal(lines, local.head, o.trust, now().getTime());
         } else {
           const genesis = placeGenesis(genesisDraft(o.agent, o.name), now, o.signer);
           lines = [genesis.placed.data];
@@ -222,10 +230,30 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
     }
     if (result) {
       writeStateJson(rp.join, join);
+      // The documented way out of a fork (docs/across-machines.md: move .ledger/ aside and join
+      // again) ends here: the copy the hold was about is aside, this one is verified and
+      // anchored, so the hold is lifted (issue 23: it stayed, and every writer still refused).
+      // Its evidence stays where the hold said.
+      clearHold(rp);
       return result;
     }
   }
   throw new LedgerError('OP_REMOTE_CONTENDED', `the remote ${o.url} kept changing while joining; nothing was joined`, {}, 'try again');
+}
+
+function trustsLocal(lines: Buffer[], head: Head, trust: Trust, nowMs: number): void {
+  const refuse = (e: LedgerError) => new LedgerError(e.code, `${e.message}; the join publishes nothing`, e.data, 'a ledger is published only when the trust file the join names accepts every record and its HEAD: pin the missing key there, or join with the trust file that does');
+  let grants: ReturnType<typeof verifyLines>['grants'];
+  try {
+    const v = verifyLines(lines, lines.map((_, i) => i), null, trust, nowMs, 'the local record', {});
+    if (v.prev.id !== head.tail || v.size !== head.size) throw new LedgerError('REMOTE_LINKAGE', `the local HEAD (seq ${head.seq}) does not match its records`, {});
+    grants = v.grants;
+  } catch (e) {
+    throw e instanceof LedgerError ? refuse(e) : e;
+  }
+  // The HEAD's key: pinned in the trust file, or authorized by a key record (SPEC 7).
+  const pin = pinOf(trust, head.sig.key) ? pinProblem(trust, head.sig.key, head.seq, null) : acceptProblem(trust, grants, head.sig.key, head.seq, null);
+  if (pin) throw refuse(new LedgerError('REMOTE_KEY_PIN', `the local HEAD: ${pin}`, {}));
 }
 
 function tsOf(line: Buffer): string {

@@ -73,6 +73,11 @@ export interface StoreOptions {
   publisher?: Publisher;
   /** The Ledger's caches (../cache/): what the steps below believe, after their own checks; none without it. */
   cache?: LedgerCache;
+  /**
+   * A write that counts only once published (a consume: SPEC 9's exactly once needs every
+   * machine to see it): with --offline and no remote, it is refused, never queued (publisher.ts).
+   */
+  mustPublish?: boolean;
 }
 
 export interface Appended {
@@ -120,6 +125,7 @@ interface Write {
   decide: (view: LockedView) => readonly Draft[];
   /** See transact. */
   checkedDrafts: readonly Draft[] | undefined;
+  mustPublish: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -143,7 +149,7 @@ export function transact(
   if (!ops.exists(paths.head)) throw notALedger(paths, ops);
   // Before the lock: a state directory that cannot hold the mark refuses the append up front.
   prepareMarks(guard.stateDir);
-  const write: Write = { ops, paths, guard, now, signer, decide, checkedDrafts };
+  const write: Write = { ops, paths, guard, now, signer, decide, checkedDrafts, mustPublish: opts.mustPublish === true };
   // 2. the lock
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
@@ -198,7 +204,7 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   const recovered = quarantineUnpublished(ops, paths, head);
   // 8. publish (a joined ledger)
   if (remote) {
-    const outcome = remote.pub.publish(remote.attempt, { base: head, lines: placed.data, head: newHead, drafts });
+    const outcome = remote.pub.publish(remote.attempt, { base: head, lines: placed.data, head: newHead, drafts, ...(w.mustPublish ? { mustPublish: true } : {}) });
     if (outcome === 'moved') return null;
     if (outcome === 'queued') return { records: placed.appended, head, recovered: null, queued: true };
   }
