@@ -45,8 +45,15 @@ export function fdWriter(fd: number, stream: () => Pick<NodeJS.WriteStream, 'wri
  * payload at each start and stop of an agent's session). A non-blocking fd (EAGAIN) is read
  * through the stream instead, from where the direct reads stopped.
  */
-async function readFd0(): Promise<Buffer[]> {
+async function readFd0(maxBytes: number): Promise<Buffer[]> {
   const chunks: Buffer[] = [];
+  let total = 0;
+  const add = (c: Buffer) => {
+    total += c.length;
+    // Bounded: past `maxBytes` the read stops (the rest is never read, let alone kept).
+    if (total > maxBytes) throw new LedgerError('INPUT_TOO_LARGE', `stdin is over ${maxBytes} bytes`, { max_bytes: maxBytes });
+    chunks.push(c);
+  };
   for (;;) {
     const buf = Buffer.allocUnsafe(65536);
     let n: number;
@@ -54,11 +61,11 @@ async function readFd0(): Promise<Buffer[]> {
       n = await new Promise<number>((resolve, reject) => read(0, buf, 0, buf.length, null, (e, bytes) => (e ? reject(e) : resolve(bytes))));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
-      for await (const c of process.stdin) chunks.push(c as Buffer);
+      for await (const c of process.stdin) add(c as Buffer);
       return chunks;
     }
     if (n === 0) return chunks;
-    chunks.push(buf.subarray(0, n));
+    add(buf.subarray(0, n));
   }
 }
 
@@ -76,6 +83,9 @@ function mayBeTerminal(fd: number): boolean {
   }
 }
 
+/** Policy: no input is read past this many bytes, whoever asks (a string Node can hold is at most 512 MiB). */
+const STDIN_MAX = 256 << 20;
+
 /** The real process's I/O for the CLI. */
 export function processIO(): ProcessIO {
   const out = fdWriter(1, () => process.stdout);
@@ -92,11 +102,11 @@ export function processIO(): ProcessIO {
     get isTTY() {
       return mayBeTerminal(2) && process.stderr.isTTY === true;
     },
-    readStdin: async () => {
+    readStdin: async (maxBytes = STDIN_MAX) => {
       // node:tty is loaded here, not imported: it costs 2-3 ms, and only the verbs that read
       // stdin (append --batch, hook) ask.
       if (process.getBuiltinModule('node:tty').isatty(0)) return '';
-      const chunks = await readFd0();
+      const chunks = await readFd0(Math.min(maxBytes, STDIN_MAX));
       // Policy: stdin is refused, not repaired: an invalid UTF-8 byte would otherwise become
       // U+FFFD inside a signed record.
       try {
