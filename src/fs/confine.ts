@@ -84,6 +84,19 @@ export function strictProblem(st: fs.Stats, path: string): LedgerError | null {
   return null;
 }
 
+/**
+ * StrictModes for a strict root itself, checked by a writer before it reads anything there
+ * (what it would read, someone else could have written): an absent folder passes (init makes
+ * it), a link or another owner's or a writable-by-others folder is refused.
+ */
+export function assertStrictRoot(dir: string): void {
+  const st = lstatOrNull(dir);
+  if (st === null) return;
+  if (st.isSymbolicLink()) throw linkRefused(dir);
+  const problem = strictProblem(st, dir);
+  if (problem) throw problem;
+}
+
 export function linkRefused(path: string): LedgerError {
   return new LedgerError('OP_SYMLINK', `${path} is a symbolic link; no link is followed below the ledger's folders`, { path }, 'replace the link with the file or folder itself');
 }

@@ -10,6 +10,7 @@
 //                 anchor on the remote as it is now, verified from genesis
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
+import { assertStrictRoot } from '../fs/confine.js';
 import { mkdirDurable } from '../fs/durable.js';
 import { realFileOps, removeTreeBelow, type FileOps } from '../fs/ops.js';
 import { pinProblem, type Trust } from '../keys/trust.js';
@@ -128,6 +129,8 @@ export function joinLedger(o: JoinOptions): JoinResult {
   const stateDir = stateDirOf(o.env);
   const ops = realFileOps;
   const paths = ledgerPaths(o.dir, stateDir);
+  assertStrictRoot(paths.dir);
+  assertStrictRoot(stateDir);
   const rp = remotePaths(stateDir, paths.dir);
   if (readJoin(rp) && ops.exists(paths.head)) throw new LedgerError('INPUT_EXISTS', `the ledger at ${paths.dir} is already joined to a remote on this machine`, { dir: paths.dir }, 'run `ledger sync`');
   const join: JoinInfo = { v: 1, url: o.url, ref, trust: o.trustPath };
@@ -316,10 +319,22 @@ export function outboxConflict(entry: OutboxEntry, records: Iterable<RecordAt>, 
   return null;
 }
 
+/** Why the key `key` may not sign `entry`'s drafts from `seq` on under `trustOf`'s trust, or null. */
+function unsignable(entry: OutboxEntry, key: string, seq: number, trustOf: (() => Trust) | undefined): string | null {
+  if (!trustOf) return null;
+  const trust = trustOf();
+  for (const [i, d] of entry.drafts.entries()) {
+    const problem = pinProblem(trust, key, seq + i, d.agent);
+    if (problem) return `this machine's key may not sign it as ${d.agent}: ${problem}`;
+  }
+  return null;
+}
+
 /** `ledger sync`: see the header. `store.publisher` must be the link. */
-export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: RemoteLink }, signerOf: () => Signer | null): SyncReport {
+export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: RemoteLink }, signerOf: () => Signer | null, trustOf?: () => Trust): SyncReport {
   const ops = store.ops ?? realFileOps;
   const paths = ledgerPaths(store.dir, store.guard?.stateDir, store.cache);
+  assertStrictRoot(paths.dir);
   const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
   let fetched: LinkAttempt;
   try {
@@ -341,7 +356,11 @@ export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: 
       const kinds = entry.drafts.map((d) => d.kind);
       let reason: string | null = null;
       const res = transact({ ...store, now: () => new Date() }, signer, (view) => {
-        reason = outboxConflict(entry, readRecords(view.paths, view.head, 0, 0, ops), new Date());
+        // Policy: a queued draft is signed now, for whatever agent it names (the outbox holds
+        // drafts, not signed records); it is published only when the trust this machine checks
+        // the remote with would accept this key for that agent at the seq it gets, else dropped
+        // and reported (issue 23: drafts carrying any agent name were signed as queued).
+        reason = unsignable(entry, signer.publicKey, view.head.seq + 1, trustOf) ?? outboxConflict(entry, readRecords(view.paths, view.head, 0, 0, ops), new Date());
         return reason ? [] : entry.drafts;
       });
       if (reason) report.dropped.push({ kinds, slug: (entry.drafts[0] as { logical_operation_id?: string }).logical_operation_id ?? null, reason });
@@ -367,6 +386,7 @@ export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: 
 export function acceptRemote(ctx: RemoteContext, store: StoreOptions, trust: Trust, now: Date): { seq: number; commit: string; adopted: number } {
   const ops = store.ops ?? realFileOps;
   const paths = ledgerPaths(store.dir, store.guard?.stateDir, store.cache);
+  assertStrictRoot(paths.dir);
   const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
   try {
     ensureRepo(ctx.rp.repo);

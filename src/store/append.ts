@@ -38,6 +38,7 @@ import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { signingMessage, type Sig, type Signer } from '../sign.js';
 import { fsyncDir, mkdirDurable, removeStaleTemps, writeAll } from '../fs/durable.js';
+import { assertStrictRoot } from '../fs/confine.js';
 import { fsError, realFileOps, type FileOps, type FileStat } from '../fs/ops.js';
 import { rememberChain } from './chain-memo.js';
 import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
@@ -146,6 +147,8 @@ export function transact(
   checkedDrafts?: readonly Draft[],
 ): AppendResult {
   const { paths, ops, waitMs, now, guard } = resolve(opts);
+  // StrictModes first (issue 23): nothing is read from a ledger directory someone else could write.
+  assertStrictRoot(paths.dir);
   if (!ops.exists(paths.head)) throw notALedger(paths, ops);
   // Before the lock: a state directory that cannot hold the mark refuses the append up front.
   prepareMarks(guard.stateDir);
@@ -230,6 +233,7 @@ export function appendDrafts(opts: StoreOptions, signer: Signer, drafts: readonl
  */
 export function initLedger(opts: StoreOptions, signer: Signer, agent: string, name?: string): AppendResult {
   const { paths, ops, waitMs, now, guard } = resolve(opts);
+  assertStrictRoot(paths.dir);
   if (ops.exists(paths.head)) throw ledgerExists(paths);
   prepareMarks(guard.stateDir);
   // 1. validate
@@ -290,6 +294,7 @@ function assertNoHead(ops: FileOps, paths: LedgerPaths): void {
  */
 export function recoverLedger(opts: StoreOptions, dryRun: boolean, ownKey: string | null = null): RecoverReport {
   const { paths, ops, waitMs, guard } = resolve(opts);
+  assertStrictRoot(paths.dir);
   if (!ops.exists(paths.dir)) throw notALedger(paths, ops);
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
