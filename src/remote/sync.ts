@@ -57,7 +57,10 @@ export function resolveRemoteUrl(remote: string, cwd: string): string {
   if (r.code !== 0) throw new LedgerError('USAGE', `--remote ${remote}: not a URL or path, and not a remote of the repository at ${cwd} (${r.error || `exit ${r.code}`})`, { remote }, 'pass a URL or path, or add it with `git remote add`');
   const url = r.stdout.trim();
   if (url.includes('\n')) throw new LedgerError('USAGE', `--remote ${remote}: the repository names more than one URL for it`, { remote });
-  return checkRemoteUrl(absolute(url), `the URL of remote ${remote}`);
+  // Checked as the config says it (a word git would read as an option, a helper), then as used.
+  const what = `the URL of remote ${remote}`;
+  if (url.startsWith('-') || /^[^/]*::/.test(url)) checkRemoteUrl(url, what);
+  return checkRemoteUrl(absolute(url), what);
 }
 
 export interface RemoteContext {
