@@ -140,9 +140,13 @@ export function confine(path: string, write: boolean): Confined {
         fd = fs.openSync(r.root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
+        // O_NOFOLLOW | O_DIRECTORY on a link: ELOOP, or ENOTDIR on some kernels: ask lstat which.
+        const st = code === 'ELOOP' || code === 'ENOTDIR' || code === 'ENOENT' ? lstatOrNull(r.root) : undefined;
+        if (st?.isSymbolicLink()) throw linkRefused(r.root);
+        // Absent (init makes it), or not a folder: the operation fails as it would, without
+        // ever resolving the path by name (a link planted there a moment later is not followed).
         if (code === 'ELOOP') throw linkRefused(r.root);
-        // Absent (init makes it): the operation on the path itself fails or finds nothing, as it would.
-        if (code === 'ENOENT' || code === 'ENOTDIR') return { sys: path, ...NONE };
+        if (code === 'ENOENT' || code === 'ENOTDIR') throw Object.assign(new Error(`${code}: no such folder, '${path}'`), { code, path });
         throw e;
       }
       base = `/proc/self/fd/${fd}`;
@@ -153,6 +157,7 @@ export function confine(path: string, write: boolean): Confined {
     } else {
       const st = lstatOrNull(r.root);
       if (st?.isSymbolicLink()) throw linkRefused(r.root);
+      if (st === null) throw Object.assign(new Error(`ENOENT: no such folder, '${path}'`), { code: 'ENOENT', path });
       if (st && checkWrites) {
         const problem = strictProblem(st, r.root);
         if (problem) throw problem;

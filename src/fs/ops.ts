@@ -126,13 +126,18 @@ function openConfinedOnce(path: string, flags: number, write: boolean, mode?: nu
 function mkdirConfined(path: string, mode?: number): void {
   const missing: string[] = [];
   for (let d = path; ; ) {
-    const c = confine(d, true);
     let there: boolean;
     try {
-      there = c.seen !== null || (c.sys === d && fs.existsSync(d));
-      if (c.seen?.isSymbolicLink()) throw linkRefused(d);
-    } finally {
-      c.release();
+      const c = confine(d, true);
+      try {
+        there = c.seen !== null || (c.sys === d && fs.existsSync(d));
+        if (c.seen?.isSymbolicLink()) throw linkRefused(d);
+      } finally {
+        c.release();
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      there = false; // its root is not there yet: made on the way
     }
     if (there) break;
     missing.push(d);
@@ -284,7 +289,14 @@ export const realFileOps: FileOps = {
     if (st.isSymbolicLink()) throw linkRefused(p);
     return st.size;
   }),
-  exists: (p) => through(p, false, (c) => (c.sys === p ? fs.existsSync(p) || fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined : c.seen !== null)),
+  exists: (p) => {
+    try {
+      return through(p, false, (c) => (c.sys === p ? fs.existsSync(p) || fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined : c.seen !== null));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw e;
+    }
+  },
   mkdirExclusive: (p) => through(p, true, (c) => fs.mkdirSync(c.sys)),
   rmdir: (p) => through(p, true, (c) => fs.rmdirSync(c.sys)),
   mtimeMs: (p) => through(p, false, (c) => fs.lstatSync(c.sys).mtimeMs),

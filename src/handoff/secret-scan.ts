@@ -1,6 +1,6 @@
 // The second line of issue 13 finding 3: whatever a test command printed, a record, a blob or a
 // view never carries the signing key. (The first line is that the command runs without the
-// key's privileges, tests-user.ts.) Output is scanned for the key's secret in the forms a
+// key's privileges, fs/boundary.ts.) Output is scanned for the key's secret in the forms a
 // command would print it:
 //   - the 32-byte seed raw, base64url (as the key file holds it), base64 std, hex (either case)
 //   - the key file's bytes, and the file as base64 or hex (`base64 key`, `xxd -p key`)

@@ -71,7 +71,8 @@ describe.skipIf(!haveSetpriv)(`a setuid wrapper (${haveSetpriv ? 'real uid nobod
 
   it('refuses a caller-set LEDGER_TESTS_USER=0 (or SUDO_UID=0): exit 2, one line, nothing run, nothing changed', () => {
     const marker = join(project.dir, 'ran-as-root');
-    for (const env of [{ LEDGER_TESTS_USER: '0' }, { LEDGER_TESTS_USER: 'root' }, { SUDO_UID: '0', SUDO_GID: '0' }]) {
+    const envs: Record<string, string>[] = [{ LEDGER_TESTS_USER: '0' }, { LEDGER_TESTS_USER: 'root' }, { SUDO_UID: '0', SUDO_GID: '0' }];
+    for (const env of envs) {
       const before = projectState(project.dir);
       const r = setuid(['checkpoint', 'fix-tz', ...CP, '--tests-cmd', `touch ${marker}`, '--json'], env);
       expect(r.code, r.stderr).toBe(2);
