@@ -74,7 +74,7 @@ describe.skipIf(!isRoot)(`the agent's git programs, when root runs ledger for it
     const cp = asKeyOwner(['checkpoint', 'fix-tz', '--agent', 'claude', '--done', 'd', '--state', 's', '--next', 'n', '--tests-cmd', 'true'], project.dir);
     expect(cp.code, cp.stderr).toBe(0);
     touch();
-    const hook = asKeyOwner(['hook', 'claude', 'Stop'], project.dir, { LEDGER_AGENT: 'claude' }, JSON.stringify({ session_id: 's', hook_event_name: 'Stop', stop_hook_active: false, cwd: project.dir }));
+    const hook = asKeyOwner(['hook', 'claude', 'stop'], project.dir, { LEDGER_AGENT: 'claude' }, JSON.stringify({ session_id: 's', hook_event_name: 'Stop', stop_hook_active: false, cwd: project.dir }));
     expect(hook.code).toBe(0);
     // The filter did run (the test is not vacuous), and only ever as the agent, who cannot read the key.
     expect(ranAs().length).toBeGreaterThan(0);

@@ -90,7 +90,7 @@ async function readPayload(io: CliIO): Promise<Payload | null> {
   try {
     // Bounded in size (the read stops past HOOK_STDIN_MAX) and in time: the answer comes at the
     // deadline whatever stdin does, and the process then exits (main.ts), never waiting on it.
-    const text = await Promise.race([readStdinUpTo(io, HOOK_STDIN_MAX, 'the hook payload'), timeout]);
+    const text = await Promise.race([readStdinUpTo(io, HOOK_STDIN_MAX, 'the hook payload', HOOK_STDIN_MS), timeout]);
     if (text === null) return null;
     const v: unknown = JSON.parse(text);
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Payload) : null;

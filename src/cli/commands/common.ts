@@ -19,9 +19,10 @@ export interface CliIO {
   /**
    * Reads all of standard input (for `append --batch`, `hook`), as strict UTF-8. `maxBytes`: a
    * larger input is refused (INPUT_TOO_LARGE, exit 2) once that many bytes were read, never
-   * read whole (readStdinUpTo).
+   * read whole (readStdinUpTo). `deadlineMs`: stdin that has not ended by then is refused, and
+   * no read of it outlives the deadline (the hook's).
    */
-  readStdin: (maxBytes?: number) => Promise<string>;
+  readStdin: (maxBytes?: number, deadlineMs?: number) => Promise<string>;
   /** Whether stderr is a terminal (progress lines, colour). */
   isTTY: boolean;
 }
@@ -36,10 +37,10 @@ export function tooLarge(what: string, maxBytes: number): LedgerError {
 }
 
 /** Standard input, at most `maxBytes` of it (see CliIO.readStdin), or the refusal of more. */
-export async function readStdinUpTo(io: CliIO, maxBytes: number, what: string): Promise<string> {
+export async function readStdinUpTo(io: CliIO, maxBytes: number, what: string, deadlineMs?: number): Promise<string> {
   let text: string;
   try {
-    text = await io.readStdin(maxBytes);
+    text = await io.readStdin(maxBytes, deadlineMs);
   } catch (e) {
     if (e instanceof LedgerError && e.code === 'INPUT_TOO_LARGE') throw tooLarge(what, maxBytes);
     throw e;
