@@ -7,6 +7,7 @@
 // writer lock only.
 import { LedgerError } from '../errors.js';
 import type { Head } from '../record.js';
+import { readFully } from '../fs/lines.js';
 import { fsError, type FileOps, type FileStat } from '../fs/ops.js';
 import { writeLinesThenHead } from './append.js';
 import { rememberChain } from './chain-memo.js';
@@ -29,13 +30,7 @@ function pastHeadIsAdopted(ops: FileOps, paths: LedgerPaths, at: number, lines: 
   const fd = ops.open(paths.records, 'r');
   try {
     const buf = Buffer.alloc(past);
-    let got = 0;
-    while (got < past) {
-      const n = ops.read(fd, buf.subarray(got), at + got);
-      if (n <= 0) return false;
-      got += n;
-    }
-    return buf.equals(lines.subarray(0, past));
+    return readFully(ops, fd, buf, at) === past && buf.equals(lines.subarray(0, past));
   } finally {
     ops.close(fd);
   }

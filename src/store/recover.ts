@@ -5,6 +5,7 @@ import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { sha256Hex } from '../canonical.js';
 import type { Head } from '../record.js';
 import { createFileDurable, fsyncDir, fsyncFile, mkdirDurable } from '../fs/durable.js';
+import { readFully } from '../fs/lines.js';
 import type { FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
 
@@ -54,12 +55,7 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
   const fd = ops.open(paths.records, 'r+');
   try {
     const bytes = Buffer.alloc(unpublished);
-    let got = 0;
-    while (got < unpublished) {
-      const n = ops.read(fd, bytes.subarray(got), published + got);
-      if (n <= 0) break;
-      got += n;
-    }
+    const got = readFully(ops, fd, bytes, published);
     // Named by where the bytes stood and what they are, so a repeated recovery of the same
     // bytes lands on the same file instead of a second copy.
     const name = `at-${published}-${sha256Hex(bytes.subarray(0, got)).slice(0, 16)}.bin`;
