@@ -76,19 +76,23 @@ export const OBJECT_MAX = MAX_LINE_BYTES + 1;
 /** What each object of a read may add to git's answer besides its bytes: its header line and newline. */
 const HEADER_MAX = 128;
 
-function tooLarge(commit: string, what: string): LedgerError {
-  return new LedgerError('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${what} larger than ${OBJECT_MAX} bytes; nothing was read from it`, { commit }, 'nothing was changed; run `ledger doctor` and review the remote ref before anyone writes');
+function tooLarge(commit: string, what: string, max = OBJECT_MAX): LedgerError {
+  return new LedgerError('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${what} larger than ${max} bytes; nothing was read from it`, { commit }, 'nothing was changed; run `ledger doctor` and review the remote ref before anyone writes');
 }
 
-/** The objects of a fetched commit, read by path with one `cat-file --batch` per call. Attacker-controlled. */
-export function readBlobs(gitDir: string, commit: string, paths: readonly string[]): (Buffer | null)[] {
+/**
+ * The objects of a fetched commit, read by path with one `cat-file --batch` per call.
+ * Attacker-controlled: each at most `max` bytes (default OBJECT_MAX; the test output that
+ * travels in blobs/ has its own bound), refused past it unkept.
+ */
+export function readBlobs(gitDir: string, commit: string, paths: readonly string[], max = OBJECT_MAX): (Buffer | null)[] {
   if (paths.length === 0) return [];
-  return catBatch(gitDir, paths.map((p) => `${commit}:${p}`), commit);
+  return catBatch(gitDir, paths.map((p) => `${commit}:${p}`), commit, false, max);
 }
 
 /** `cat-file --batch` of `names` (each a name git resolves): each a blob's bytes, or null (missing, not a blob). */
-function catBatch(gitDir: string, names: readonly string[], commit: string, views = false): (Buffer | null)[] {
-  return catObjects(gitDir, names, commit, views).map((o) => (o && o.type === 'blob' ? o.data : null));
+function catBatch(gitDir: string, names: readonly string[], commit: string, views = false, max = OBJECT_MAX): (Buffer | null)[] {
+  return catObjects(gitDir, names, commit, views, names.length * (max + HEADER_MAX), max).map((o) => (o && o.type === 'blob' ? o.data : null));
 }
 
 /**
@@ -96,7 +100,7 @@ function catBatch(gitDir: string, names: readonly string[], commit: string, view
  * Bounded: git's whole answer by OBJECT_MAX per name (it is stopped past that, and the read is
  * refused, REMOTE_SCHEMA), and each object by OBJECT_MAX; `bound` lowers the whole answer's.
  */
-function catObjects(gitDir: string, names: readonly string[], commit: string, views = false, bound?: number): ({ type: string; data: Buffer } | null)[] {
+function catObjects(gitDir: string, names: readonly string[], commit: string, views = false, bound?: number, max = OBJECT_MAX): ({ type: string; data: Buffer } | null)[] {
   const r = runGit(['cat-file', '--batch'], { gitDir, input: names.map((n) => `${n}\n`).join(''), maxBuffer: bound ?? names.length * (OBJECT_MAX + HEADER_MAX) });
   if (r.overflow) throw tooLarge(commit, 'an object');
   if (r.status !== 0) throw new LedgerError('OP_REMOTE', `git cat-file ${r.timedOut ? 'timed out' : 'failed'} reading ${commit}`, { commit });
@@ -114,7 +118,7 @@ function catObjects(gitDir: string, names: readonly string[], commit: string, vi
       continue;
     }
     const size = Number(m[3]);
-    if (size > OBJECT_MAX) throw tooLarge(commit, `an object (${names[i]})`);
+    if (size > max) throw tooLarge(commit, `an object (${names[i]})`, max);
     if (at + size > buf.length) throw new LedgerError('OP_REMOTE', 'git cat-file ended early');
     // A view keeps git's whole answer alive; a copy lets it go (a few blobs out of a large tree).
     const data = buf.subarray(at, at + size);
