@@ -134,11 +134,13 @@ describe('an oversized object on the remote (finding 10: a 600 MB HEAD made ever
 });
 
 describe('a keyless commit that keeps HEAD and rewrites the tree below the anchor (finding 7)', () => {
-  const ONE = 'records/000000/000000000001';
+  // The genesis, below the anchor (seq 1): a check of only what is new, or of the anchor's own
+  // record, never reads it.
+  const GENESIS = 'records/000000/000000000000';
   const cases: [string, Record<string, { mode: string; data: string } | null>][] = [
-    ['junk in place of a record', { [ONE]: { mode: '100644', data: 'junk\n' } }],
-    ['a symbolic link in place of a record', { [ONE]: { mode: '120000', data: '../../HEAD' } }],
-    ['a gitlink in place of a record', { [ONE]: { mode: '160000', data: '' } }],
+    ['junk in place of a record', { [GENESIS]: { mode: '100644', data: 'junk\n' } }],
+    ['a symbolic link in place of a record', { [GENESIS]: { mode: '120000', data: '../../HEAD' } }],
+    ['a gitlink in place of a record', { [GENESIS]: { mode: '160000', data: '' } }],
     ['an extra entry beside the records', { 'records/000000/zzz': { mode: '100644', data: 'planted\n' } }],
   ];
   for (const [what, edits] of cases) {
