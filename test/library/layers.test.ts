@@ -140,6 +140,8 @@ describe('the layers', () => {
       // the per-user state directory (store/state-dir.ts names it) under a hashed session id, written
       // by the durable recipe (fs/), as setup writes.
       'src/agents/hooks/worktree.ts': [/^src\/handoff\/code-place\.ts$/],
+      // Issue 23: that mark is written by the durable recipe through the seam (no link followed in
+      // the state directory), and a caller-named transcript read only if the caller's (fs/boundary.ts).
       'src/agents/hooks/stop-failure.ts': [/^src\/canonical\.ts$/, /^src\/store\/state-dir\.ts$/, /^src\/fs\/(durable|ops)\.ts$/],
     };
     const front = files.filter((f) => /^src\/(cli|agents)\//.test(f));
