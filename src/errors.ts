@@ -58,6 +58,7 @@ export type ErrorCode =
   | 'INPUT_CONFLICT'
   | 'INPUT_REFUSED'
   | 'INPUT_AMBIGUOUS'
+  | 'INPUT_TOO_LARGE'
   | 'OP_LOCK_TIMEOUT'
   | 'OP_IO'
   | 'OP_PERMISSION'

@@ -18,6 +18,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { runAudit, type AuditOptions, type AuditReport } from '../audit/index.js';
 import { canonicalJson, canonicalLine } from './canonical.js';
 import { LedgerError, ioError } from './errors.js';
+import { assertStrictRoot } from './fs/confine.js';
 import { assertReplaceable, replaceFileDurable } from './fs/durable.js';
 import { realFileOps, type FileOps } from './fs/ops.js';
 import { readSecretKey } from './keys/key-file.js';
@@ -208,9 +209,15 @@ export class Ledger {
     const env = opts.env ?? process.env;
     this.env = env;
     const stateDir = opts.stateDir ?? stateDirFrom(env);
+    // StrictModes for the per-user state directory (issue 23: trusted without an owner or mode
+    // check): what it says (marks, the anchor, the hold, the outbox) is believed only from a
+    // folder that is this user's or root's and writable by no one else.
+    assertStrictRoot(stateDir);
     // This Ledger's caches (src/cache/): LEDGER_NO_CACHE read here, once, and passed down.
     const cache = new LedgerCache(opts.cache ?? cachesOff(env), stateDir);
     this.paths = ledgerPaths(opts.dir ?? '.ledger', stateDir, cache);
+    // A writer (it holds a key) reads nothing from a ledger directory someone else could write.
+    if (opts.key !== undefined) assertStrictRoot(this.paths.dir);
     // SPEC 11: joined on this machine (the per-user state directory says so, not the ledger).
     this.remoteCtx = joinedRemote(this.paths.dir, stateDir);
     // Policy: a joined ledger's HEAD is signed by whichever machine published last, so its
@@ -296,7 +303,7 @@ export class Ledger {
   sync(opts: { acceptRemote?: boolean } = {}): SyncReport {
     if (!this.remoteCtx || !this.link) throw new LedgerError('USAGE', `the ledger at ${this.paths.dir} is not joined to a remote on this machine`, {}, 'join it with `ledger init --remote REMOTE`');
     if (opts.acceptRemote) acceptRemote(this.remoteCtx, this.store, this.trustOf(), this.clock());
-    return syncLedger(this.link, { ...this.store, publisher: this.link }, () => (this.keyOpt === undefined ? null : this.signer()));
+    return syncLedger(this.link, { ...this.store, publisher: this.link }, () => (this.keyOpt === undefined ? null : this.signer()), this.trustOf);
   }
 
   /**

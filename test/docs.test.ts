@@ -30,6 +30,11 @@ import { SHARD } from '../src/remote/tree.js';
 import { DEFAULT_WAIT_MS } from '../src/store/append.js';
 import { MAX_CANDIDATES, MIN_PREFIX_HEX } from '../src/store/ids.js';
 import { LOG_LIMIT } from '../src/store/state-log.js';
+import { SAFE_PATH } from '../src/fs/boundary.js';
+import { MAX_MESSAGE_BYTES } from '../src/agents/mcp-front.js';
+import { HOOK_STDIN_MAX } from '../src/cli/commands/agents-run.js';
+import { BATCH_MAX_BYTES } from '../src/cli/commands/write-run.js';
+import { OBJECT_MAX } from '../src/remote/tree.js';
 import { ROOT } from './helpers/cli.js';
 
 const DOCS = join(ROOT, 'docs');
@@ -179,6 +184,11 @@ const NUMBERS: [page: string, phrases: string[]][] = [
     `default timeout ${minutes(DEFAULT_TESTS_TIMEOUT_MS)} minutes`,
   ]],
   ['docs/library.md', [`(default ${DEFAULT_WAIT_MS.toLocaleString('en')})`]],
+  // issue 23: the bounds of every input, and the children's PATH
+  ['docs/guarantees.md', [`\`PATH=${SAFE_PATH}\``, `over ${BATCH_MAX_BYTES / 2 ** 20} MiB (\`INPUT_TOO_LARGE\`)`, `(1 MiB and its newline;`]],
+  ['docs/cli.md', [`stdin (at most ${BATCH_MAX_BYTES / 2 ** 20} MiB)`]],
+  ['docs/agents.md', [`for at most 5 s and ${HOOK_STDIN_MAX / 2 ** 20} MiB`, `A message over ${(MAX_MESSAGE_BYTES + 1) / 2 ** 20} MiB`]],
+  ['docs/across-machines.md', [`one over ${(OBJECT_MAX - 1) / 2 ** 20} MiB and its`]],
 ];
 
 describe('when the docs state a number the code decides', () => {

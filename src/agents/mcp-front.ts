@@ -37,6 +37,8 @@ export function readListing(at: URL = new URL('./mcp-listing.json', import.meta.
 }
 
 type Id = string | number;
+
+const NEWLINE = Buffer.from('\n');
 interface Request { jsonrpc: '2.0'; id: Id; method: string; params?: unknown }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -77,23 +79,83 @@ export function earlyAnswer(req: Request, listing: McpListing, version: string, 
   return null;
 }
 
+/**
+ * Policy: the largest message a client may send, its line feed excluded: 10 MiB less one byte, so
+ * that the SDK's read buffer (10 MiB, STDIO_DEFAULT_MAX_BUFFER_SIZE), which is handed one whole
+ * line at a time, never overflows. A longer line is refused with a JSON-RPC error and dropped,
+ * byte by byte as it arrives (never held whole), and the session goes on (issue 23: a request
+ * over 10 MB ended the server).
+ */
+export const MAX_MESSAGE_BYTES = 10 * 1024 * 1024 - 1;
+
+/**
+ * Splits `stdin` into lines (without their line feed) of at most `max` bytes, handing each to
+ * `line`; a longer one is dropped as it arrives and reported once to `oversize`. At the end, the
+ * bytes after the last line feed (if any, and not too long) go to `rest`.
+ */
+export function boundedLines(stdin: NodeJS.ReadableStream, max: number, on: { line: (bytes: Buffer) => void; oversize: () => void; end: (rest: Buffer) => void }): void {
+  let partial: Buffer[] = [];
+  let held = 0;
+  let dropping = false;
+  stdin.on('data', (chunk: Buffer | string) => {
+    let bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    for (let nl = bytes.indexOf(0x0a); nl >= 0; nl = bytes.indexOf(0x0a)) {
+      const piece = bytes.subarray(0, nl);
+      bytes = bytes.subarray(nl + 1);
+      if (dropping || held + piece.length > max) {
+        if (!dropping) on.oversize();
+        dropping = false;
+      } else on.line(partial.length ? Buffer.concat([...partial, piece]) : Buffer.from(piece));
+      partial = [];
+      held = 0;
+    }
+    if (bytes.length === 0 || dropping) return;
+    if (held + bytes.length > max) {
+      on.oversize();
+      dropping = true;
+      partial = [];
+      held = 0;
+      return;
+    }
+    partial.push(Buffer.from(bytes));
+    held += bytes.length;
+  });
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    on.end(dropping ? Buffer.alloc(0) : Buffer.concat(partial));
+  };
+  stdin.once('end', end);
+  stdin.once('close', end);
+}
+
+/** The answer to a message over MAX_MESSAGE_BYTES: its id cannot be read, so null (JSON-RPC 2.0). */
+export const OVERSIZE_ANSWER = `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `a message over ${MAX_MESSAGE_BYTES + 1} bytes (10 MiB) is refused; nothing was done` } })}\n`;
+
 /** Serves the tools on stdio until the client closes stdin; every call started is answered first. */
 export async function serveMcp(o: McpServeOptions): Promise<void> {
   const listing = readListing();
   const stdin = o.stdin ?? process.stdin;
   const stdout = o.stdout ?? process.stdout;
+  const oversize = () => {
+    o.log(`refused a message over ${MAX_MESSAGE_BYTES + 1} bytes`);
+    stdout.write(OVERSIZE_ANSWER);
+  };
   if (!listing) {
-    // No listing (the uncompiled sources): the SDK reads stdin from the start.
+    // No listing (the uncompiled sources): the SDK reads every line from the start.
     const { serveSdk } = await import('./mcp-server.js');
-    return serveSdk({ ...o, stdin, stdout, answered: new Map() });
+    const pass = new (process.getBuiltinModule('node:stream').PassThrough)();
+    boundedLines(stdin, MAX_MESSAGE_BYTES, { line: (l) => pass.write(Buffer.concat([l, NEWLINE])), oversize, end: (rest) => pass.end(rest) });
+    return serveSdk({ ...o, stdin: pass, stdout, answered: new Map() });
   }
   o.log(`serving ${listing.tools.length + (o.ctx.joined ? 1 : 0)} tools as ${o.ctx.agent} on ${o.ctx.dir}`);
   // What was read before the hand-over: every line, and the answers given to some of them.
   const lines: string[] = [];
   const answered = new Map<Id, unknown>();
-  // The bytes after the last line feed: a line is decoded only whole (a line feed is never part
-  // of a UTF-8 sequence), and what is left goes to the SDK as bytes.
-  let partial = Buffer.alloc(0);
+  // The bytes after the last line feed at the end: a line is decoded only whole (a line feed is
+  // never part of a UTF-8 sequence), and what is left goes to the SDK as bytes.
+  let partial: Buffer = Buffer.alloc(0);
   let forSdk = false;
   let ended = false;
   let feed: NodeJS.ReadWriteStream | null = null;
@@ -113,46 +175,40 @@ export async function serveMcp(o: McpServeOptions): Promise<void> {
       });
       served.then(resolve, reject);
     };
-    stdin.on('data', (chunk: Buffer | string) => {
-      if (feed) {
-        feed.write(chunk);
+    // A line the front answers itself (initialize, tools/list), or else the SDK answers from it on.
+    const answerEarly = (line: string) => {
+      const m = messageOf(line);
+      if (m && 'notification' in m) return; // passed on at the hand-over; nothing to answer
+      const answer = m && !answered.has(m.request.id) ? earlyAnswer(m.request, listing, o.version, o.ctx.joined) : null;
+      if (m === null || answer === null) {
+        forSdk = true;
         return;
       }
-      let bytes = Buffer.concat([partial, typeof chunk === 'string' ? Buffer.from(chunk) : chunk]);
-      const whole: string[] = [];
-      for (let nl = bytes.indexOf(0x0a); nl >= 0; nl = bytes.indexOf(0x0a)) {
-        whole.push(bytes.toString('utf8', 0, nl));
-        bytes = bytes.subarray(nl + 1);
+      answered.set(m.request.id, answer);
+      stdout.write(`${JSON.stringify({ result: answer, jsonrpc: '2.0', id: m.request.id })}\n`);
+      // Listed: the SDK loads now, so that the first call finds it ready.
+      if (m.request.method === 'tools/list') setImmediate(() => ended || handOver());
+    };
+    const onLine = (bytes: Buffer) => {
+      if (feed) {
+        feed.write(Buffer.concat([bytes, NEWLINE]));
+        return;
       }
-      partial = bytes;
-      for (const raw of whole) {
-        const line = raw.replace(/\r$/, '');
-        lines.push(line);
-        if (forSdk || line.trim() === '') continue;
-        const m = messageOf(line);
-        if (m && 'notification' in m) continue; // passed on at the hand-over; nothing to answer
-        const answer = m && !answered.has(m.request.id) ? earlyAnswer(m.request, listing, o.version, o.ctx.joined) : null;
-        if (answer === null) {
-          forSdk = true;
-          continue;
-        }
-        answered.set(m!.request.id, answer);
-        stdout.write(`${JSON.stringify({ result: answer, jsonrpc: '2.0', id: m!.request.id })}\n`);
-        // Listed: the SDK loads now, so that the first call finds it ready.
-        if (m!.request.method === 'tools/list') setImmediate(() => ended || handOver());
-      }
+      const line = bytes.toString('utf8').replace(/\r$/, '');
+      lines.push(line);
+      if (!forSdk && line.trim() !== '') answerEarly(line);
       if (forSdk) handOver();
-    });
-    const onEnd = () => {
+    };
+    const onEnd = (rest: Buffer) => {
       if (ended) return;
       ended = true;
-      if (feed) feed.end();
+      if (feed) feed.end(rest);
+      else partial = rest;
       if (!served) {
         o.log('stdin closed; stopped');
         resolve();
       }
     };
-    stdin.once('end', onEnd);
-    stdin.once('close', onEnd);
+    boundedLines(stdin, MAX_MESSAGE_BYTES, { line: onLine, oversize, end: onEnd });
   });
 }

@@ -113,6 +113,16 @@ function heldOnCorrupt(ledger: LedgerReader, o: GateRunOptions, op: string, err:
 
 const isCorrupt = (e: unknown): e is LedgerError => e instanceof LedgerError && e.code === 'OP_CORRUPT';
 
+/**
+ * Policy: a gate whose consumption could not be published holds, under handoff_valid (where a
+ * consumption already made holds too): exactly once means every machine sees the consume
+ * before anyone acts on it, so a consume that exists only here (queued, --offline) is none.
+ */
+function heldUnpublished(run: GateRun, why: string): GateRun {
+  const reason = `the consumption could not be published: ${why}`;
+  return { ...run, ok: false, failed_term: 'handoff_valid', terms: { ...run.terms, handoff_valid: false }, reason: `handoff_valid: ${reason}`, reasons: { ...run.reasons, handoff_valid: [reason] } };
+}
+
 /** `ledger gate OP`: evaluates on the current HEAD without taking the writer lock. */
 export function runGate(ledger: LedgerReader, o: GateRunOptions, op: string): GateRun {
   let last: GateRun | null = null;
@@ -151,10 +161,13 @@ export function runGateAndConsume(writer: LedgerWriter, o: GateRunOptions & { ag
   try {
     // Bring the index up to date before the lock, so the critical section reads only what is new.
     CausalView.open(paths, writer.head(), { trust: null }).close();
-    // The consume draft is built by decide, so transact validates it like any other.
-    appended = transact(writer.store, writer.signer(), decide).records[0];
+    // The consume draft is built by decide, so transact validates it like any other. It must be
+    // published (a joined ledger): never queued by --offline.
+    appended = transact({ ...writer.store, mustPublish: true }, writer.signer(), decide).records[0];
   } catch (e) {
     if (isCorrupt(e)) return { ...heldOnCorrupt(writer, o, op, e), consume: { consumer, id: null, seq: null } };
+    const unpublished = e instanceof LedgerError && e.code === 'OP_REMOTE_UNREACHABLE' && e.data.not_queued === true;
+    if (unpublished && result !== null) return { ...heldUnpublished(result, e.message), consume: { consumer, id: null, seq: null } };
     throw e;
   }
   if (!result) throw new LedgerError('INTERNAL', 'the gate was not evaluated under the lock');

@@ -3,7 +3,7 @@
 // they are; each one is read and verified from its bytes before it is returned (verified.ts).
 // A record that fails verification is not returned: it is kept in `problems`, and a gate that
 // sees any problem holds (it cannot tell what that record said).
-import { rmSync } from 'node:fs';
+import { removeTreeBelow } from '../fs/ops.js';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Grants } from '../keys/grants.js';
 import type { Trust } from '../keys/trust.js';
@@ -63,7 +63,7 @@ export class CausalView {
   private static rebuild(paths: LedgerPaths, head: Head, opts: ViewOptions): RecordIndex {
     if (opts.writeIndex !== false) {
       try {
-        rmSync(RecordIndex.dirOf(paths), { recursive: true, force: true });
+        removeTreeBelow(RecordIndex.dirOf(paths));
       } catch {
         /* a read-only index directory: the fresh index below ignores it */
       }

@@ -4,6 +4,7 @@
 // runs, to keep start-up light (`ledger append` must cost little more than starting node).
 import { cac, type CAC } from 'cac';
 import { EXIT, EXIT_MEANINGS, LedgerError } from '../errors.js';
+import { boundaryFor, runFor } from '../fs/boundary.js';
 import { neutralise, neutraliseDiagnostic, neutraliseLine } from '../text/sanitize.js';
 import { GLOBAL, restoreRawValues, type CliIO } from './commands/common.js';
 import { declare } from './flags.js';
@@ -119,9 +120,17 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
       return 0;
     }
     verb = cli.matchedCommand.name;
+    // Whom this command acts for (fs/boundary.ts), decided before anything is read: a caller it
+    // must not believe (a setuid wrapper's environment naming another user) is refused here.
+    try {
+      boundaryFor(rawIO.env);
+    } catch (e) {
+      if (verb === 'hook') return EXIT.ok; // SPEC 12: a hook never breaks a session
+      throw e;
+    }
     try {
       // A long scan (a first fold, an index build) shows a progress line on a terminal.
-      const code = await withProgressLine(io, async () => cli.runMatchedCommand() as unknown);
+      const code = await runFor(rawIO.env, () => withProgressLine(io, async () => cli.runMatchedCommand() as unknown));
       return typeof code === 'number' ? code : 0;
     } catch (e) {
       throw await withNameSuggestion(await withFlagSuggestion(e, cli), io, cli);

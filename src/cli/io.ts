@@ -1,4 +1,4 @@
-import { fstatSync, read, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, read, readSync, writeSync } from 'node:fs';
 import { LedgerError } from '../errors.js';
 import type { CliIO } from './commands/common.js';
 
@@ -45,8 +45,15 @@ export function fdWriter(fd: number, stream: () => Pick<NodeJS.WriteStream, 'wri
  * payload at each start and stop of an agent's session). A non-blocking fd (EAGAIN) is read
  * through the stream instead, from where the direct reads stopped.
  */
-async function readFd0(): Promise<Buffer[]> {
+async function readFd0(maxBytes: number): Promise<Buffer[]> {
   const chunks: Buffer[] = [];
+  let total = 0;
+  const add = (c: Buffer) => {
+    total += c.length;
+    // Bounded: past `maxBytes` the read stops (the rest is never read, let alone kept).
+    if (total > maxBytes) throw new LedgerError('INPUT_TOO_LARGE', `stdin is over ${maxBytes} bytes`, { max_bytes: maxBytes });
+    chunks.push(c);
+  };
   for (;;) {
     const buf = Buffer.allocUnsafe(65536);
     let n: number;
@@ -54,11 +61,11 @@ async function readFd0(): Promise<Buffer[]> {
       n = await new Promise<number>((resolve, reject) => read(0, buf, 0, buf.length, null, (e, bytes) => (e ? reject(e) : resolve(bytes))));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
-      for await (const c of process.stdin) chunks.push(c as Buffer);
+      for await (const c of process.stdin) add(c as Buffer);
       return chunks;
     }
     if (n === 0) return chunks;
-    chunks.push(buf.subarray(0, n));
+    add(buf.subarray(0, n));
   }
 }
 
@@ -76,6 +83,77 @@ function mayBeTerminal(fd: number): boolean {
   }
 }
 
+/**
+ * Stdin read by a deadline (`ledger hook`, issue 23: it waited 20 s for a stdin that never closed,
+ * 5 s documented). A read of fd 0 in the thread pool cannot be called off: a process that exits
+ * with one pending waits for it (libuv joins its threads). So where the system lets fd 0 be
+ * opened again (/proc/self/fd/0 on Linux: the same pipe or file) it is opened non-blocking and
+ * polled, each EAGAIN a pause of a few ms, until its end, `maxBytes` or `deadlineMs`: the read
+ * never outlives the deadline. null where fd 0 cannot be opened so (then the caller reads as
+ * usual). Past the deadline: OP_IO (a payload that never ended is none).
+ */
+async function readFd0By(maxBytes: number, deadlineMs: number): Promise<Buffer[] | null> {
+  let fd: number;
+  try {
+    fd = openSync('/proc/self/fd/0', constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    // A socket (how Node and most agents hand a child its stdin) cannot be opened again: read it
+    // through its stream, which an exit never waits on, stopped at the deadline.
+    return readStreamBy(process.stdin, maxBytes, deadlineMs);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const until = Date.now() + deadlineMs;
+  const buf = Buffer.allocUnsafe(65536);
+  try {
+    for (;;) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, buf.length, null);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+        if (Date.now() >= until) throw new LedgerError('OP_IO', `stdin did not end within ${deadlineMs} ms`, { deadline_ms: deadlineMs });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        continue;
+      }
+      if (n === 0) return chunks;
+      total += n;
+      if (total > maxBytes) throw new LedgerError('INPUT_TOO_LARGE', `stdin is over ${maxBytes} bytes`, { max_bytes: maxBytes });
+      chunks.push(Buffer.from(buf.subarray(0, n)));
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** readFd0By for a stream: its chunks until it ends, `maxBytes` or `deadlineMs` (then destroyed). */
+function readStreamBy(stream: NodeJS.ReadStream, maxBytes: number, deadlineMs: number): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const stop = (e: unknown) => {
+      clearTimeout(timer);
+      stream.removeAllListeners('data');
+      stream.destroy();
+      reject(e);
+    };
+    const timer = setTimeout(() => stop(new LedgerError('OP_IO', `stdin did not end within ${deadlineMs} ms`, { deadline_ms: deadlineMs })), deadlineMs);
+    stream.on('data', (c: Buffer) => {
+      total += c.length;
+      if (total > maxBytes) return stop(new LedgerError('INPUT_TOO_LARGE', `stdin is over ${maxBytes} bytes`, { max_bytes: maxBytes }));
+      chunks.push(c);
+    });
+    stream.once('end', () => {
+      clearTimeout(timer);
+      resolve(chunks);
+    });
+    stream.once('error', stop);
+  });
+}
+
+/** Policy: no input is read past this many bytes, whoever asks (a string Node can hold is at most 512 MiB). */
+const STDIN_MAX = 256 << 20;
+
 /** The real process's I/O for the CLI. */
 export function processIO(): ProcessIO {
   const out = fdWriter(1, () => process.stdout);
@@ -92,11 +170,12 @@ export function processIO(): ProcessIO {
     get isTTY() {
       return mayBeTerminal(2) && process.stderr.isTTY === true;
     },
-    readStdin: async () => {
+    readStdin: async (maxBytes = STDIN_MAX, deadlineMs?: number) => {
       // node:tty is loaded here, not imported: it costs 2-3 ms, and only the verbs that read
       // stdin (append --batch, hook) ask.
       if (process.getBuiltinModule('node:tty').isatty(0)) return '';
-      const chunks = await readFd0();
+      const max = Math.min(maxBytes, STDIN_MAX);
+      const chunks = (deadlineMs !== undefined ? await readFd0By(max, deadlineMs) : null) ?? (await readFd0(max));
       // Policy: stdin is refused, not repaired: an invalid UTF-8 byte would otherwise become
       // U+FFFD inside a signed record.
       try {

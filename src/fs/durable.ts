@@ -20,10 +20,10 @@
 // on its parent), or a power cut could take the directory, and the file in it, back.
 //
 // Every function here takes the FileOps first; only the outermost caller picks realFileOps.
-import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { LedgerError } from '../errors.js';
-import { notRegular, type FileOps } from './ops.js';
+import { confineFolder } from './confine.js';
+import { notRegular, readdirBelow, type FileOps } from './ops.js';
 
 /** Step 2: writes all of `data` at `position`, looping over short writes. */
 export function writeAll(ops: FileOps, fd: number, data: Uint8Array, position: number): void {
@@ -47,6 +47,7 @@ export function writeAll(ops: FileOps, fd: number, data: Uint8Array, position: n
  * goes through a link.
  */
 export function replaceFileDurable(ops: FileOps, dir: string, name: string, data: Uint8Array, mode = 0o644): void {
+  confineFolder(dir);
   assertReplaceable(ops, join(dir, name));
   const tmp = writeTemp(ops, dir, name, data, mode, true);
   renameInto(ops, tmp, dir, name, true);
@@ -60,6 +61,7 @@ export function replaceFileDurable(ops: FileOps, dir: string, name: string, data
  * between two renames leaves the first new and the second old, as two calls would.
  */
 export function replaceFilesDurable(ops: FileOps, dir: string, files: readonly { name: string; data: Uint8Array; mode?: number }[]): void {
+  confineFolder(dir);
   for (const f of files) assertReplaceable(ops, join(dir, f.name));
   const temps: string[] = [];
   try {
@@ -158,7 +160,7 @@ export function durableTempTarget(name: string): string | null {
 export function removeStaleTemps(ops: FileOps, dir: string, isTarget: (name: string) => boolean, seen?: (names: readonly string[]) => void): number {
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = readdirBelow(dir);
   } catch {
     return 0; // a directory we cannot list (or one on a simulated disk): nothing to clean
   }
@@ -185,6 +187,7 @@ export function removeStaleTemps(ops: FileOps, dir: string, isTarget: (name: str
  * INPUT_EXISTS. The new file is whole or absent, never a torn key file.
  */
 export function createFileDurable(ops: FileOps, dir: string, name: string, data: Uint8Array, mode = 0o644): void {
+  confineFolder(dir);
   const tmp = writeTemp(ops, dir, name, data, mode);
   const target = `${dir}/${name}`;
   try {

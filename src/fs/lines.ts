@@ -100,8 +100,8 @@ export function lineEndingAt(ops: FileOps, fd: number, path: string, end: number
   }
 }
 
-/** Reads until `buf` is full or the file ends (a read may return fewer bytes than asked). */
-function readFully(ops: FileOps, fd: number, buf: Buffer, position: number): number {
+/** Reads until `buf` is full or the file ends (a read may return fewer bytes than asked); how many it read. */
+export function readFully(ops: FileOps, fd: number, buf: Buffer, position: number): number {
   let got = 0;
   while (got < buf.length) {
     const n = ops.read(fd, buf.subarray(got), position + got);

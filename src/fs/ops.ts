@@ -4,6 +4,7 @@
 // model can also lie about what is on disk after a simulated crash.
 import * as fs from 'node:fs';
 import { LedgerError, ioError } from '../errors.js';
+import { checkOpened, confine, linkRefused, through, type Confined } from './confine.js';
 
 /**
  * How a file is opened: 'r' read, 'r+' read and write, 'w' create or truncate, and 'wx' a new
@@ -13,6 +14,10 @@ import { LedgerError, ioError } from '../errors.js';
  * of waiting for a writer (issue 13 finding 12), and the reader's fstat then refuses it. 'a'
  * appends to a file that exists (O_APPEND, never created, never through a link, never blocking):
  * the per-user state logs of store/state-log.ts.
+ * On the real disk every open is O_NOFOLLOW (issue 23 finding 1: writers followed links), and a
+ * path below one of the ledger's folders is resolved by confine.ts: no link at any folder on the
+ * way, the file opened the one lstat saw, and a write held to StrictModes. 'w' truncates only
+ * after those checks (never a file it must not write).
  */
 export type OpenFlags = 'r' | 'r+' | 'w' | 'wx' | 'a';
 
@@ -27,6 +32,8 @@ export interface FileStat {
   size: bigint;
   mtimeNs: bigint;
   ctimeNs: bigint;
+  /** The permission bits (0o7777). */
+  mode?: number;
 }
 
 export interface FileOps {
@@ -69,8 +76,88 @@ export interface FileOps {
 const { O_WRONLY, O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 const NEW_FILE = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 const { O_APPEND } = fs.constants;
-const FLAGS: Record<OpenFlags, number | string> = { r: O_RDONLY | O_NONBLOCK, 'r+': O_RDWR | O_NONBLOCK, w: 'w', wx: NEW_FILE, a: O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK };
+const FLAGS: Record<OpenFlags, number> = {
+  r: O_RDONLY | O_NONBLOCK | O_NOFOLLOW,
+  'r+': O_RDWR | O_NONBLOCK | O_NOFOLLOW,
+  w: O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK,
+  wx: NEW_FILE,
+  a: O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK,
+};
 const REGULAR = O_RDONLY | O_NONBLOCK | O_NOFOLLOW;
+
+/** An O_NOFOLLOW open's refusal of a link: ELOOP (Linux), EMLINK (FreeBSD), EFTYPE (macOS). */
+const isLinkErrno = (e: unknown) => ['ELOOP', 'EMLINK', 'EFTYPE'].includes((e as NodeJS.ErrnoException).code ?? '');
+
+/**
+ * Opens `path` with `flags` through confine.ts, checked (step 3); the descriptor is the caller's.
+ * A file replaced between the lstat and the open (another writer renaming a new HEAD into place)
+ * is opened again, up to three times; then refused.
+ */
+function openConfined(path: string, flags: number, write: boolean, mode?: number): { fd: number; st: fs.Stats | null } {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return openConfinedOnce(path, flags, write, mode);
+    } catch (e) {
+      if (attempt >= 3 || !(e instanceof LedgerError) || e.data.replaced !== true) throw e;
+    }
+  }
+}
+
+function openConfinedOnce(path: string, flags: number, write: boolean, mode?: number): { fd: number; st: fs.Stats | null } {
+  return through(path, write, (c: Confined) => {
+    let fd: number;
+    try {
+      fd = fs.openSync(c.sys, flags, mode);
+    } catch (e) {
+      if (isLinkErrno(e)) throw linkRefused(path);
+      throw e;
+    }
+    if (c.sys === path) return { fd, st: null };
+    try {
+      return { fd, st: checkOpened(fd, c, path, write) };
+    } catch (e) {
+      fs.closeSync(fd);
+      throw e;
+    }
+  });
+}
+
+/** mkdir -p, one folder at a time through confine.ts (a recursive mkdir would follow a link on the way). */
+function mkdirConfined(path: string, mode?: number): void {
+  const missing: string[] = [];
+  for (let d = path; ; ) {
+    let there: boolean;
+    try {
+      const c = confine(d, true);
+      try {
+        there = c.seen !== null || (c.sys === d && fs.existsSync(d));
+        if (c.seen?.isSymbolicLink()) throw linkRefused(d);
+      } finally {
+        c.release();
+      }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      there = false; // its root is not there yet: made on the way
+    }
+    if (there) break;
+    missing.push(d);
+    const up = d.slice(0, d.lastIndexOf('/')) || '/';
+    if (up === d) break;
+    d = up;
+  }
+  for (const d of missing.reverse()) {
+    through(d, true, (c) => {
+      if (c.sys === d) fs.mkdirSync(d, { mode, recursive: true });
+      else {
+        try {
+          fs.mkdirSync(c.sys, { mode });
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !fs.lstatSync(c.sys).isDirectory()) throw e;
+        }
+      }
+    });
+  }
+}
 
 function kindOf(st: fs.Stats | fs.BigIntStats): FileKind {
   return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : 'other';
@@ -96,17 +183,16 @@ export function openRegularFile(path: string, follow = false): number {
 /** openRegularFile, with the size its fstat saw. */
 function openRegularSized(path: string, follow: boolean): { fd: number; size: number } {
   let fd: number;
+  let st: fs.Stats | null;
   try {
-    fd = fs.openSync(path, follow ? O_RDONLY | O_NONBLOCK : REGULAR);
+    if (follow) ({ fd, st } = { fd: fs.openSync(path, O_RDONLY | O_NONBLOCK), st: null });
+    else ({ fd, st } = openConfined(path, REGULAR, false));
   } catch (e) {
-    // O_NOFOLLOW on a link: ELOOP (Linux), EMLINK (FreeBSD), EFTYPE (macOS).
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ELOOP' || code === 'EMLINK' || code === 'EFTYPE') throw notRegular(path, 'link');
+    if (isLinkErrno(e) || (e as LedgerError).code === 'OP_SYMLINK') throw notRegular((e as LedgerError).data?.path as string ?? path, 'link');
     throw e;
   }
-  let st: fs.Stats;
   try {
-    st = fs.fstatSync(fd);
+    st ??= fs.fstatSync(fd);
   } catch (e) {
     fs.closeSync(fd);
     throw e;
@@ -161,19 +247,31 @@ export function readRegularFile(path: string): Buffer {
   }
 }
 
+const WRITES: Record<OpenFlags, boolean> = { r: false, 'r+': true, w: true, wx: true, a: true };
+
 export const realFileOps: FileOps = {
-  open: (p, flags, mode) => fs.openSync(p, FLAGS[flags], mode),
+  open: (p, flags, mode) => {
+    const { fd } = openConfined(p, FLAGS[flags], WRITES[flags], mode);
+    if (flags === 'w') {
+      // Truncated only now, once the checks of confine.ts passed.
+      try {
+        fs.ftruncateSync(fd, 0);
+      } catch (e) {
+        fs.closeSync(fd);
+        throw e;
+      }
+    }
+    return fd;
+  },
   write: (fd, data, position) => fs.writeSync(fd, data, 0, data.length, position),
   fdatasync: (fd) => fs.fdatasyncSync(fd),
   fsync: (fd) => fs.fsyncSync(fd),
   close: (fd) => fs.closeSync(fd),
-  rename: (a, b) => fs.renameSync(a, b),
-  link: (a, b) => fs.linkSync(a, b),
+  rename: (a, b) => through(a, true, (ca) => through(b, true, (cb) => fs.renameSync(ca.sys, cb.sys))),
+  link: (a, b) => through(a, true, (ca) => through(b, true, (cb) => fs.linkSync(ca.sys, cb.sys))),
   ftruncate: (fd, n) => fs.ftruncateSync(fd, n),
-  unlink: (p) => fs.unlinkSync(p),
-  mkdir: (p, mode) => {
-    fs.mkdirSync(p, { mode, recursive: true });
-  },
+  unlink: (p) => through(p, true, (c) => fs.unlinkSync(c.sys)),
+  mkdir: (p, mode) => mkdirConfined(p, mode),
   // Every file the store reads whole (HEAD, the lock, a quarantine file) must be a regular file.
   readFile: (p) => {
     const { fd, size } = openRegularSized(p, false);
@@ -184,25 +282,48 @@ export const realFileOps: FileOps = {
     }
   },
   read: (fd, buf, position) => fs.readSync(fd, buf, 0, buf.length, position),
-  size: (p) => fs.statSync(p).size,
-  exists: (p) => fs.existsSync(p),
-  mkdirExclusive: (p) => fs.mkdirSync(p),
-  rmdir: (p) => fs.rmdirSync(p),
-  mtimeMs: (p) => fs.statSync(p).mtimeMs,
+  // A name is what lstat says (a link is not followed; a dangling one exists, and is refused
+  // wherever it is used).
+  size: (p) => through(p, false, (c) => {
+    const st = fs.lstatSync(c.sys);
+    if (st.isSymbolicLink()) throw linkRefused(p);
+    return st.size;
+  }),
+  exists: (p) => {
+    try {
+      return through(p, false, (c) => (c.sys === p ? fs.existsSync(p) || fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined : c.seen !== null));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw e;
+    }
+  },
+  mkdirExclusive: (p) => through(p, true, (c) => fs.mkdirSync(c.sys)),
+  rmdir: (p) => through(p, true, (c) => fs.rmdirSync(c.sys)),
+  mtimeMs: (p) => through(p, false, (c) => fs.lstatSync(c.sys).mtimeMs),
   openRegular: (p) => openRegularFile(p),
   fstat: (fd) => {
     const st = fs.fstatSync(fd, { bigint: true });
-    return { kind: kindOf(st), dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+    return { kind: kindOf(st), dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, mode: Number(st.mode) & 0o7777 };
   },
   lstat: (p) => {
     try {
-      return kindOf(fs.lstatSync(p));
+      return through(p, false, (c) => kindOf(fs.lstatSync(c.sys)));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw e;
     }
   },
 };
+
+/** The names in folder `path`, read through confine.ts (no link followed below a root). */
+export function readdirBelow(path: string): string[] {
+  return through(path, false, (c) => fs.readdirSync(c.sys));
+}
+
+/** Removes `path` and all below it (rm -r: links are removed, never followed), through confine.ts. */
+export function removeTreeBelow(path: string): void {
+  through(path, true, (c) => fs.rmSync(c.sys, { recursive: true, force: true }));
+}
 
 /**
  * A file-system error (one with an errno code) as a coded OP_IO/OP_PERMISSION LedgerError, so no

@@ -10,7 +10,6 @@
 // Every write goes through fs/durable.ts. `ops` is for tests; it must hand out real descriptors,
 // because a test command's child process writes its output through one.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { DIGEST_RE, digestOf, sha256Hex } from '../canonical.js';
@@ -116,7 +115,7 @@ export function readBlob(ledgerDir: string, digest: string): Buffer {
   const path = blobPath(ledgerDir, digest);
   let data: Buffer;
   try {
-    data = readFileSync(path);
+    data = realFileOps.readFile(path);
   } catch (e) {
     throw ioError(e, 'read blob', path);
   }

@@ -16,7 +16,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { sha256Hex } from '../canonical.js';
 import type { CodePlace } from '../record.js';
-import { git, isLedgerFile, statusPaths, type GitAs, type LedgerFiles } from './git.js';
+import type { Boundary } from '../fs/boundary.js';
+import { git, isLedgerFile, statusPaths, type LedgerFiles } from './git.js';
 
 export type { CodePlace };
 
@@ -24,7 +25,7 @@ export type { CodePlace };
 const MAX_HASHED = 5_000;
 
 /** The work tree at `dir`: its top folder, or null outside one. */
-export function workTreeTop(dir: string, as?: GitAs): string | null {
+export function workTreeTop(dir: string, as?: Boundary): string | null {
   return git(dir, ['rev-parse', '--show-toplevel'], as)?.replace(/\n$/, '') || null;
 }
 
@@ -33,7 +34,7 @@ export function workTreeTop(dir: string, as?: GitAs): string | null {
  * git, too many changes). HEAD's tree, listed, with every path `git status` reports replaced by
  * what is on disk (hashed by git, as a commit would store it) or dropped when deleted.
  */
-export function workTreeContent(top: string, own: LedgerFiles, as?: GitAs): string | null {
+export function workTreeContent(top: string, own: LedgerFiles, as?: Boundary): string | null {
   const entries = new Map<string, string>();
   const listed = git(top, ['ls-tree', '-r', '-z', '--full-tree', 'HEAD'], as);
   // No HEAD yet: nothing committed; the status lists every file.
@@ -76,7 +77,7 @@ export function workTreeContent(top: string, own: LedgerFiles, as?: GitAs): stri
 }
 
 /** Where the code is now, for the record a start, checkpoint or finish writes (see the header). */
-export function codePlace(dir: string, own: LedgerFiles, as?: GitAs): CodePlace {
+export function codePlace(dir: string, own: LedgerFiles, as?: Boundary): CodePlace {
   const machine = hostname().slice(0, 255) || 'unknown';
   const top = workTreeTop(dir, as);
   if (top === null) return { machine, path: dir, git: null };

@@ -6,12 +6,14 @@
 // or GIT_INDEX_FILE from a hook would point it at another repository than the folder's), with
 // GIT_OPTIONAL_LOCKS=0 (`git status` then never writes the index) and core.fsmonitor off (a
 // repository's config must not make reading it run a program).
-// Policy: a workdir's git facts are asked as the user the test command runs as (tests-user.ts):
-// the repository is the caller's, and its config and attributes (filters) are the caller's code,
-// as the test command is; they never run with the key's privileges.
+// Policy: git is asked as the caller (project/git.ts callerGit, fs/boundary.ts): the repository
+// is the caller's, and its config and attributes (filters) are the caller's code, as the test
+// command is; they never run with the key's privileges. Where this process acts for a caller it
+// cannot become, git is not run and the facts are unknown.
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { Boundary } from '../fs/boundary.js';
 import type { TestsWorkdir } from '../record.js';
-import { scrubbedGitEnv } from '../project/git.js';
+import { callerGitOrNull, type CallerGit } from '../project/git.js';
 
 export interface GitFacts {
   branch: string;
@@ -19,29 +21,15 @@ export interface GitFacts {
   last_commits: { oid: string; subject: string }[];
 }
 
-/** Who runs git (default: this process). */
-export interface GitAs { uid: number; gid: number; home: string | null }
-
 const GIT_TIMEOUT_MS = 10_000;
 
-/** The environment git runs with: `env` without GIT_*, and reading never writes or runs a monitor. */
-export function gitEnv(env: NodeJS.ProcessEnv = process.env, as?: GitAs): NodeJS.ProcessEnv {
-  const out = scrubbedGitEnv(env);
-  if (as) out.HOME = as.home ?? '/nonexistent';
-  return out;
-}
-
 const gitArgs = (dir: string, args: string[]) => ['-c', 'core.fsmonitor=false', '-c', 'core.quotepath=off', '-C', dir, ...args];
-const gitOptions = (as?: GitAs) => ({
-  encoding: 'utf8' as const,
-  timeout: GIT_TIMEOUT_MS,
-  maxBuffer: 64 << 20,
-  env: gitEnv(process.env, as),
-  ...(as ? { uid: as.uid, gid: as.gid } : {}),
-});
+const gitOptions = (as: CallerGit) => ({ encoding: 'utf8' as const, timeout: GIT_TIMEOUT_MS, maxBuffer: 64 << 20, ...as });
 
-/** Runs `git -C dir ...args` (stdin: `input`, if any); its stdout, or null when it fails (not a repository, no git, a timeout). */
-export function git(dir: string, args: string[], as?: GitAs, input?: string): string | null {
+/** Runs `git -C dir ...args` as the caller (stdin: `input`, if any); its stdout, or null when it fails (not a repository, no git, a timeout, not run). */
+export function git(dir: string, args: string[], b?: Boundary, input?: string): string | null {
+  const as = callerGitOrNull(b);
+  if ('refused' in as) return null;
   try {
     // Loaded on first use (as project/git.ts): most verbs that load this file never run git.
     const { execFileSync } = process.getBuiltinModule('node:child_process');
@@ -58,12 +46,14 @@ export function git(dir: string, args: string[], as?: GitAs, input?: string): st
  * work tree, no git, a timeout); the log is empty when it fails (no commit yet).
  */
 function statusAndLog(dir: string): Promise<{ status: string; log: string } | null> {
+  const as = callerGitOrNull();
+  if ('refused' in as) return Promise.resolve(null);
   const { execFile } = process.getBuiltinModule('node:child_process');
   // A status entry is never empty, so its -z output never holds two NULs in a row: the one
   // printed after it marks where the log begins.
   const script = 'git "$@" status --porcelain=v1 -z --branch --untracked-files=all || exit 1; printf "\\0"; git "$@" log -3 --format=%h%x09%s || :';
   return new Promise((resolve) => {
-    const child = execFile('/bin/sh', ['-c', script, 'sh', ...gitArgs(dir, [])], gitOptions(), (err, stdout) => {
+    const child = execFile('/bin/sh', ['-c', script, 'sh', ...gitArgs(dir, [])], gitOptions(as), (err, stdout) => {
       if (err) return resolve(null);
       const cut = stdout.indexOf('\0\0');
       resolve(cut < 0 ? null : { status: stdout.slice(0, cut + 1), log: stdout.slice(cut + 2) });
@@ -134,8 +124,8 @@ export function isLedgerFile(abs: string, own: LedgerFiles): boolean {
   return inside || own.views.includes(abs);
 }
 
-/** The git facts of the folder a test command ran in (as `as`, see the Policy above). */
-export function workdirFacts(dir: string, own: LedgerFiles, as?: GitAs): Workdir {
+/** The git facts of the folder a test command ran in (as the caller `b` names, see the Policy above). */
+export function workdirFacts(dir: string, own: LedgerFiles, as?: Boundary): Workdir {
   const path = resolve(dir);
   const top = git(path, ['rev-parse', '--show-toplevel'], as)?.replace(/\n$/, '');
   if (!top) return { path, git: null };

@@ -1,6 +1,6 @@
 // The second line of issue 13 finding 3: whatever a test command printed, a record, a blob or a
 // view never carries the signing key. (The first line is that the command runs without the
-// key's privileges, tests-user.ts.) Output is scanned for the key's secret in the forms a
+// key's privileges, fs/boundary.ts.) Output is scanned for the key's secret in the forms a
 // command would print it:
 //   - the 32-byte seed raw, base64url (as the key file holds it), base64 std, hex (either case)
 //   - the key file's bytes, and the file as base64 or hex (`base64 key`, `xxd -p key`)
@@ -13,7 +13,8 @@
 // Policy: a random match of a window is about 2^-48 per position: a false refusal is far less
 // likely than a leak is costly. What is not caught (a transformed key: reversed, byte-swapped,
 // encrypted) is the first line's job; docs/guarantees.md says so.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { readSync } from 'node:fs';
+import { realFileOps } from '../fs/ops.js';
 
 /** What the ledger knows of its key: the seed, and the key file's path and bytes when it was read from one. */
 export interface KeySecret { seed: Uint8Array; file: Uint8Array | null; path: string | null }
@@ -142,10 +143,10 @@ export function fileContainsSecret(secret: KeySecret, fd: number, size: number):
 
 /** The same, by path (the scratch file of a run is scanned through its own descriptor instead). */
 export function pathContainsSecret(secret: KeySecret, path: string, size: number): boolean {
-  const fd = openSync(path, 'r');
+  const fd = realFileOps.open(path, 'r');
   try {
     return fileContainsSecret(secret, fd, size);
   } finally {
-    closeSync(fd);
+    realFileOps.close(fd);
   }
 }

@@ -1,7 +1,7 @@
 // `checkpoint --tests-cmd CMD`: the ledger runs the test command itself, so the recorded exit code
 // and output are what really happened, not what an agent typed (SPEC 10).
 //
-//   1. run CMD with /bin/sh in the caller's working directory, as the caller (tests-user.ts: never
+//   1. run CMD with /bin/sh in the caller's working directory, as the caller (fs/boundary.ts: never
 //      with the key's privileges), with an environment that names no key (testsEnv), in its own
 //      process group, stdout and stderr both into one scratch file of the blob store, mode 0600
 //      (interleaved as written, no pipe to fill)
@@ -13,7 +13,8 @@
 //      into the blob store under its digest (0644) or `discard` removes it
 // Exit codes as a shell reports them: the command's own, 128 + N when signal N killed it, and
 // Policy: 124 when the ledger stopped it on timeout (as GNU `timeout` does).
-import { closeSync, constants as fsConstants, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fchmodSync, fstatSync, readSync } from 'node:fs';
+import { realFileOps } from '../fs/ops.js';
 import { constants } from 'node:os';
 import { resolve } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
@@ -22,7 +23,7 @@ import { adoptBlobFile, discardBlobScratch, openBlobScratch, putBlob, type Store
 import { EXCERPT_WINDOW, excerptOf, plainText } from './excerpt.js';
 import { nothingTested } from './runner-output.js';
 import { containsSecret, fileContainsSecret, type KeySecret } from './secret-scan.js';
-import type { TestsUser } from './tests-user.js';
+import { callerEnv, type Boundary } from '../fs/boundary.js';
 
 export const DEFAULT_TESTS_TIMEOUT_MS = 30 * 60_000;
 const KILL_GRACE_MS = 5_000;
@@ -55,8 +56,10 @@ export interface RunOptions {
   timeoutMs: number;
   /** The environment it is given, before testsEnv takes the key out of it. */
   env: NodeJS.ProcessEnv;
-  /** Who runs it (tests-user.ts decideTestsUser). */
-  user: TestsUser;
+  /** Whom this process acts for (fs/boundary.ts): its environment's allow-list. */
+  boundary: Boundary;
+  /** Who runs it: the caller's uid and gid (fs/boundary.ts asCaller), or null for this process's own. */
+  user: { uid: number; gid: number } | null;
   /** The signing key, for the scan of step 3. */
   secret: KeySecret;
   /** The key file's path, when the key was read from one (kept out of the environment). */
@@ -64,26 +67,21 @@ export interface RunOptions {
 }
 
 /**
- * The environment of a test command. Policy: every LEDGER_* variable is dropped (LEDGER_KEY names
- * the key; the rest are the ledger's, not the suite's), and so is any variable whose value names
- * the key file or carries the key in any form secret-scan.ts knows. Run as another user, HOME,
- * USER and LOGNAME are that user's.
+ * The environment of a test command: acting for another user, only the allow-list of
+ * fs/boundary.ts callerEnv (the caller's HOME, USER and LOGNAME, a safe PATH, the locale and the
+ * terminal: never the key owner's variables); acting for nobody, the caller's own environment.
+ * Policy: either way, every LEDGER_* variable is dropped (LEDGER_KEY names the key; the rest are
+ * the ledger's, not the suite's), and so is any variable whose value names the key file or
+ * carries the key in any form secret-scan.ts knows.
  */
-export function testsEnv(env: NodeJS.ProcessEnv, o: Pick<RunOptions, 'user' | 'secret' | 'keyPath' | 'cwd'>): NodeJS.ProcessEnv {
+export function testsEnv(env: NodeJS.ProcessEnv, o: Pick<RunOptions, 'boundary' | 'secret' | 'keyPath' | 'cwd'>): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
   const key = o.keyPath === null ? null : resolve(o.keyPath);
-  for (const [name, value] of Object.entries(env)) {
+  for (const [name, value] of Object.entries(callerEnv(o.boundary, env))) {
     if (value === undefined || name.startsWith('LEDGER_')) continue;
     if (key !== null && (value.includes(key) || resolve(o.cwd, value) === key)) continue;
     if (containsSecret(o.secret, value)) continue;
     out[name] = value;
-  }
-  if (o.user.switch) {
-    out.HOME = o.user.home ?? '/nonexistent';
-    for (const name of ['USER', 'LOGNAME']) {
-      if (o.user.name !== null) out[name] = o.user.name;
-      else delete out[name];
-    }
   }
   return out;
 }
@@ -127,7 +125,7 @@ export async function runTestsCommand(command: string, opts: RunOptions): Promis
   let interrupted: NodeJS.Signals | null = null;
   let exit: { code: number | null; signal: NodeJS.Signals | null };
   const env = testsEnv(opts.env, opts);
-  const as = opts.user.switch ? { uid: opts.user.uid, gid: opts.user.gid } : {};
+  const as = opts.user ?? {};
   try {
     exit = await new Promise((resolvePromise, reject) => {
       // Loaded here, not imported: the verbs that load this file mostly run no test command.
@@ -184,7 +182,7 @@ export async function runTestsCommand(command: string, opts: RunOptions): Promis
   try {
     // The scratch was opened write-only (the recipe's create); it is read through a second
     // descriptor, which must be the same file (a name swapped meanwhile is refused).
-    rfd = openSync(scratch, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    rfd = realFileOps.open(scratch, 'r');
     const st = fstatSync(fd);
     const rst = fstatSync(rfd);
     if (st.ino !== rst.ino || st.dev !== rst.dev) return fail(new LedgerError('OP_IO', `the output file of --tests-cmd ${scratch} was replaced while it ran; nothing was recorded`, { path: scratch }));

@@ -5,7 +5,7 @@
 //   1. refuses view targets that could not be replaced
 //   2. checkpoint/finish: digests the evidence sources; advisory ownership and --supersedes checks
 //      on the current HEAD, and the key read (so nothing that will be refused waits for, or runs,
-//      a test command), then the test command (as the caller, tests-user.ts; output scanned for
+//      a test command), then the test command (as the caller, fs/boundary.ts; output scanned for
 //      the key, secret-scan.ts; a finish's `tests` invariant against the observed exit), or the
 //      reported output, into the blob store
 //   3. decides under the writer lock on the current HEAD (ownership.ts and lease.ts: pure, `now`
@@ -21,8 +21,8 @@
 import { realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
+import { asCaller, boundaryFor, type Boundary } from '../fs/boundary.js';
 import type { CheckpointPayload, CodePlace, Draft, Evidence, FinishPayload, Head, Invariant, LedgerRecord, TestsRun } from '../record.js';
-import type { GitAs } from './git.js';
 import { checkEvidence, digestSource } from '../causal/evidence.js';
 import { keptManifests } from '../causal/evidence/manifest.js';
 import { putBlob } from './blobs.js';
@@ -148,7 +148,7 @@ export async function startWork(w: WorkWriter, req: StartChecked): Promise<WorkR
  * library caller that names none) the ledger's project. Policy: a folder that is not there
  * records the machine and that path with no git facts, never a refusal.
  */
-async function whereTheCodeIs(w: LedgerWriter, cwd: string | undefined, views: string | false | undefined, as?: GitAs): Promise<CodePlace> {
+async function whereTheCodeIs(w: LedgerWriter, cwd: string | undefined, views: string | false | undefined, as?: Boundary): Promise<CodePlace> {
   const { codePlace } = await import('./code-place.js');
   const dir = resolve(cwd ?? dirname(w.paths.dir));
   return codePlace(dir, ledgerFiles(w, views), as);
@@ -295,17 +295,16 @@ async function writeWork<K extends 'checkpoint' | 'finish'>(w: WorkWriter, kind:
   let captured: CapturedTests | null = null;
   const { DEFAULT_TESTS_TIMEOUT_MS, runTestsCommand, storeReportedTests } = await import('./tests-cmd.js');
   if (command) {
-    // Who runs it: the caller, never the key's owner on the caller's behalf (tests-user.ts).
-    const { decideTestsUser, passwdLookup, processIds } = await import('./tests-user.js');
+    // Who runs it: the caller, never the key's owner on the caller's behalf (fs/boundary.ts).
     const env = command.env ?? process.env;
-    const user = decideTestsUser(command.callerEnv ?? env, processIds(), passwdLookup());
+    const boundary = boundaryFor(command.callerEnv ?? env);
+    const user = asCaller(boundary, '--tests-cmd');
     const { workdirFacts, git } = await import('./git.js');
-    const as = user.switch ? { uid: user.uid, gid: user.gid, home: user.home } : undefined;
-    const cwd = explicitCwd ?? testsDir(resolve(c.cwd ?? process.cwd()), dirname(w.paths.dir), (dir) => git(dir, ['rev-parse', '--show-toplevel'], as));
+    const cwd = explicitCwd ?? testsDir(resolve(c.cwd ?? process.cwd()), dirname(w.paths.dir), (dir) => git(dir, ['rev-parse', '--show-toplevel'], boundary));
     // Policy: git is asked just before the run: the record says which commit was tested.
-    const workdir = workdirFacts(cwd, ledgerFiles(w, req.views), as);
+    const workdir = workdirFacts(cwd, ledgerFiles(w, req.views), boundary);
     const ran: RanTests = await runTestsCommand(command.command, {
-      cwd, ledgerDir: w.paths.dir, timeoutMs: command.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS, env, user, secret: secret!,
+      cwd, ledgerDir: w.paths.dir, timeoutMs: command.timeoutMs ?? DEFAULT_TESTS_TIMEOUT_MS, env, boundary, user, secret: secret!,
       keyPath: secret!.path,
     });
     // 3a. harness-observed (SPEC 10): a `tests` invariant that says ok while the ledger saw the

@@ -2,7 +2,7 @@
 // check is read-only. A check reports ok, warn (works, but worth fixing) or fail (the ledger, or
 // a consumer's audit, will refuse something until it is fixed), each with the fix in one line.
 // The git checks ask the real git (git.ts), read-only.
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fromBase64url } from '../canonical.js';
 import { publicKeyProblem } from '../ed25519-reference.js';
@@ -10,7 +10,8 @@ import { parseTrust, trustEntry, type Trust } from '../keys/trust.js';
 import { acceptProblem, authorizeCommand, hasAdmin, pinOf, type Grants } from '../keys/grants.js';
 import { foldGrants, keyRecords, type KeyRecordAt } from '../store/grants.js';
 import type { Head } from '../record.js';
-import { parseSecretKeyFile } from '../keys/secret-key.js';
+import { readSecretKey } from '../keys/key-file.js';
+import { LedgerError } from '../errors.js';
 import { createSigner } from '../sign.js';
 import { realFileOps } from '../fs/ops.js';
 import { readHead } from '../store/head.js';
@@ -44,22 +45,17 @@ function checkKey(o: DoctorOptions, checks: DoctorCheck[]): string | null {
     checks.push({ name: 'key file', status: 'warn', detail: `no secret key at ${o.keyPath}: this machine cannot write to the ledger`, fix: `restore the key file if it was moved (or pass --key / set LEDGER_KEY); a new key (\`ledger keygen --out ${o.keyPath}\`) writes only once an admin authorizes it (\`ledger trust add\`) or the trust file pins it` });
     return null;
   }
-  const fd = openSync(o.keyPath, 'r');
   try {
-    const mode = fstatSync(fd).mode & 0o777;
-    if (mode & 0o077) {
-      checks.push({ name: 'key file', status: 'fail', detail: `${o.keyPath} has mode ${mode.toString(8).padStart(4, '0')}: group or other can read the secret key, so every writer refuses it`, fix: `chmod 600 ${o.keyPath}` });
-      return null;
-    }
-    const { seed, name } = parseSecretKeyFile(readFileSync(fd, 'utf8'), o.keyPath);
+    // The writers' own read (keys/key-file.ts): a regular file, never waited on, this user's
+    // or root's, 0600, in a folder no one else may write (StrictModes, issue 23).
+    const { seed, name } = readSecretKey(o.keyPath);
     const publicKey = createSigner(seed).publicKey;
     checks.push({ name: 'key file', status: 'ok', detail: `${o.keyPath} (mode 0600), key "${name}" ${publicKey}` });
     return publicKey;
   } catch (e) {
-    checks.push({ name: 'key file', status: 'fail', detail: message(e), fix: 'restore the key file from the harness, or create a new key and pin it' });
+    const insecure = e instanceof LedgerError && e.code === 'OP_INSECURE_KEY';
+    checks.push({ name: 'key file', status: 'fail', detail: `${message(e)}${insecure ? ', so every writer refuses it' : ''}`, fix: insecure && e.hint ? e.hint : 'restore the key file from the harness, or create a new key and pin it' });
     return null;
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -7,8 +7,17 @@
 // machine's PATH and HOME stay, so the user's own git (and ~/.gitconfig's excludes and
 // safe.directory) answers. A git that cannot run, or says something we cannot read, is an
 // answer of "unknown", and every caller treats unknown as the unsafe case.
+//
+// The work tree is the caller's (issue 23): its config, hooks, attributes and filters are the
+// caller's code. So every git process in it runs as the caller (callerGit: fs/boundary.ts), with
+// the caller's allow-listed environment; a process acting for another user that cannot become
+// them (a key owner that is not root) runs no git there at all: "unknown". This file, the
+// resume and workdir facts (handoff/git.ts, changes-since.ts), `git:` evidence
+// (causal/evidence/git.ts) and the stop hook (agents/hooks/worktree.ts) all take their spawn
+// options from callerGit.
 import { lstatSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { asCaller, callerEnv, currentBoundary, type Boundary } from '../fs/boundary.js';
 
 export interface GitRun {
   /** git's exit code; null when it could not run (not installed, timed out, killed). */
@@ -41,14 +50,38 @@ export function scrubbedGitEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.Pr
   };
 }
 
+/** How git runs in a caller's work tree: its uid and gid (absent: this process's own) and environment. */
+export interface CallerGit { uid?: number; gid?: number; env: NodeJS.ProcessEnv }
+
+/**
+ * The spawn options of a git process in a caller's work tree (see the header): as the caller,
+ * with callerEnv scrubbed of GIT_*. Throws OP_PERMISSION (fs/boundary.ts asCaller) when this
+ * process acts for another user it cannot become; `b` defaults to the command's boundary.
+ */
+export function callerGit(b: Boundary = currentBoundary()): CallerGit {
+  const as = asCaller(b, 'git in the caller\'s work tree');
+  return { ...(as ?? {}), env: scrubbedGitEnv(callerEnv(b, process.env)) };
+}
+
+/** callerGit, or null (with the reason) where git may not run. */
+export function callerGitOrNull(b?: Boundary): CallerGit | { refused: string } {
+  try {
+    return callerGit(b);
+  } catch (e) {
+    return { refused: (e as Error).message };
+  }
+}
+
 export function runGit(cwd: string, args: readonly string[], input?: string): GitRun {
+  const as = callerGitOrNull();
+  if ('refused' in as) return { code: null, stdout: '', error: as.refused };
   // Loaded here, not imported: every verb finds its ledger through this file, and most never run
   // git; node:child_process costs a couple of milliseconds of start-up (`ledger append` must cost
   // little more than starting Node).
   const { spawnSync } = process.getBuiltinModule('node:child_process');
-  const r = spawnSync('git', args, {
+  const r = spawnSync('git', ['-c', 'core.fsmonitor=false', ...args], {
     cwd,
-    env: scrubbedGitEnv(),
+    ...as,
     encoding: 'utf8',
     input,
     stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

@@ -61,7 +61,7 @@ export function localBlobs(ledgerDir: string, hexes: readonly string[]): { hex: 
 export function adoptBlobs(repo: string, commit: string, ledgerDir: string, hexes: readonly string[]): number {
   const missing = hexes.filter((hex) => !realFileOps.exists(blobPath(ledgerDir, `sha256:${hex}`)));
   if (missing.length === 0) return 0;
-  const got = readBlobs(repo, commit, missing.map(blobTreePath));
+  const got = readBlobs(repo, commit, missing.map(blobTreePath), MAX_PUBLISHED_BLOB);
   let n = 0;
   got.forEach((bytes, i) => {
     if (!bytes) return;

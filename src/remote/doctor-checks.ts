@@ -4,7 +4,7 @@
 // it accepted (the first publication pushed it); a host that refuses the ref is found by that
 // first push, which names the fallback.
 import { readAnchor } from './anchor.js';
-import { gitComplaint, NETWORK_TIMEOUT_MS, runGit } from './git.js';
+import { checkRemoteUrl, gitComplaint, NETWORK_TIMEOUT_MS, runGit } from './git.js';
 import { readHold } from './hold.js';
 import { readOutbox } from './outbox.js';
 import { FALLBACK_REF } from './publish.js';
@@ -70,7 +70,7 @@ export function remoteChecks(ledgerDir: string, env: Env, localSeq: number | nul
   const hold = readHold(rp);
   if (hold) checks.push({ name: 'remote hold', status: 'fail', detail: `a ${hold.kind} was found at ${hold.at}: every writer refuses (${hold.message})`, fix: `review ${hold.evidence}; then \`ledger sync --accept-remote\`` });
   const anchor = readAnchor(rp);
-  const ls = runGit(['ls-remote', '--refs', join.url, join.ref], { timeoutMs: Math.min(NETWORK_TIMEOUT_MS, 20_000) });
+  const ls = runGit(['ls-remote', '--refs', '--', checkRemoteUrl(join.url), join.ref], { timeoutMs: Math.min(NETWORK_TIMEOUT_MS, 20_000) });
   if (ls.status !== 0) {
     checks.push({ name: 'remote reachable', status: 'fail', detail: `${join.url} cannot be reached: ${gitComplaint(ls)}`, fix: 'check the network, the URL and your credentials (ssh never prompts here); writers need --offline meanwhile' });
   } else {

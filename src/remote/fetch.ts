@@ -10,11 +10,11 @@ import { foldGrants, type KeyRecordAt } from '../store/grants.js';
 import { MAX_LINE_BYTES, headProblems, type Head, type LedgerRecord } from '../record.js';
 import { LineProblem, canonicalValue, decodeRecordLine, type LineProblemKind } from '../record-line.js';
 import { verifySig, type KeyMemo } from '../sign.js';
-import { gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from './git.js';
+import { checkRemoteUrl, gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from './git.js';
 import { join } from 'node:path';
 import { realFileOps } from '../fs/ops.js';
 import { FETCHED_REF } from './state.js';
-import { readRecordBlobs, readShapeAndBlobs, recordPath } from './tree.js';
+import { readBlobsById, readShapeAndBlobs, recordOids, recordPath, VerifiedCommitMissing, type VerifiedBelow } from './tree.js';
 
 /** SPEC 10: the audit's default clock skew. */
 const SKEW_MS = 5 * 60_000;
@@ -49,7 +49,7 @@ export function fetchLedgerRef(repo: string, url: string, ref: string, known: st
   // sends v2 no ref-prefix and the server lists the same refs either way; v2 only adds a round
   // trip (capabilities first, then the ls-refs command, which over git:// also waits out a
   // delayed ACK: about 40 ms of a 50 ms ls-remote here). Fetches too (fetchRef).
-  const ls = runGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', url, ref], { gitDir: repo, timeoutMs: timeoutMs() });
+  const ls = runGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', '--', checkRemoteUrl(url), ref], { gitDir: repo, timeoutMs: timeoutMs() });
   if (ls.status !== 0) throw unreachable(url, gitComplaint(ls));
   const line = ls.stdout.toString('utf8').split('\n').find((l) => l.endsWith(`\t${ref}`));
   if (!line) return null;
@@ -78,7 +78,7 @@ export function fetchLedgerRef(repo: string, url: string, ref: string, known: st
  * of a write already receives; a remote with very many refs pays it once more per fetch.
  */
 function fetchRef(repo: string, url: string, ref: string, timeoutMs = NETWORK_TIMEOUT_MS) {
-  return runGit(['-c', 'protocol.version=0', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', url, `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs });
+  return runGit(['-c', 'protocol.version=0', 'fetch', '--quiet', '--no-tags', '--no-write-fetch-head', '--', checkRemoteUrl(url), `+${ref}:${FETCHED_REF}`], { gitDir: repo, timeoutMs });
 }
 
 /** A point of the chain this machine trusts: a seq, its id and ts, and records.jsonl's size through it. */
@@ -147,10 +147,11 @@ function parseRemoteHead(bytes: Buffer | null, commit: string): Head {
  * the ref must contain (the anchor; the local copy's tail): one it lacks is a fork (exit 11),
  * one past its HEAD a rollback (exit 14).
  */
-export function verifyRemote(repo: string, commit: string, from: ChainPoint | null, mustHold: readonly { seq: number; id: string; what: string }[], trust: Trust, nowMs: number, sameLedger?: { genesis: string; what: string }, priorKeys: readonly KeyRecordAt[] = []): VerifiedRemote {
-  // Policy: the root must be exactly HEAD and records/ and the commit at most one parent; below
-  // records/ only the blobs at the paths of the seqs read are looked at (each must be there and
-  // be the line): an extra entry in a shard is never read, so it can change nothing here.
+export function verifyRemote(repo: string, commit: string, from: ChainPoint | null, mustHold: readonly { seq: number; id: string; what: string }[], trust: Trust, nowMs: number, sameLedger?: { genesis: string; what: string }, priorKeys: readonly KeyRecordAt[] = [], below: { verified: VerifiedBelow | null; known?: (seq: number) => string | null } = { verified: null }): VerifiedRemote {
+  // Policy: the root must be exactly HEAD and records/ (and blobs/) and the commit at most one
+  // parent; and records/ exactly one regular blob per record (tree.ts recordOids): an extra
+  // entry, a link or a gitlink is refused, and everything through `below.verified` must be the
+  // very objects this machine verified (issue 23 finding 7).
   // One git process reads the shape, HEAD and the blobs at the points the ref must hold; each is
   // looked at only in the order below (a blob read early decides nothing before its check).
   const shape = readShapeAndBlobs(repo, commit, ['HEAD', ...mustHold.map((p) => recordPath(p.seq))]);
@@ -188,11 +189,42 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
     }
   });
 
+  if (from && head.seq < from.seq) throw new LedgerError('REMOTE_FRESHNESS', `rollback: the remote ledger is at seq ${head.seq}, below seq ${from.seq}`, { kind: 'rollback', commit });
+  let oids: string[];
+  try {
+    oids = recordOids(repo, commit, head.seq, from ? from.seq : -1, below.verified, below.known);
+  } catch (e) {
+    if (!(e instanceof VerifiedCommitMissing)) throw e;
+    // Policy: the anchor's commit is gone from the private repository (made anew): everything
+    // is read and verified from genesis instead, the points it must hold still held.
+    from = null;
+    oids = recordOids(repo, commit, head.seq, -1, null);
+  }
   const firstSeq = from ? from.seq + 1 : 0;
-  const count = head.seq - firstSeq + 1;
-  if (count < 0) throw new LedgerError('REMOTE_FRESHNESS', `rollback: the remote ledger is at seq ${head.seq}, below seq ${from!.seq}`, { kind: 'rollback', commit });
-  const seqs = Array.from({ length: count }, (_, i) => firstSeq + i);
-  const blobs = readRecordBlobs(repo, commit, seqs);
+  const seqs = Array.from({ length: oids.length }, (_, i) => firstSeq + i);
+  const blobs = readBlobsById(repo, commit, oids);
+  const { lines, prev, size, genesis, grants } = verifyLines(blobs, seqs, from, trust, nowMs, 'the remote record', { commit }, priorKeys);
+  const latest = nowMs + SKEW_MS;
+  if (!pinOf(trust, head.sig.key)) {
+    const why = acceptProblem(trust, grants, head.sig.key, head.seq, null);
+    if (why) throw notAccepted('the remote HEAD', why, head.sig.key, null, head.seq, commit, trust);
+  }
+  if (genesis !== null && head.genesis !== genesis) throw refusal('REMOTE_LINKAGE', 'the remote HEAD names another genesis than its records', { commit });
+  if (head.tail !== prev.id || head.size !== size) throw refusal('REMOTE_LINKAGE', `the remote HEAD (seq ${head.seq}, size ${head.size}) does not match its records (size ${size})`, { commit });
+  if (Date.parse(head.ts) < Date.parse(prev.ts!) || Date.parse(head.ts) > latest) throw refusal('REMOTE_FRESHNESS', 'the remote HEAD is dated before its tail or in the future', { commit });
+  return { commit, head, headBytes: headBytes!, lines, firstSeq };
+}
+
+/**
+ * Every line's bytes, link, signature, key pin (the trust file's, and the keys `key` records
+ * authorized: SPEC 7) and time, in seq order from `from` (null: from genesis): what a remote's
+ * new records must pass, and what a join checks of a local copy before it publishes it (a join
+ * never publishes what its own trust rejects). `what` names a line in refusals ("the remote
+ * record"); `data` goes into each. Returns the keys authorized through the last line too.
+ */
+export function verifyLines(blobs: readonly (Buffer | null)[], seqs: readonly number[], from: ChainPoint | null, trust: Trust, nowMs: number, what: string, data: { commit?: string }, priorKeys: readonly KeyRecordAt[] = []) {
+  const commit = data.commit ?? '';
+  const firstSeq = seqs.length ? seqs[0] : from ? from.seq + 1 : 0;
   let prev: { seq: number; id: string | null; ts: string | null } = from ? { seq: from.seq, id: from.id, ts: from.ts } : { seq: -1, id: null, ts: null };
   let size = from ? from.size : 0;
   let genesis: string | null = null;
@@ -205,7 +237,7 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   const grants = foldGrants(trust, priorKeys.filter((k) => k.seq < firstSeq));
   blobs.forEach((blob, i) => {
     const seq = seqs[i];
-    const where = `the remote record at seq ${seq}`;
+    const where = `${what} at seq ${seq}`;
     if (!blob) throw refusal('REMOTE_LINKAGE', `${where} is missing from the tree`, { seq, commit });
     if (blob.length > MAX_LINE_BYTES + 1 || blob[blob.length - 1] !== 0x0a) throw refusal('REMOTE_SCHEMA', `${where} is not one line`, { seq, commit });
     // SPEC 4: bytes, not a re-encoding (record-line.ts), and the record linked to the one before it.
@@ -213,7 +245,7 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
     if (got instanceof LineProblem) throw refusal(REMOTE_CODE[got.kind], `${where} ${got.why}`, { seq, commit });
     const { record: r, id } = got;
     if (seq === 0) {
-      if (r.kind !== 'genesis') throw refusal('REMOTE_LINKAGE', 'the remote record at seq 0 is not a genesis record', { commit });
+      if (r.kind !== 'genesis') throw refusal('REMOTE_LINKAGE', `${what} at seq 0 is not a genesis record`, { commit });
       genesis = id;
     }
     if (!verifySig('record', id, r.sig, keys)) throw refusal('REMOTE_SIGNATURE', `${where} has a signature that does not verify`, { seq, commit });
@@ -230,12 +262,5 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
     size += blob.length;
     lines.push(blob);
   });
-  if (!pinOf(trust, head.sig.key)) {
-    const why = acceptProblem(trust, grants, head.sig.key, head.seq, null);
-    if (why) throw notAccepted('the remote HEAD', why, head.sig.key, null, head.seq, commit, trust);
-  }
-  if (genesis !== null && head.genesis !== genesis) throw refusal('REMOTE_LINKAGE', 'the remote HEAD names another genesis than its records', { commit });
-  if (head.tail !== prev.id || head.size !== size) throw refusal('REMOTE_LINKAGE', `the remote HEAD (seq ${head.seq}, size ${head.size}) does not match its records (size ${size})`, { commit });
-  if (Date.parse(head.ts) < Date.parse(prev.ts!) || Date.parse(head.ts) > latest) throw refusal('REMOTE_FRESHNESS', 'the remote HEAD is dated before its tail or in the future', { commit });
-  return { commit, head, headBytes: headBytes!, lines, firstSeq };
+  return { lines, prev, size, genesis, grants };
 }

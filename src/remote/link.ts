@@ -184,6 +184,13 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     }
     // Fast path: nothing new, and the local copy is what the anchor says.
     if (anchor && tip === anchor.commit && local && local.seq === anchor.seq && local.tail === anchor.tail) return 0;
+    // Fail closed (issue 23 finding 6): a joined copy whose HEAD is gone still holds records this
+    // machine verified as published; nothing may treat them as unpublished bytes (quarantine) or
+    // write over them from byte 0. A person restores HEAD, or joins again in a fresh folder.
+    if (anchor && !local && ops.exists(paths.records)) {
+      throw new LedgerError('OP_CORRUPT', `${paths.head} is missing, but this machine verified the remote's ledger through seq ${anchor.seq}: records.jsonl holds published records; nothing was changed`, { path: paths.head, anchor_seq: anchor.seq },
+        `restore ${paths.head}, or move ${paths.dir} aside (it stays evidence) and join again: \`ledger init --remote ${this.join.url}\``);
+    }
     if (anchor && local && local.genesis !== anchor.genesis) {
       throw new LedgerError('OP_REMOTE', `the local ledger (genesis ${local.genesis.slice(0, 15)}…) is not the one joined to ${this.join.url}`, {}, 'join this ledger again with `ledger init --remote`');
     }
@@ -195,7 +202,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     // The genesis first (as the join does): a remote replaced by another ledger is a fork even
     // when it is shorter than the anchor, not a rollback (verifyRemote compares it before any seq).
     const ours = anchor ? { genesis: anchor.genesis, what: 'the anchor' } : local ? { genesis: local.genesis, what: 'the local copy' } : undefined;
-    const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime(), ours, local ? keyRecords(ops, paths, local) : []);
+    const v = verifyRemote(this.rp.repo, tip, from, points, this.trust(), this.clock().getTime(), ours, local ? keyRecords(ops, paths, local) : [], { verified: anchor ? { seq: anchor.seq, commit: anchor.commit } : null });
     const have = local ? local.seq : -1;
     const fresh = v.lines.slice(have + 1 - v.firstSeq);
     // The whole test output the new records name, before the records (blobs.ts).
@@ -257,6 +264,12 @@ export class RemoteLink implements Publisher<LinkAttempt> {
    */
   private queue(write: PlacedWrite): 'queued' {
     const { drafts, base } = write;
+    // Policy: a consume counts only once published (issue 23 finding 8: a queued consume let the
+    // --offline gate proceed, and another machine's gate for the same consumer too): it is never
+    // queued; the caller (the gate) holds instead.
+    if (write.mustPublish) {
+      throw new LedgerError('OP_REMOTE_UNREACHABLE', `the remote ${this.join.url} cannot be reached, and a consumption counts only once published; nothing was queued`, { url: this.join.url, not_queued: true }, 'try again when the remote answers');
+    }
     appendOutbox(this.rp, { drafts: [...drafts], decided_on: { seq: base.seq, tail: base.tail }, at: this.clock().toISOString() });
     this.opts.onNotice?.(`offline: the remote ${this.join.url} cannot be reached; ${drafts.length === 1 ? 'this write is' : `these ${drafts.length} writes are`} queued, NOT published (the ids shown are provisional); \`ledger sync\` publishes ${drafts.length === 1 ? 'it' : 'them'}`);
     return 'queued';

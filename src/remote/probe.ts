@@ -31,7 +31,7 @@ export function remoteHoldingLedger(root: string): { name: string; url: string }
   for (const name of remoteNames(root)) {
     const url = remoteUrl(root, name);
     if (url === null) continue;
-    const r = runGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', url, 'refs/handoff/ledger', 'refs/heads/handoff-ledger'], { cwd: neutral, timeoutMs: 10_000 });
+    const r = runGit(['-c', 'protocol.version=0', 'ls-remote', '--refs', '--', url, 'refs/handoff/ledger', 'refs/heads/handoff-ledger'], { cwd: neutral, timeoutMs: 10_000 });
     if (r.status === 0 && /\trefs\/(handoff\/ledger|heads\/handoff-ledger)\n?/.test(r.stdout.toString('utf8'))) return { name, url };
   }
   return null;

@@ -8,7 +8,7 @@
 //   unknown      the push may have reached the remote (it timed out or broke off mid-way): exit
 //                3; the next fetch finds out whether the records were published
 import { LedgerError } from '../errors.js';
-import { gitComplaint, NETWORK_TIMEOUT_MS, runGit } from './git.js';
+import { checkRemoteUrl, gitComplaint, NETWORK_TIMEOUT_MS, runGit } from './git.js';
 
 export type PushOutcome =
   | { kind: 'published' }
@@ -44,7 +44,7 @@ export function classifyPush(status: number, stdout: string, stderr: string, ref
 
 /** Pushes `commit` to `ref` on `url` iff the ref is `expected` there now (null: absent). */
 export function pushWithLease(repo: string, url: string, ref: string, commit: string, expected: string | null): PushOutcome {
-  const r = runGit(['push', '--porcelain', `--force-with-lease=${ref}:${expected ?? ''}`, url, `${commit}:${ref}`], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
+  const r = runGit(['push', '--porcelain', `--force-with-lease=${ref}:${expected ?? ''}`, '--', checkRemoteUrl(url), `${commit}:${ref}`], { gitDir: repo, timeoutMs: NETWORK_TIMEOUT_MS });
   return classifyPush(r.status, r.stdout.toString('utf8'), r.stderr, ref, r.timedOut);
 }
 

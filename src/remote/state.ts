@@ -23,8 +23,10 @@
 import { basename, dirname, join } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { mkdirDurable, replaceFileDurable } from '../fs/durable.js';
+import { confineRoot } from '../fs/confine.js';
 import { realFileOps } from '../fs/ops.js';
 import { parseJsonStrict, sha256Hex } from '../canonical.js';
+import { checkRemoteUrl } from './git.js';
 import { ledgerKeyPath } from '../store/state-dir.js';
 
 export type { Env } from '../store/state-dir.js';
@@ -43,6 +45,7 @@ export interface RemotePaths {
 }
 
 export function remotePaths(stateDir: string, ledgerDir: string): RemotePaths {
+  confineRoot(stateDir, true);
   // The ledger directory's realpath as the writer's state names it (taken once per process).
   const key = sha256Hex(`remote\0${ledgerKeyPath(ledgerDir)}`).slice(0, 32);
   const dir = join(stateDir, 'remote', key);
@@ -98,8 +101,13 @@ export const FETCHED_REF = 'refs/handoff-ledger/fetched';
 export function readJoin(p: RemotePaths): JoinInfo | null {
   const v = readStateJson(p.join) as Partial<JoinInfo> | null;
   if (v === null) return null;
-  if (v.v !== 1 || typeof v.url !== 'string' || typeof v.ref !== 'string' || typeof v.trust !== 'string' || !v.ref.startsWith('refs/')) {
-    throw new LedgerError('OP_CORRUPT', `${p.join} is malformed`, { path: p.join }, 'join again with `ledger init --remote`');
+  const malformed = () => new LedgerError('OP_CORRUPT', `${p.join} is malformed`, { path: p.join }, 'join again with `ledger init --remote`');
+  if (v.v !== 1 || typeof v.url !== 'string' || typeof v.ref !== 'string' || typeof v.trust !== 'string' || !/^refs\/[A-Za-z0-9._/-]+$/.test(v.ref)) throw malformed();
+  // Fail closed: a URL git could read as an option or a helper is refused here too (git.ts).
+  try {
+    checkRemoteUrl(v.url);
+  } catch {
+    throw malformed();
   }
   return v as JoinInfo;
 }

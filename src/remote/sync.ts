@@ -8,13 +8,14 @@
 //                 store's transact, each entry decided again on the remote's tail
 //   acceptRemote  `ledger sync --accept-remote`: after a fork or rollback, clear the hold and
 //                 anchor on the remote as it is now, verified from genesis
-import { rmSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
+import { assertStrictRoot } from '../fs/confine.js';
 import { mkdirDurable } from '../fs/durable.js';
-import { realFileOps, type FileOps } from '../fs/ops.js';
-import type { Trust } from '../keys/trust.js';
-import type { LedgerRecord } from '../record.js';
+import { realFileOps, removeTreeBelow, type FileOps } from '../fs/ops.js';
+import { pinProblem, type Trust } from '../keys/trust.js';
+import { acceptProblem, pinOf } from '../keys/grants.js';
+import type { Head, LedgerRecord } from '../record.js';
 import type { Signer } from '../sign.js';
 import { adoptPublished } from '../store/adopt.js';
 import { genesisDraft, placeGenesis, transact, type StoreOptions } from '../store/append.js';
@@ -26,30 +27,40 @@ import { foldWorkLog } from '../handoff/workitems.js';
 import { leaseLive } from '../handoff/lease.js';
 import { readAnchor, writeAnchor } from './anchor.js';
 import { keyRecords } from '../store/grants.js';
-import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyRemote } from './fetch.js';
-import { gitComplaint, gitOk, runGit } from './git.js';
+import { ensureRepo, fetchLedgerRef, unreachable, verifiedLine, verifyLines, verifyRemote } from './fetch.js';
+import { checkRemoteUrl, gitOk } from './git.js';
+import { runGit as runCallerGit } from '../project/git.js';
 import { clearHold, readHold } from './hold.js';
 import { RemoteLink, type LinkAttempt, type LinkOptions } from './link.js';
 import { readOutbox, writeOutbox, type OutboxEntry } from './outbox.js';
 import { pushUnknown, pushWithLease, refusedByHost } from './publish.js';
 import { ensureRemoteDir, FETCHED_REF, LEDGER_REF, readJoin, remotePaths, stateDirOf, writeStateJson, type Env, type JoinInfo, type RemotePaths } from './state.js';
 import { adoptBlobs, blobsNamedBy, localBlobs } from './blobs.js';
-import { buildCommit } from './tree.js';
+import { blobOid, buildCommit } from './tree.js';
 
 /**
  * REMOTE as the user gave it: a URL or path is taken as it is (a relative path against the
- * working directory); a bare name is a remote of the enclosing repository (`git remote get-url`).
+ * working directory); a bare name is a remote of the enclosing repository (`git remote get-url`,
+ * run as the caller: the repository and its config are theirs, project/git.ts). Either way the
+ * URL must pass checkRemoteUrl (git.ts): the config's URL (after its `url.*.insteadOf`) is
+ * input like any other, and once named `--upload-pack=CMD` there (issue 23 finding 4).
  * Policy: the URL is resolved once, at join, and kept in the state directory: a later change to
  * the repository's config cannot point this machine's ledger at another remote.
  */
 export function resolveRemoteUrl(remote: string, cwd: string): string {
   if (remote.length === 0 || remote.startsWith('-')) throw new LedgerError('USAGE', `--remote expected a git remote name or URL, got "${remote}"`);
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(remote) || /^[^/\s]+@[^/\s]+:/.test(remote)) return remote;
-  if (isAbsolute(remote) || remote.startsWith('.') || remote.includes('/')) return resolve(cwd, remote);
-  const r = runGit(['remote', 'get-url', remote], { cwd });
-  if (r.status !== 0) throw new LedgerError('USAGE', `--remote ${remote}: not a URL or path, and not a remote of the repository at ${cwd} (${gitComplaint(r)})`, { remote }, 'pass a URL or path, or add it with `git remote add`');
-  const url = r.stdout.toString('utf8').trim();
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/\s]+@[^/\s]+:/.test(url) || isAbsolute(url) ? url : resolve(cwd, url);
+  const absolute = (url: string) => (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[^/\s]+@[^/\s]+:/.test(url) || isAbsolute(url) ? url : resolve(cwd, url));
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(remote) || /^[^/\s]+@[^/\s]+:/.test(remote) || remote.includes('::')) return checkRemoteUrl(remote);
+  if (isAbsolute(remote) || remote.startsWith('.') || remote.includes('/')) return checkRemoteUrl(resolve(cwd, remote));
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(remote)) throw new LedgerError('USAGE', `--remote ${JSON.stringify(remote)}: not a URL, a path, or a remote name git allows`, { remote });
+  const r = runCallerGit(cwd, ['remote', 'get-url', '--', remote]);
+  if (r.code !== 0) throw new LedgerError('USAGE', `--remote ${remote}: not a URL or path, and not a remote of the repository at ${cwd} (${r.error || `exit ${r.code}`})`, { remote }, 'pass a URL or path, or add it with `git remote add`');
+  const url = r.stdout.trim();
+  if (url.includes('\n')) throw new LedgerError('USAGE', `--remote ${remote}: the repository names more than one URL for it`, { remote });
+  // Checked as the config says it (a word git would read as an option, a helper), then as used.
+  const what = `the URL of remote ${remote}`;
+  if (url.startsWith('-') || /^[^/]*::/.test(url)) checkRemoteUrl(url, what);
+  return checkRemoteUrl(absolute(url), what);
 }
 
 export interface RemoteContext {
@@ -121,6 +132,8 @@ export function joinLedger(o: JoinOptions): JoinResult {
   const stateDir = stateDirOf(o.env);
   const ops = realFileOps;
   const paths = ledgerPaths(o.dir, stateDir);
+  assertStrictRoot(paths.dir);
+  assertStrictRoot(stateDir);
   const rp = remotePaths(stateDir, paths.dir);
   if (readJoin(rp) && ops.exists(paths.head)) throw new LedgerError('INPUT_EXISTS', `the ledger at ${paths.dir} is already joined to a remote on this machine`, { dir: paths.dir }, 'run `ledger sync`');
   const join: JoinInfo = { v: 1, url: o.url, ref, trust: o.trustPath };
@@ -159,7 +172,7 @@ function undoJoin(ops: FileOps, paths: LedgerPaths, rp: RemotePaths, madeDir: bo
   // this join fetched and built. Removed whole (the private repository is many files).
   if (madeState[0] !== rp.dir || ops.exists(rp.join)) return;
   try {
-    rmSync(rp.dir, { recursive: true, force: true });
+    removeTreeBelow(rp.dir);
     for (const d of madeState.slice(1)) ops.rmdir(d); // the folders above it that this join made, while empty
   } catch {
     /* a folder someone else wrote into meanwhile stays */
@@ -177,7 +190,10 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
         // The remote has a ledger: verify it whole (from the local copy's tail, if there is one).
         const from = local ? { seq: local.head.seq, id: local.head.tail, ts: lastTs(ops, paths, local.head.size), size: local.head.size } : null;
         const hold = local ? [{ seq: local.head.seq, id: local.head.tail, what: 'the local ledger' }] : [];
-        const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime(), local ? { genesis: local.head.genesis, what: 'the local ledger' } : undefined, local ? keyRecords(ops, paths, local.head) : []);
+        // The remote's records through the local tail must be the local copy's very lines (their
+        // blob ids): a remote that holds the local tail over other records below it is a fork.
+        const mine = local ? localLines(ops, paths, local.head.size) : [];
+        const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime(), local ? { genesis: local.head.genesis, what: 'the local ledger' } : undefined, local ? keyRecords(ops, paths, local.head) : [], { verified: null, known: (seq) => (mine[seq] ? blobOid(mine[seq]) : null) });
         if (local && v.head.genesis !== local.head.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote holds another ledger than the local one', { kind: 'fork' });
         adoptBlobs(rp.repo, tip, paths.dir, blobsNamedBy(v.lines));
         if (v.lines.length || !local) adoptPublished(ops, paths, local, Buffer.concat(v.lines), v.headBytes);
@@ -192,6 +208,10 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
         if (local) {
           lines = localLines(ops, paths, local.head.size);
           headBytes = local.bytes;
+          // A join never publishes records its own trust would reject (issue 23): every local
+          // record and the HEAD are checked against the trust file the join names, as a
+          // remote's would be, before the first push.
+          trustsLocal(lines, local.head, o.trust, now().getTime());
         } else {
           const genesis = placeGenesis(genesisDraft(o.agent, o.name), now, o.signer);
           lines = [genesis.placed.data];
@@ -216,10 +236,30 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
     }
     if (result) {
       writeStateJson(rp.join, join);
+      // The documented way out of a fork (docs/across-machines.md: move .ledger/ aside and join
+      // again) ends here: the copy the hold was about is aside, this one is verified and
+      // anchored, so the hold is lifted (issue 23: it stayed, and every writer still refused).
+      // Its evidence stays where the hold said.
+      clearHold(rp);
       return result;
     }
   }
   throw new LedgerError('OP_REMOTE_CONTENDED', `the remote ${o.url} kept changing while joining; nothing was joined`, {}, 'try again');
+}
+
+function trustsLocal(lines: Buffer[], head: Head, trust: Trust, nowMs: number): void {
+  const refuse = (e: LedgerError) => new LedgerError(e.code, `${e.message}; the join publishes nothing`, e.data, 'a ledger is published only when the trust file the join names accepts every record and its HEAD: pin the missing key there, or join with the trust file that does');
+  let grants: ReturnType<typeof verifyLines>['grants'];
+  try {
+    const v = verifyLines(lines, lines.map((_, i) => i), null, trust, nowMs, 'the local record', {});
+    if (v.prev.id !== head.tail || v.size !== head.size) throw new LedgerError('REMOTE_LINKAGE', `the local HEAD (seq ${head.seq}) does not match its records`, {});
+    grants = v.grants;
+  } catch (e) {
+    throw e instanceof LedgerError ? refuse(e) : e;
+  }
+  // The HEAD's key: pinned in the trust file, or authorized by a key record (SPEC 7).
+  const pin = pinOf(trust, head.sig.key) ? pinProblem(trust, head.sig.key, head.seq, null) : acceptProblem(trust, grants, head.sig.key, head.seq, null);
+  if (pin) throw refuse(new LedgerError('REMOTE_KEY_PIN', `the local HEAD: ${pin}`, {}));
 }
 
 function tsOf(line: Buffer): string {
@@ -282,10 +322,22 @@ export function outboxConflict(entry: OutboxEntry, records: Iterable<RecordAt>, 
   return null;
 }
 
+/** Why the key `key` may not sign `entry`'s drafts from `seq` on under `trustOf`'s trust, or null. */
+function unsignable(entry: OutboxEntry, key: string, seq: number, trustOf: (() => Trust) | undefined): string | null {
+  if (!trustOf) return null;
+  const trust = trustOf();
+  for (const [i, d] of entry.drafts.entries()) {
+    const problem = pinProblem(trust, key, seq + i, d.agent);
+    if (problem) return `this machine's key may not sign it as ${d.agent}: ${problem}`;
+  }
+  return null;
+}
+
 /** `ledger sync`: see the header. `store.publisher` must be the link. */
-export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: RemoteLink }, signerOf: () => Signer | null): SyncReport {
+export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: RemoteLink }, signerOf: () => Signer | null, trustOf?: () => Trust): SyncReport {
   const ops = store.ops ?? realFileOps;
   const paths = ledgerPaths(store.dir, store.guard?.stateDir, store.cache);
+  assertStrictRoot(paths.dir);
   const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
   let fetched: LinkAttempt;
   try {
@@ -307,7 +359,11 @@ export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: 
       const kinds = entry.drafts.map((d) => d.kind);
       let reason: string | null = null;
       const res = transact({ ...store, now: () => new Date() }, signer, (view) => {
-        reason = outboxConflict(entry, readRecords(view.paths, view.head, 0, 0, ops), new Date());
+        // Policy: a queued draft is signed now, for whatever agent it names (the outbox holds
+        // drafts, not signed records); it is published only when the trust this machine checks
+        // the remote with would accept this key for that agent at the seq it gets, else dropped
+        // and reported (issue 23: drafts carrying any agent name were signed as queued).
+        reason = unsignable(entry, signer.publicKey, view.head.seq + 1, trustOf) ?? outboxConflict(entry, readRecords(view.paths, view.head, 0, 0, ops), new Date());
         return reason ? [] : entry.drafts;
       });
       if (reason) report.dropped.push({ kinds, slug: (entry.drafts[0] as { logical_operation_id?: string }).logical_operation_id ?? null, reason });
@@ -333,6 +389,7 @@ export function syncLedger(link: RemoteLink, store: StoreOptions & { publisher: 
 export function acceptRemote(ctx: RemoteContext, store: StoreOptions, trust: Trust, now: Date): { seq: number; commit: string; adopted: number } {
   const ops = store.ops ?? realFileOps;
   const paths = ledgerPaths(store.dir, store.guard?.stateDir, store.cache);
+  assertStrictRoot(paths.dir);
   const lock = acquireLock(ops, paths.lock, store.waitMs ?? 10_000);
   try {
     ensureRepo(ctx.rp.repo);

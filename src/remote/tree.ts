@@ -8,6 +8,7 @@
 // A commit's records are its parent's plus new ones: building one starts from the parent's tree
 // and adds the new blobs and the new HEAD, with exactly one parent (none for genesis).
 import { LedgerError } from '../errors.js';
+import { MAX_LINE_BYTES } from '../record.js';
 import { gitOk, runGit } from './git.js';
 
 export const SHARD = 1000;
@@ -64,21 +65,45 @@ export function buildCommit(gitDir: string, p: Publication): string {
 /** Where the commit being built is kept in the private repository (never pushed by name). */
 export const BUILT_REF = 'refs/handoff-ledger/built';
 
-/** The objects of a fetched commit, read by path with one `cat-file --batch` per call. Attacker-controlled. */
-export function readBlobs(gitDir: string, commit: string, paths: readonly string[]): (Buffer | null)[] {
+/**
+ * Policy: what one object of a fetched commit may weigh: a record's blob is one line (at most
+ * MAX_LINE_BYTES and its newline), HEAD far less; a commit or the root tree of the ledger's
+ * shape is small. Reads are bounded by these before a byte is kept (issue 23: a 600 MB HEAD
+ * blob, 600 KB on the wire, once cost every sync 20 s and 1.2 GB): git's output is cut off past
+ * the bound of the whole read, and each object is refused past its own.
+ */
+export const OBJECT_MAX = MAX_LINE_BYTES + 1;
+/** What each object of a read may add to git's answer besides its bytes: its header line and newline. */
+const HEADER_MAX = 128;
+
+function tooLarge(commit: string, what: string, max = OBJECT_MAX): LedgerError {
+  return new LedgerError('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${what} larger than ${max} bytes; nothing was read from it`, { commit }, 'nothing was changed; run `ledger doctor` and review the remote ref before anyone writes');
+}
+
+/**
+ * The objects of a fetched commit, read by path with one `cat-file --batch` per call.
+ * Attacker-controlled: each at most `max` bytes (default OBJECT_MAX; the test output that
+ * travels in blobs/ has its own bound), refused past it unkept.
+ */
+export function readBlobs(gitDir: string, commit: string, paths: readonly string[], max = OBJECT_MAX): (Buffer | null)[] {
   if (paths.length === 0) return [];
-  return catBatch(gitDir, paths.map((p) => `${commit}:${p}`), commit);
+  return catBatch(gitDir, paths.map((p) => `${commit}:${p}`), commit, false, max);
 }
 
 /** `cat-file --batch` of `names` (each a name git resolves): each a blob's bytes, or null (missing, not a blob). */
-function catBatch(gitDir: string, names: readonly string[], commit: string, views = false): (Buffer | null)[] {
-  return catObjects(gitDir, names, commit, views).map((o) => (o && o.type === 'blob' ? o.data : null));
+function catBatch(gitDir: string, names: readonly string[], commit: string, views = false, max = OBJECT_MAX): (Buffer | null)[] {
+  return catObjects(gitDir, names, commit, views, names.length * (max + HEADER_MAX), max).map((o) => (o && o.type === 'blob' ? o.data : null));
 }
 
-/** `cat-file --batch` of `names`: each object's type and bytes, or null (missing, ambiguous). */
-function catObjects(gitDir: string, names: readonly string[], commit: string, views = false): ({ type: string; data: Buffer } | null)[] {
-  const r = runGit(['cat-file', '--batch'], { gitDir, input: names.map((n) => `${n}\n`).join('') });
-  if (r.status !== 0) throw new LedgerError('OP_REMOTE', `git cat-file failed reading ${commit}`, { commit });
+/**
+ * `cat-file --batch` of `names`: each object's type and bytes, or null (missing, ambiguous).
+ * Bounded: git's whole answer by OBJECT_MAX per name (it is stopped past that, and the read is
+ * refused, REMOTE_SCHEMA), and each object by OBJECT_MAX; `bound` lowers the whole answer's.
+ */
+function catObjects(gitDir: string, names: readonly string[], commit: string, views = false, bound?: number, max = OBJECT_MAX): ({ type: string; data: Buffer } | null)[] {
+  const r = runGit(['cat-file', '--batch'], { gitDir, input: names.map((n) => `${n}\n`).join(''), maxBuffer: bound ?? names.length * (OBJECT_MAX + HEADER_MAX) });
+  if (r.overflow) throw tooLarge(commit, 'an object');
+  if (r.status !== 0) throw new LedgerError('OP_REMOTE', `git cat-file ${r.timedOut ? 'timed out' : 'failed'} reading ${commit}`, { commit });
   const out: ({ type: string; data: Buffer } | null)[] = [];
   const buf = r.stdout;
   let at = 0;
@@ -93,6 +118,7 @@ function catObjects(gitDir: string, names: readonly string[], commit: string, vi
       continue;
     }
     const size = Number(m[3]);
+    if (size > max) throw tooLarge(commit, `an object (${names[i]})`, max);
     if (at + size > buf.length) throw new LedgerError('OP_REMOTE', 'git cat-file ended early');
     // A view keeps git's whole answer alive; a copy lets it go (a few blobs out of a large tree).
     const data = buf.subarray(at, at + size);
@@ -102,35 +128,121 @@ function catObjects(gitDir: string, names: readonly string[], commit: string, vi
   return out;
 }
 
-/**
- * Below this many records, each is read by its path; from it on, the shards' entries are listed
- * first and the blobs read by id. A path lookup walks commit, root, records/ and the shard's
- * 1000 entries again for every record: 100,000 of them cost more than the signatures do.
- */
-export const LIST_FROM = 256;
+/** One entry of a raw tree object: its mode, name and id (hex). */
+interface TreeEntry { mode: number; name: string; oid: string }
+
+/** A tree object's entries, read as git stores them (`<mode> <name>\0<raw id>` each). */
+function treeEntries(data: Buffer, idBytes: number, commit: string): TreeEntry[] {
+  const out: TreeEntry[] = [];
+  for (let at = 0; at < data.length;) {
+    const sp = data.indexOf(0x20, at);
+    const nul = sp < 0 ? -1 : data.indexOf(0x00, sp + 1);
+    if (sp < 0 || nul < 0 || nul + 1 + idBytes > data.length) throw new LedgerError('OP_REMOTE', `a tree of ${commit} cannot be read`, { commit });
+    out.push({ mode: parseInt(data.subarray(at, sp).toString('latin1'), 8), name: data.subarray(sp + 1, nul).toString('utf8'), oid: data.subarray(nul + 1, nul + 1 + idBytes).toString('hex') });
+    at = nul + 1 + idBytes;
+  }
+  return out;
+}
+
+const TREE_MODE = 0o040000;
+const BLOB_MODE = 0o100644;
+
+/** What the remote's records/ must hold below a point this machine verified. */
+export interface VerifiedBelow {
+  /** A commit this machine verified (its anchor) through `seq`: every record through it must be that commit's very object. */
+  commit: string;
+  seq: number;
+}
+
+/** The anchor's commit is not in the private repository (a repository made anew): nothing to compare with. */
+export class VerifiedCommitMissing extends Error {}
 
 /**
- * The blobs of records `seqs` (ascending) in a fetched commit, in order; null where the path is
- * missing or not a blob. Policy: a large range lists only the shards it reads (`ls-tree -r` of
- * those), takes each expected path's entry from the listing and reads exactly those objects;
- * an extra entry in a shard is listed but never read, as before.
+ * The records/ tree of `commit`, checked whole (issue 23 finding 7: a keyless commit that kept
+ * HEAD and rewrote the tree below the anchor was taken, carried forward, and stopped every new
+ * join): exactly the shards of seqs 0..last, each a tree holding exactly its seqs' names, each
+ * a regular blob (mode 100644), nothing else; and through `below.seq`, every record the very
+ * object of `below.commit` (a whole shard by its tree's id, without reading it), else the
+ * remote rewrote what this machine verified: a fork (REMOTE_LINKAGE, which holds every writer).
+ * `known(seq)`: the blob id a record at or below `from` must have, where no commit says (a
+ * local copy joined to a remote). Returns the blob ids of seqs from+1..last, in order: exactly
+ * the objects the caller then reads and verifies. Bounded as every read here is.
  */
-export function readRecordBlobs(gitDir: string, commit: string, seqs: readonly number[]): (Buffer | null)[] {
-  if (seqs.length < LIST_FROM) return readBlobs(gitDir, commit, seqs.map(recordPath));
-  const shards = [...new Set(seqs.map((seq) => `records/${shardName(seq)}`))];
-  const listing = gitOk(['--literal-pathspecs', 'ls-tree', '-r', '-z', commit, '--', ...shards], { gitDir });
-  const blobs = new Map<string, string>();
-  for (const line of listing.toString('utf8').split('\0')) {
-    const tab = line.indexOf('\t');
-    if (tab < 0) continue;
-    const [, type, oid] = line.slice(0, tab).split(' ');
-    if (type === 'blob' && OID_LINE.test(oid)) blobs.set(line.slice(tab + 1), oid);
-  }
-  const oids = seqs.map((seq) => blobs.get(recordPath(seq)) ?? null);
-  // Views: every blob is kept (they are the lines the local copy takes), so git's answer is anyway.
-  const read = catBatch(gitDir, oids.filter((o): o is string => o !== null), commit, true);
+export function recordOids(gitDir: string, commit: string, last: number, from: number, below: VerifiedBelow | null, known?: (seq: number) => string | null): string[] {
+  const idBytes = commit.length / 2;
+  const schema = (what: string) => new LedgerError('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} ${what}; a ledger's tree holds exactly HEAD and one blob per record`, { commit }, 'nothing was changed; run `ledger doctor` and review the remote ref before anyone writes');
+  const rewritten = (lo: number, hi: number) => new LedgerError('REMOTE_LINKAGE', `fork: the remote ledger commit ${commit.slice(0, 12)} rewrote records this machine verified (seq ${lo}-${hi})`, { kind: 'fork', commit, seq: lo });
+  const shards = Math.floor(last / SHARD) + 1;
+  const shardSeqs = (i: number) => ({ lo: i * SHARD, hi: Math.min(i * SHARD + SHARD - 1, last) });
+  const sameThrough = below ? Math.min(below.seq, last) : -1;
+  // Which shards are listed: every one but those wholly through below.seq (compared by id).
+  const listed: number[] = [];
+  for (let i = 0; i < shards; i++) if (!(below && shardSeqs(i).hi <= sameThrough && (i + 1) * SHARD - 1 <= sameThrough)) listed.push(i);
+  const names = [`${commit}:records`, ...(below ? [`${below.commit}:records`] : []), ...listed.map((i) => `${commit}:records/${shardName(i * SHARD)}`), ...(below ? listed.filter((i) => i * SHARD <= sameThrough).map((i) => `${below.commit}:records/${shardName(i * SHARD)}`) : [])];
+  const objs = catObjects(gitDir, names, commit, false, names.length * (OBJECT_MAX + HEADER_MAX));
   let k = 0;
-  return oids.map((o) => (o === null ? null : read[k++]));
+  const tip = objs[k++];
+  const mine = below ? objs[k++] : null;
+  if (!tip || tip.type !== 'tree') throw schema('has no records/ tree');
+  if (below && (!mine || mine.type !== 'tree')) throw new VerifiedCommitMissing();
+  const top = treeEntries(tip.data, idBytes, commit);
+  if (top.length !== shards || top.some((e, i) => e.name !== shardName(i * SHARD) || e.mode !== TREE_MODE)) {
+    const odd = top.find((e, i) => e.name !== shardName(i * SHARD) || e.mode !== TREE_MODE) ?? null;
+    throw schema(odd ? `holds records/${odd.name} (mode ${odd.mode.toString(8)}) where the shards of seq 0-${last} go` : `holds ${top.length} shards under records/, not the ${shards} of seq 0-${last}`);
+  }
+  const mineTop = mine ? new Map(treeEntries(mine.data, idBytes, below!.commit).map((e) => [e.name, e.oid])) : null;
+  for (let i = 0; i < shards; i++) {
+    if (listed.includes(i)) continue;
+    if (mineTop!.get(shardName(i * SHARD)) !== top[i].oid) throw rewritten(i * SHARD, shardSeqs(i).hi);
+  }
+  const out: string[] = [];
+  const tipShards = listed.map(() => objs[k++]);
+  const mineShards = below ? listed.filter((i) => i * SHARD <= sameThrough).map(() => objs[k++]) : [];
+  let m = 0;
+  listed.forEach((i, j) => {
+    const t = tipShards[j];
+    if (!t || t.type !== 'tree') throw schema(`has no tree at records/${shardName(i * SHARD)}`);
+    const entries = treeEntries(t.data, idBytes, commit);
+    const { lo, hi } = shardSeqs(i);
+    let mineEntries: Map<string, string> | null = null;
+    if (below && lo <= sameThrough) {
+      const mt = mineShards[m++];
+      if (!mt || mt.type !== 'tree') throw new VerifiedCommitMissing();
+      mineEntries = new Map(treeEntries(mt.data, idBytes, below.commit).map((e) => [e.name, e.oid]));
+    }
+    const byName = new Set(entries.map((e) => e.name));
+    for (let seq = lo; seq <= hi; seq++) {
+      if (!byName.has(recordName(seq))) throw new LedgerError('REMOTE_LINKAGE', `the remote record at seq ${seq} is missing from the tree`, { seq, commit }, 'nothing was changed; run `ledger doctor` and review the remote ref before anyone writes');
+    }
+    if (entries.length !== hi - lo + 1) {
+      const extra = entries.find((e) => !/^\d{12}$/.test(e.name) || Number(e.name) < lo || Number(e.name) > hi)!;
+      throw schema(`holds records/${shardName(i * SHARD)}/${extra.name}, which is no record of seq ${lo}-${hi}`);
+    }
+    entries.forEach((e, n) => {
+      const seq = lo + n;
+      if (e.name !== recordName(seq) || e.mode !== BLOB_MODE) throw schema(`holds records/${shardName(i * SHARD)}/${e.name} (mode ${e.mode.toString(8)}) where the record at seq ${seq} goes, a regular file`);
+      if (seq <= sameThrough && mineEntries!.get(e.name) !== e.oid) throw rewritten(seq, seq);
+      if (seq <= from && seq > sameThrough && known) {
+        const want = known(seq);
+        if (want !== null && want !== e.oid) throw rewritten(seq, seq);
+      }
+      if (seq > from) out.push(e.oid);
+    });
+  });
+  return out;
+}
+
+/** The blobs with ids `oids`, in order (null: missing or not a blob); each bounded by OBJECT_MAX. */
+export function readBlobsById(gitDir: string, commit: string, oids: readonly string[]): (Buffer | null)[] {
+  if (oids.length === 0) return [];
+  // Views: every blob is kept (they are the lines the local copy takes), so git's answer is anyway.
+  return catBatch(gitDir, oids, commit, true);
+}
+
+/** A record line's git blob id (SHA-1 of "blob <size>\0" and the line): what a tree names it by. */
+export function blobOid(line: Uint8Array): string {
+  const { createHash } = process.getBuiltinModule('node:crypto');
+  return createHash('sha1').update(`blob ${line.length}\0`).update(line).digest('hex');
 }
 
 function parentsOf(raw: string): string[] {
@@ -149,16 +261,6 @@ function parentsOf(raw: string): string[] {
 export function readShapeAndBlobs(gitDir: string, commit: string, paths: readonly string[]): { parents: string[]; root: string[]; blobs: (Buffer | null)[] } {
   const [c, t, ...rest] = catObjects(gitDir, [commit, `${commit}^{tree}`, ...paths.map((p) => `${commit}:${p}`)], commit);
   if (!c || c.type !== 'commit' || !t || t.type !== 'tree') throw new LedgerError('OP_REMOTE', `git cat-file did not find the commit ${commit} and its tree`, { commit });
-  const idBytes = commit.length / 2;
-  const root: string[] = [];
-  for (let at = 0; at < t.data.length;) {
-    const sp = t.data.indexOf(0x20, at);
-    const nul = sp < 0 ? -1 : t.data.indexOf(0x00, sp + 1);
-    if (sp < 0 || nul < 0 || nul + 1 + idBytes > t.data.length) throw new LedgerError('OP_REMOTE', `the tree of ${commit} cannot be read`, { commit });
-    const mode = parseInt(t.data.subarray(at, sp).toString('latin1'), 8);
-    const type = (mode & 0o170000) === 0o040000 ? 'tree' : (mode & 0o170000) === 0o160000 ? 'commit' : 'blob';
-    root.push(`${type}:${t.data.subarray(sp + 1, nul).toString('utf8')}`);
-    at = nul + 1 + idBytes;
-  }
+  const root = treeEntries(t.data, commit.length / 2, commit).map(({ mode, name }) => `${(mode & 0o170000) === TREE_MODE ? 'tree' : (mode & 0o170000) === 0o160000 ? 'commit' : 'blob'}:${name}`);
   return { parents: parentsOf(c.data.toString('utf8')), root, blobs: rest.map((o) => (o && o.type === 'blob' ? o.data : null)) };
 }

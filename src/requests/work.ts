@@ -63,7 +63,7 @@ export interface StartChecked extends ViewsTarget {
 export type TestsRequest =
   | { text: string }
   | {
-      /** Run with /bin/sh in `cwd`, as the caller (tests-user.ts), never with the key's privileges. */
+      /** Run with /bin/sh in `cwd`, as the caller (fs/boundary.ts), never with the key's privileges. */
       command: string;
       /** Where it runs (default: the top of the git work tree that holds the request's `cwd`,
        * else the project root when `cwd` is inside it, else `cwd`; ../handoff/workflow.ts

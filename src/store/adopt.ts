@@ -7,12 +7,34 @@
 // writer lock only.
 import { LedgerError } from '../errors.js';
 import type { Head } from '../record.js';
+import { readFully } from '../fs/lines.js';
 import { fsError, type FileOps, type FileStat } from '../fs/ops.js';
 import { writeLinesThenHead } from './append.js';
 import { rememberChain } from './chain-memo.js';
 import { parseHead } from './head.js';
 import type { LedgerPaths } from './paths.js';
 import { quarantineUnpublished } from './recover.js';
+
+/** Whether records.jsonl's bytes past `at` are a prefix of `lines` (none past it included). */
+function pastHeadIsAdopted(ops: FileOps, paths: LedgerPaths, at: number, lines: Buffer): boolean {
+  let size: number;
+  try {
+    size = ops.size(paths.records);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw e;
+  }
+  const past = size - at;
+  if (past <= 0) return past === 0;
+  if (past > lines.length) return false;
+  const fd = ops.open(paths.records, 'r');
+  try {
+    const buf = Buffer.alloc(past);
+    return readFully(ops, fd, buf, at) === past && buf.equals(lines.subarray(0, past));
+  } finally {
+    ops.close(fd);
+  }
+}
 
 /**
  * Appends `lines` (whole record lines, verified) at the local HEAD's size and publishes
@@ -30,7 +52,11 @@ export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: { head: 
   let st: FileStat | null;
   try {
     // 7: bytes past the local HEAD were never published here: aside first, as an append does.
-    quarantineUnpublished(ops, paths, local ? local.head : null);
+    // Policy: unless they are exactly the records being taken (a writer killed after its push,
+    // before its own write; a HEAD put back to an older one): those are published, on the
+    // remote, and are never moved aside (issue 23 finding 6); they are written over with
+    // themselves.
+    if (!pastHeadIsAdopted(ops, paths, at, lines)) quarantineUnpublished(ops, paths, local ? local.head : null);
     // 9: the append's own write.
     st = writeLinesThenHead(ops, paths, { at, lines, headBefore: local ? local.bytes : null, head: { head, bytes: headBytes } }, 'copy of the remote\'s records');
   } catch (e) {

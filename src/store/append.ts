@@ -38,6 +38,7 @@ import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { signingMessage, type Sig, type Signer } from '../sign.js';
 import { fsyncDir, mkdirDurable, removeStaleTemps, writeAll } from '../fs/durable.js';
+import { assertStrictRoot } from '../fs/confine.js';
 import { fsError, realFileOps, type FileOps, type FileStat } from '../fs/ops.js';
 import { rememberChain } from './chain-memo.js';
 import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
@@ -73,6 +74,11 @@ export interface StoreOptions {
   publisher?: Publisher;
   /** The Ledger's caches (../cache/): what the steps below believe, after their own checks; none without it. */
   cache?: LedgerCache;
+  /**
+   * A write that counts only once published (a consume: SPEC 9's exactly once needs every
+   * machine to see it): with --offline and no remote, it is refused, never queued (publisher.ts).
+   */
+  mustPublish?: boolean;
 }
 
 export interface Appended {
@@ -120,6 +126,7 @@ interface Write {
   decide: (view: LockedView) => readonly Draft[];
   /** See transact. */
   checkedDrafts: readonly Draft[] | undefined;
+  mustPublish: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -140,10 +147,12 @@ export function transact(
   checkedDrafts?: readonly Draft[],
 ): AppendResult {
   const { paths, ops, waitMs, now, guard } = resolve(opts);
+  // StrictModes first (issue 23): nothing is read from a ledger directory someone else could write.
+  assertStrictRoot(paths.dir);
   if (!ops.exists(paths.head)) throw notALedger(paths, ops);
   // Before the lock: a state directory that cannot hold the mark refuses the append up front.
   prepareMarks(guard.stateDir);
-  const write: Write = { ops, paths, guard, now, signer, decide, checkedDrafts };
+  const write: Write = { ops, paths, guard, now, signer, decide, checkedDrafts, mustPublish: opts.mustPublish === true };
   // 2. the lock
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
@@ -198,7 +207,7 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   const recovered = quarantineUnpublished(ops, paths, head);
   // 8. publish (a joined ledger)
   if (remote) {
-    const outcome = remote.pub.publish(remote.attempt, { base: head, lines: placed.data, head: newHead, drafts });
+    const outcome = remote.pub.publish(remote.attempt, { base: head, lines: placed.data, head: newHead, drafts, ...(w.mustPublish ? { mustPublish: true } : {}) });
     if (outcome === 'moved') return null;
     if (outcome === 'queued') return { records: placed.appended, head, recovered: null, queued: true };
   }
@@ -224,6 +233,7 @@ export function appendDrafts(opts: StoreOptions, signer: Signer, drafts: readonl
  */
 export function initLedger(opts: StoreOptions, signer: Signer, agent: string, name?: string): AppendResult {
   const { paths, ops, waitMs, now, guard } = resolve(opts);
+  assertStrictRoot(paths.dir);
   if (ops.exists(paths.head)) throw ledgerExists(paths);
   prepareMarks(guard.stateDir);
   // 1. validate
@@ -284,6 +294,7 @@ function assertNoHead(ops: FileOps, paths: LedgerPaths): void {
  */
 export function recoverLedger(opts: StoreOptions, dryRun: boolean, ownKey: string | null = null): RecoverReport {
   const { paths, ops, waitMs, guard } = resolve(opts);
+  assertStrictRoot(paths.dir);
   if (!ops.exists(paths.dir)) throw notALedger(paths, ops);
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {

@@ -11,11 +11,10 @@
 //      the mark's tail is a fork (OP_FORK).
 // Each refusal exits 3, names the cause and changes nothing: it is made under the lock, before
 // anything is written.
-import { readdirSync } from 'node:fs';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import { LineProblem, decodeRecordLine } from '../record-line.js';
 import { linesForward, openToRead } from '../fs/lines.js';
-import type { FileOps } from '../fs/ops.js';
+import { readdirBelow, type FileOps } from '../fs/ops.js';
 import { readTrust } from '../keys/trust-file.js';
 import type { Trust } from '../keys/trust.js';
 import { acceptProblem, pinOf, type Grants } from '../keys/grants.js';
@@ -137,7 +136,7 @@ export function readAllMarks(stateDir: string, paths: LedgerPaths, genesis: stri
   const prefix = `${ledgerStateName(real, genesis)}-`;
   let names: string[];
   try {
-    names = readdirSync(markDir(stateDir));
+    names = readdirBelow(markDir(stateDir));
   } catch {
     return [];
   }

@@ -1,7 +1,9 @@
 // Where a ledger's files live (SPEC 3). Anything beyond records.jsonl, HEAD and quarantine/ is
 // ours, derivable from those two files, and never trusted by the auditor.
+import { lstatSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LedgerCache } from '../cache/ledger-cache.js';
+import { confineRoot } from '../fs/confine.js';
 import { ledgerKeyPath } from './state-dir.js';
 
 export interface LedgerPaths {
@@ -29,8 +31,25 @@ export interface LedgerPaths {
   readonly real: string;
 }
 
-export function ledgerPaths(dir: string, stateDir?: string, cache?: LedgerCache): LedgerPaths {
+/**
+ * The ledger directory as its files are reached: absolute, and, when the name given is itself a
+ * symbolic link (a ledger named on purpose through one: discovery never finds one), the folder
+ * it points to, resolved once here. Below it nothing is followed: it is a strict root of
+ * fs/confine.ts (no link at any folder on the way, StrictModes for every write).
+ */
+export function ledgerDirOf(dir: string): string {
   const d = resolve(dir);
+  try {
+    if (lstatSync(d).isSymbolicLink()) return realpathSync.native(d);
+  } catch {
+    /* absent (init makes it), or unreadable: used as named, and refused where it is used */
+  }
+  return d;
+}
+
+export function ledgerPaths(dir: string, stateDir?: string, cache?: LedgerCache): LedgerPaths {
+  const d = ledgerDirOf(dir);
+  confineRoot(d, true);
   let real: string | undefined;
   return {
     get real() {

@@ -47,6 +47,8 @@ export interface PlacedWrite {
   head: SignedHead;
   /** The drafts as decided (what an outbox keeps: they are placed again when published). */
   drafts: readonly Draft[];
+  /** Published or refused: never queued (StoreOptions.mustPublish). */
+  mustPublish?: boolean;
 }
 
 export interface Publisher<A extends Attempt = Attempt> {

@@ -5,6 +5,7 @@ import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { sha256Hex } from '../canonical.js';
 import type { Head } from '../record.js';
 import { createFileDurable, fsyncDir, fsyncFile, mkdirDurable } from '../fs/durable.js';
+import { readFully } from '../fs/lines.js';
 import type { FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
 
@@ -54,12 +55,7 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
   const fd = ops.open(paths.records, 'r+');
   try {
     const bytes = Buffer.alloc(unpublished);
-    let got = 0;
-    while (got < unpublished) {
-      const n = ops.read(fd, bytes.subarray(got), published + got);
-      if (n <= 0) break;
-      got += n;
-    }
+    const got = readFully(ops, fd, bytes, published);
     // Named by where the bytes stood and what they are, so a repeated recovery of the same
     // bytes lands on the same file instead of a second copy.
     const name = `at-${published}-${sha256Hex(bytes.subarray(0, got)).slice(0, 16)}.bin`;
@@ -69,8 +65,11 @@ export function quarantineUnpublished(ops: FileOps, paths: LedgerPaths, head: He
     mkdirDurable(ops, paths.quarantine, 0o755);
     if (!ops.exists(file)) {
       // Policy: created, never replaced (SPEC 3: quarantine/ files are only added); the writer
-      // lock keeps a second recovery from racing this one to the same name.
-      createFileDurable(ops, paths.quarantine, name, bytes.subarray(0, got));
+      // lock keeps a second recovery from racing this one to the same name. Its bytes are
+      // records.jsonl's, so it is never more readable than records.jsonl is (issue 23: a key
+      // behind a planted link once came out 0644): its mode is records.jsonl's, at most 0644.
+      const recordsMode = ops.fstat?.(fd).mode ?? 0o600;
+      createFileDurable(ops, paths.quarantine, name, bytes.subarray(0, got), recordsMode & 0o644);
     } else {
       // An earlier recovery left this file, perhaps one that failed or died right after its
       // rename, before the directory fsync. It must hold exactly these bytes, and they and its

@@ -21,6 +21,7 @@ import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { sha256Hex } from '../canonical.js';
 import { LedgerError, ioError } from '../errors.js';
+import { confineRoot } from '../fs/confine.js';
 import { realFileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
 
@@ -30,6 +31,14 @@ const set = (env: Env, name: string) => (env[name] === undefined || env[name] ==
 
 /** The state directory for `env` (SPEC 5; docs/guarantees.md "The per-user state directory"). */
 export function stateDirFrom(env: Env): string {
+  const dir = stateDirNamed(env);
+  // A strict root (fs/confine.ts): nothing below it is a link, and what this user writes there
+  // must be its own and writable by no one else (issue 23: it was trusted unchecked).
+  confineRoot(dir, true);
+  return dir;
+}
+
+function stateDirNamed(env: Env): string {
   const explicit = set(env, 'LEDGER_STATE_DIR');
   if (explicit !== undefined) return resolve(explicit);
   const xdg = set(env, 'XDG_STATE_HOME');
@@ -76,11 +85,13 @@ export function readStateFile(path: string): Buffer | null {
 
 /** The per-user state directory a ledger's paths name, else the one this process's environment does. */
 export function stateDirOf(paths: Pick<LedgerPaths, 'stateDir'>): string {
+  if (paths.stateDir !== undefined) confineRoot(paths.stateDir, true);
   return paths.stateDir ?? stateDirFrom(process.env);
 }
 
 /** Makes `stateDir/sub` (0700); a writer calls this before it publishes, so a refusal changes nothing. */
 export function ensureStateDir(stateDir: string, sub: string): string {
+  confineRoot(stateDir, true);
   const dir = join(stateDir, sub);
   try {
     realFileOps.mkdir(dir, 0o700);

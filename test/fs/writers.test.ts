@@ -242,7 +242,7 @@ describe('when a test command\'s output is captured and adopted into the blob st
   });
 
   // As this process, with a key the output cannot contain.
-  const RUN_AS_IS = { user: { switch: false, uid: 0 } as const, secret: { seed: new Uint8Array(32).fill(7), file: null, path: null }, keyPath: null };
+  const RUN_AS_IS = { boundary: { ids: { uid: 0, gid: 0, euid: 0 }, caller: null, owner: { name: null, home: null } }, user: null, secret: { seed: new Uint8Array(32).fill(7), file: null, path: null }, keyPath: null };
 
   it('leaves no scratch file behind when the command cannot even start', async () => {
     const run = runTestsCommand('true', { cwd: join(s.dir, 'no-such-dir'), ledgerDir, timeoutMs: 60_000, env: {}, ...RUN_AS_IS });

@@ -120,6 +120,8 @@ describe('the layers', () => {
       /^src\/requests\//,
       /^src\/text\//,
       /^src\/project\//,
+      // the privilege boundary (issue 23): whom the command acts for, decided by the CLI before anything is read
+      /^src\/fs\/boundary\.ts$/,
       /^src\/agents\//,
       /^src\/cli\//,
     ];
@@ -138,6 +140,8 @@ describe('the layers', () => {
       // the per-user state directory (store/state-dir.ts names it) under a hashed session id, written
       // by the durable recipe (fs/), as setup writes.
       'src/agents/hooks/worktree.ts': [/^src\/handoff\/code-place\.ts$/],
+      // Issue 23: that mark is written by the durable recipe through the seam (no link followed in
+      // the state directory), and a caller-named transcript read only if the caller's (fs/boundary.ts).
       'src/agents/hooks/stop-failure.ts': [/^src\/canonical\.ts$/, /^src\/store\/state-dir\.ts$/, /^src\/fs\/(durable|ops)\.ts$/],
     };
     const front = files.filter((f) => /^src\/(cli|agents)\//.test(f));

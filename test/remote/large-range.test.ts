@@ -1,14 +1,15 @@
-// A join or sync that takes many records at once (tree.ts readRecordBlobs: from LIST_FROM on,
-// the shards are listed and the blobs read by id) takes the same bytes as one that reads each
-// record by its path, and refuses the same trees: a record missing from a shard is refused,
-// an extra entry in a shard is never read.
+// A join or sync that takes many records at once (tree.ts recordOids: the shards are listed and
+// checked whole, the blobs read by id) takes exactly the remote's bytes, and refuses a tree
+// that is not exactly one regular blob per record: a record missing from a shard (exit 11), and
+// (issue 23 finding 7) an extra entry in a shard (exit 10), which every honest writer would
+// otherwise carry forward.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runLedger } from '../helpers/cli.js';
-import { LIST_FROM, recordPath } from '../../src/remote/tree.js';
+import { recordPath } from '../../src/remote/tree.js';
 import { bytes, git, REF, world, type World } from './kit.js';
 
 let w: World;
@@ -51,7 +52,7 @@ function gitIn(env: Record<string, string>, args: string[], input = ''): string 
   return r.stdout.trim();
 }
 
-describe(`when a machine joins a ledger of more than ${LIST_FROM} records`, () => {
+describe(`when a machine joins a ledger of ${COUNT} records (two shards)`, () => {
   it('it takes exactly the remote ledger, and a sync after more writes too', async () => {
     await published();
     const [ann, ben] = w.machines;
@@ -66,18 +67,20 @@ describe(`when a machine joins a ledger of more than ${LIST_FROM} records`, () =
     expect(bytes(ben)).toEqual(bytes(ann));
   });
 
-  it('a record missing from its shard is refused (exit 11) and nothing is copied; an extra entry is never read', async () => {
+  it('a record missing from its shard is refused (exit 11), and so is an extra entry (exit 10); nothing is copied', async () => {
     await published();
     const [, ben] = w.machines;
-    // An extra blob beside the records of shard 0 changes nothing.
+    const tip = git(['--git-dir', w.bare, 'rev-parse', REF]).trim();
+    // An extra blob beside the records of shard 0.
     rewriteTip((env) => {
       const oid = gitIn(env, ['hash-object', '-w', '--stdin'], 'planted\n');
       gitIn(env, ['update-index', '--add', '--cacheinfo', `100644,${oid},records/000000/zzz`]);
     });
-    const ok = await ben.run(['init', '--remote', w.url]);
-    expect(ok.code, ok.stderr).toBe(0);
-    rmSync(ben.ledger, { recursive: true, force: true });
-    rmSync(ben.env.LEDGER_STATE_DIR, { recursive: true, force: true });
+    const extra = await ben.run(['init', '--remote', w.url, '--json']);
+    expect(extra.code, extra.stdout).toBe(10);
+    expect(JSON.parse(extra.stdout).error.message).toContain('records/000000/zzz');
+    expect(existsSync(join(ben.ledger, 'HEAD'))).toBe(false);
+    git(['--git-dir', w.bare, 'update-ref', REF, tip]);
 
     rewriteTip((env) => gitIn(env, ['update-index', '--force-remove', recordPath(700)]));
     const r = await ben.run(['init', '--remote', w.url, '--json']);

@@ -5,11 +5,12 @@
 // (in the per-user state directory) and hands the note to a detached copy of itself; the
 // session's SessionEnd hook, which Claude Code waits for, takes that mark, or else reads the API
 // error from the session's own transcript. Used by cli/commands/agents-run.ts only.
-import { closeSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import { replaceFileUnsynced } from '../../fs/durable.js';
-import { realFileOps } from '../../fs/ops.js';
 import { sha256Hex } from '../../canonical.js';
+import { currentBoundary } from '../../fs/boundary.js';
+import { mkdirDurable, replaceFileUnsynced } from '../../fs/durable.js';
+import { realFileOps } from '../../fs/ops.js';
 import { stateDirFrom } from '../../store/state-dir.js';
 import type { Payload } from './events.js';
 
@@ -32,10 +33,9 @@ export function markStopFailure(env: Record<string, string | undefined>, payload
   const path = stopFailureMark(env, payload.session_id);
   if (!path) return;
   try {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    // Through the recipe's temp-and-rename: a link planted at the mark's name is refused, never followed.
-    const mark = JSON.stringify({ error: payload.error ?? null, error_details: payload.error_details ?? null, last_assistant_message: typeof payload.last_assistant_message === 'string' ? payload.last_assistant_message.slice(0, 1000) : null, at: new Date().toISOString() });
-    replaceFileUnsynced(realFileOps, dirname(path), basename(path), Buffer.from(mark, 'utf8'), 0o600);
+    // Through the seam (fs/confine.ts): no link followed in the state directory (issue 23).
+    mkdirDurable(realFileOps, dirname(path), 0o700);
+    replaceFileUnsynced(realFileOps, dirname(path), basename(path), Buffer.from(JSON.stringify({ error: payload.error ?? null, error_details: payload.error_details ?? null, last_assistant_message: typeof payload.last_assistant_message === 'string' ? payload.last_assistant_message.slice(0, 1000) : null, at: new Date().toISOString() })), 0o600);
   } catch {
     /* best effort: the detached copy still writes the note */
   }
@@ -46,8 +46,8 @@ export function takeStopFailure(env: Record<string, string | undefined>, session
   const path = stopFailureMark(env, session);
   if (!path) return null;
   try {
-    const mark = parse(readFileSync(path, 'utf8'));
-    rmSync(path, { force: true });
+    const mark = parse(realFileOps.readFile(path).toString('utf8'));
+    realFileOps.unlink(path);
     return mark && typeof mark.at === 'string' && Date.now() - Date.parse(mark.at) < 600_000 ? mark : null;
   } catch {
     return null;
@@ -64,11 +64,14 @@ export function takeStopFailure(env: Record<string, string | undefined>, session
 export function interruptedFromTranscript(path: unknown): Payload | null {
   if (typeof path !== 'string' || !isAbsolute(path) || !path.endsWith('.jsonl')) return null;
   try {
-    const st = lstatSync(path);
-    if (!st.isFile()) return null;
-    const fd = openSync(path, 'r');
+    // Never through a link, never blocking; and, for a ledger run for another user, only a file
+    // of that user's (issue 23: a caller names this path; the key owner reads nothing else for it).
+    const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     let text: string;
     try {
+      const st = fstatSync(fd);
+      const caller = currentBoundary().caller;
+      if (!st.isFile() || (caller !== null && st.uid !== caller.uid)) return null;
       const n = Math.min(st.size, 64 * 1024);
       const buf = Buffer.alloc(n);
       readSync(fd, buf, 0, n, st.size - n);

@@ -8,12 +8,14 @@
 //      the ledger's own files and the two views are skipped: a checkpoint rewrites HANDOFF.md and
 //      HANDOFF.yml just after its record, and that is not the agent's work.
 // null when it cannot be told (not a git work tree, git missing or too slow): the caller then
-// decides on the other rule alone. Git runs with the caller's GIT_* variables dropped and
-// fsmonitor off, as the evidence reader runs it (src/causal/evidence/git.ts), with a short timeout.
+// decides on the other rule alone. Git runs as the caller (project/git.ts callerGit: the work
+// tree's filters and config are the caller's code), with the caller's GIT_* variables dropped
+// and fsmonitor off, as the evidence reader runs it (src/causal/evidence/git.ts), with a short
+// timeout; where it may not run as the caller, it is not run (unknown).
 import { execFile } from 'node:child_process';
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
-import { scrubbedGitEnv } from '../../project/git.js';
+import { callerGitOrNull } from '../../project/git.js';
 
 /** Policy: each git run may take this long; a hook that waits longer is worse than one that skips. */
 const GIT_TIMEOUT_MS = 5_000;
@@ -21,11 +23,13 @@ const GIT_TIMEOUT_MS = 5_000;
 const MAX_PATHS = 5_000;
 
 function git(cwd: string, args: string[]): Promise<string | null> {
+  const as = callerGitOrNull();
+  if ('refused' in as) return Promise.resolve(null);
   return new Promise((done) => {
     execFile('git', ['-c', 'core.fsmonitor=false', '-c', 'core.untrackedCache=false', ...args], {
       cwd,
       encoding: 'utf8',
-      env: scrubbedGitEnv(),
+      ...as,
       timeout: GIT_TIMEOUT_MS,
       maxBuffer: 64 << 20,
     }, (err, stdout) => done(err ? null : stdout));

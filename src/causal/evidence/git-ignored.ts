@@ -4,9 +4,10 @@
 // Policy: only the `.gitignore` files count, the same rule git: evidence applies to untracked
 // files (git.ts): `.git/info/exclude` and `core.excludesFile` live outside the tree, differ by
 // machine, and anyone who can write `.git` could hide a file with them. Git runs as git.ts runs
-// it (scrubbed environment, no fsmonitor, no pager, a timeout); `ls-files` runs no filter.
+// it (as the caller, project/git.ts callerGit; scrubbed environment, no fsmonitor, no pager, a
+// timeout); `ls-files` runs no filter.
 import { CAREFUL } from './git.js';
-import { scrubbedGitEnv } from '../../project/git.js';
+import { callerGitOrNull } from '../../project/git.js';
 
 const GIT_TIMEOUT_MS = 60_000;
 
@@ -21,10 +22,12 @@ export interface GitIgnored {
 export type IgnoredAnswer = { kind: 'tree'; tree: GitIgnored } | { kind: 'none' } | { kind: 'failed'; why: string };
 
 function run(args: string[], cwd: string): { status: number | null; stdout: Buffer; stderr: string; error?: string } {
+  const as = callerGitOrNull();
+  if ('refused' in as) return { status: null, stdout: Buffer.alloc(0), stderr: '', error: as.refused };
   const { spawnSync } = process.getBuiltinModule('node:child_process');
   const r = spawnSync('git', ['--no-pager', ...CAREFUL.flatMap((c) => ['-c', c]), ...args], {
     cwd,
-    env: scrubbedGitEnv(),
+    ...as,
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: GIT_TIMEOUT_MS,
     killSignal: 'SIGKILL',

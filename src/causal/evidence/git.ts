@@ -18,14 +18,19 @@
 // - untracked files count unless the tree's own .gitignore files ignore them: .git/info/exclude
 //   and core.excludesFile live outside the tree the commit names, where anyone who can write
 //   .git could hide a file (Policy);
-// - a populated submodule is checked the same way, recursively (its own config included).
-import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+// - a populated submodule is checked the same way, recursively (its own config included);
+// - and it runs as the caller, never as a key owner acting for one (project/git.ts callerGit,
+//   issue 23): the blanking above is a list of what git is known to run, and a repository's
+//   config may name more; a process that acts for a caller it cannot become runs no git here
+//   (the evidence is refused, the gate holds).
+import { chownSync, existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { digestOf } from '../../canonical.js';
 import type { Evidence } from '../../record.js';
 import { badEvidence } from './read-ops.js';
 import type { EvidenceCheck, EvidenceContext } from './types.js';
-import { scrubbedGitEnv } from '../../project/git.js';
+import { LedgerError } from '../../errors.js';
+import { callerGit, callerGitOrNull } from '../../project/git.js';
 
 /** git/v1: SHA-256 of "handoff-ledger/git/v1 <commit oid>". */
 export function gitCommitDigest(oid: string): string {
@@ -48,11 +53,13 @@ export const CAREFUL = ['core.fsmonitor=false', 'core.untrackedCache=false', 'co
 interface Run { status: number | null; stdout: string; stderr: string }
 
 function spawnGit(args: string[], cwd: string, extra: readonly string[] = [], index?: string): Run {
+  const as = callerGit(); // OP_PERMISSION (exit 3) where git may not run as the caller
   childProcess ??= process.getBuiltinModule('node:child_process');
   const config = [...CAREFUL, ...extra].flatMap((c) => ['-c', c]);
   const r = childProcess.spawnSync('git', ['--no-pager', ...config, ...args], {
     cwd,
-    env: index === undefined ? scrubbedGitEnv() : { ...scrubbedGitEnv(), GIT_INDEX_FILE: index },
+    ...as,
+    env: index === undefined ? as.env : { ...as.env, GIT_INDEX_FILE: index },
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: GIT_TIMEOUT_MS,
@@ -92,8 +99,9 @@ export function resolveGitRev(rev: string, root: string): string {
   if (!rev || rev.startsWith('-')) throw badEvidence(`git evidence needs a revision, got "${rev}"`, `git:${rev}`);
   let r: Run;
   try {
-    r = spawnGit(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], root);
+    r = spawnGit(['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], root);
   } catch (e) {
+    if (e instanceof LedgerError) throw e;
     throw badEvidence(`git:${rev}: ${(e as Error).message}`, `git:${rev}`);
   }
   const oid = r.stdout.trim();
@@ -142,6 +150,9 @@ function worktreeFindings(top: string, prefix: string, depth: number): Findings 
   // read and hash every tracked file, filters blanked.
   const fresh = mkdtempSync(join(process.getBuiltinModule('node:os').tmpdir(), 'ledger-git-index-'));
   try {
+    // git runs as the caller: the folder (0700) is theirs to write the index in.
+    const as = callerGitOrNull();
+    if (!('refused' in as) && as.uid !== undefined) chownSync(fresh, as.uid, as.gid!);
     const index = join(fresh, 'index');
     git(['read-tree', 'HEAD'], top, extra, index);
     for (const path of trackedChanges(top, extra, index)) changed.add(path);

@@ -3,11 +3,10 @@
 // sees a whole segment or none. They form a chain from seq 0, each checked against HEAD and
 // records.jsonl as it is opened, and are merged like a binary counter (two neighbours of similar
 // size become one), so a ledger of n records has O(log n) segments.
-import { readdirSync } from 'node:fs';
+import { readdirBelow, type FileOps } from '../../fs/ops.js';
 import { join } from 'node:path';
 import { LedgerError, ioError } from '../../errors.js';
 import { removeQuietly, replaceFileDurable } from '../../fs/durable.js';
-import type { FileOps } from '../../fs/ops.js';
 import type { Head } from '../../record.js';
 import type { LedgerPaths } from '../../store/paths.js';
 import { lineIdAt, scanRows } from './rows.js';
@@ -87,7 +86,7 @@ export class SegmentVanished extends Error {}
 // The listing is the one read that FileOps does not carry: a directory's names.
 function listNames(dir: string): string[] | null {
   try {
-    return readdirSync(dir);
+    return readdirBelow(dir);
   } catch {
     return null;
   }

@@ -17,7 +17,7 @@ import { markStopFailure, takeStopFailure, interruptedFromTranscript } from '../
 import { VERSION } from '../cli.js';
 import { neutralise, neutraliseLine } from '../../text/sanitize.js';
 import type { Flags } from '../flags.js';
-import { agentOf, emit, keyPath, ledgerLocation, trustPath, waitMs, type CliIO, type Global, type Writer } from './common.js';
+import { agentOf, emit, keyPath, ledgerLocation, readStdinUpTo, trustPath, waitMs, type CliIO, type Global, type Writer } from './common.js';
 import type { HOOK, SETUP } from './agents.js';
 
 export async function runMcp(io: CliIO, f: Writer): Promise<number> {
@@ -69,6 +69,8 @@ export async function runMcp(io: CliIO, f: Writer): Promise<number> {
 
 /** Policy: a hook reads its payload for at most this long; a harness always closes stdin. */
 const HOOK_STDIN_MS = 5_000;
+/** Policy: and at most this many bytes of it (a hook payload names files, it does not hold them); more is no payload. */
+export const HOOK_STDIN_MAX = 1 << 20;
 
 export function parsePayload(text: string): Payload | null {
   try {
@@ -86,8 +88,10 @@ async function readPayload(io: CliIO): Promise<Payload | null> {
     timer.unref();
   });
   try {
-    const text = await Promise.race([io.readStdin(), timeout]);
-    if (text === null || text.length > 16 << 20) return null;
+    // Bounded in size (the read stops past HOOK_STDIN_MAX) and in time: the answer comes at the
+    // deadline whatever stdin does, and the process then exits (main.ts), never waiting on it.
+    const text = await Promise.race([readStdinUpTo(io, HOOK_STDIN_MAX, 'the hook payload', HOOK_STDIN_MS), timeout]);
+    if (text === null) return null;
     const v: unknown = JSON.parse(text);
     return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Payload) : null;
   } catch {

@@ -16,14 +16,38 @@ export interface CliIO {
   stderr: (text: string) => void;
   env: Record<string, string | undefined>;
   cwd: string;
-  /** Reads all of standard input (for `append --batch`). */
-  readStdin: () => Promise<string>;
+  /**
+   * Reads all of standard input (for `append --batch`, `hook`), as strict UTF-8. `maxBytes`: a
+   * larger input is refused (INPUT_TOO_LARGE, exit 2) once that many bytes were read, never
+   * read whole (readStdinUpTo). `deadlineMs`: stdin that has not ended by then is refused, and
+   * no read of it outlives the deadline (the hook's).
+   */
+  readStdin: (maxBytes?: number, deadlineMs?: number) => Promise<string>;
   /** Whether stderr is a terminal (progress lines, colour). */
   isTTY: boolean;
 }
 
 /** cac's loose option values; a verb reads them only through its flag set (../flags.ts readFlags). */
 export type Opts = Record<string, unknown>;
+
+/** The refusal of an input over its bound (issue 23: a 700 MB batch was refused as "not valid UTF-8"). */
+export function tooLarge(what: string, maxBytes: number): LedgerError {
+  const mib = maxBytes >= 1 << 20 ? `${maxBytes / (1 << 20)} MiB` : `${maxBytes} bytes`;
+  return new LedgerError('INPUT_TOO_LARGE', `${what} is over ${mib}; nothing was read past that, and nothing was changed`, { max_bytes: maxBytes }, `split it into parts of at most ${mib}`);
+}
+
+/** Standard input, at most `maxBytes` of it (see CliIO.readStdin), or the refusal of more. */
+export async function readStdinUpTo(io: CliIO, maxBytes: number, what: string, deadlineMs?: number): Promise<string> {
+  let text: string;
+  try {
+    text = await io.readStdin(maxBytes, deadlineMs);
+  } catch (e) {
+    if (e instanceof LedgerError && e.code === 'INPUT_TOO_LARGE') throw tooLarge(what, maxBytes);
+    throw e;
+  }
+  if (Buffer.byteLength(text, 'utf8') > maxBytes) throw tooLarge(what, maxBytes);
+  return text;
+}
 
 /** An env variable, with an empty value counting as unset (SPEC 10, issue 2). */
 export function envValue(io: CliIO, name: string): string | undefined {

@@ -13,7 +13,7 @@ import { KINDS, draftProblems, type Draft, type Outcome } from '../../record.js'
 import { checkHandoff, checkIntent } from '../../requests/causal.js';
 import { checkAgent, checkLength } from '../../requests/fields.js';
 import type { Flags } from '../flags.js';
-import { agentOf, emit, envValue, keyPath, ledgerDir, trustPath, waitMs, type CliIO, type Global, type Writer } from './common.js';
+import { agentOf, emit, envValue, keyPath, ledgerDir, readStdinUpTo, trustPath, waitMs, type CliIO, type Global, type Writer } from './common.js';
 import { dependsOnOf, evidenceSources, invariantsOf } from './handoff-flags.js';
 import { writerOptions } from './remote-opts.js';
 import type { APPEND_FLAGS } from './write.js';
@@ -158,6 +158,9 @@ function batchLine(line: string, n: number): unknown {
 /** The kinds a batch carries (docs/causal-handoffs.md "The kinds, and who writes them"); each other kind has its own verb. */
 const BATCH_KINDS = ['handoff', 'intent', 'revoke'];
 
+/** Policy: `append --batch` reads at most this much stdin (about a million small payloads); more is refused as too large, never decoded. */
+export const BATCH_MAX_BYTES = 256 << 20;
+
 /**
  * Parses `append --batch` input: one JSON payload object per non-empty line, strictly.
  * `caller` is --agent (or $LEDGER_AGENT): who is writing. Policy (issue 13 finding 2): a payload
@@ -224,7 +227,7 @@ export async function runAppend(io: CliIO, kind: string | undefined, f: AppendFl
     if (stray) throw new LedgerError('USAGE', `append --batch reads payloads from stdin; --${flagName(stray)} does not apply`);
     const caller = agentOf(io, f);
     if (caller !== undefined) checkAgent(caller);
-    const drafts = parseBatch(await io.readStdin(), caller);
+    const drafts = parseBatch(await readStdinUpTo(io, BATCH_MAX_BYTES, '`append --batch` input'), caller);
     const ledger = Ledger.open(writerOptions(io, f));
     // Retry identity (issue 4): identical retries of handoffs, intents and revocations in the
     // batch return the records that exist; the rest are appended under one lock and one HEAD.
