@@ -31,9 +31,12 @@ describe('the shipped binary', () => {
         expect(r.status, r.stderr).toBe(0);
       }
       caches.forEach((c, i) => expect(readFileSync(c).equals(before[i]), c).toBe(true));
-      // Each is a cache of its own verb: smaller than the shared one, which holds every verb's.
-      expect(before[1].length).toBeLessThan(before[0].length);
-      expect(before[2].length).toBeLessThan(before[0].length);
+      // Each is a cache of its own verb, not a copy of the shared one. Not compared by size: how
+      // much V8 keeps while the build primes a cache depends on the machine's load (bytecode
+      // flushing), so a size order would be a result that depends on timing.
+      expect(before[1].equals(before[0])).toBe(false);
+      expect(before[2].equals(before[0])).toBe(false);
+      expect(before[1].equals(before[2])).toBe(false);
     } finally {
       p.cleanup();
     }
