@@ -88,7 +88,10 @@ describe('when a session starts (Claude Code startup and compact, Codex startup 
 
   it('stays within the budget (30 lines, 3000 characters) however much is open', async () => {
     const l = p.at(10);
-    for (let i = 0; i < 60; i++) await l.start({ slug: `item-${i}`, agent: 'codex', summary: `a long summary ${'x'.repeat(150)} ${i}`, views: false });
+    // Speed: started from a folder outside any work tree, so each records no git facts (one git
+    // process instead of eight per start); what this test reads is the items, not their code.
+    const elsewhere = join(p.dir, 'not-a-folder');
+    for (let i = 0; i < 60; i++) await l.start({ slug: `item-${i}`, agent: 'codex', summary: `a long summary ${'x'.repeat(150)} ${i}`, views: false, cwd: elsewhere });
     const r = hook(p.dir, 'claude', 'session-start', fixture('claude/session-start.startup.json'), { LEDGER_AGENT: 'claude' });
     const ctx: string = JSON.parse(r.stdout).hookSpecificOutput.additionalContext;
     expect(ctx.split('\n').length).toBeLessThanOrEqual(30);
