@@ -6,7 +6,7 @@
 import { renameSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { snapshot } from '../helpers/cli.js';
-import { bytes, git, records, REF, world, type Machine, type World } from '../remote/kit.js';
+import { bytes, git, keptWorld, records, REF, world, type Machine, type World } from '../remote/kit.js';
 import { call, startServer, type Server } from './kit.js';
 
 let w: World;
@@ -26,12 +26,19 @@ const serverOn = async (m: Machine) => {
 const onRemote = () => git(['--git-dir', w.bare, 'ls-tree', '-r', '--name-only', REF]).trim().split('\n').length - 1;
 const tip = () => git(['--git-dir', w.bare, 'rev-parse', REF]).trim();
 
-async function joined(names: string[]): Promise<Machine[]> {
-  w = world(names);
-  for (const m of w.machines) {
-    const r = await m.run(['init', '--remote', w.url]);
+/** Every machine of `names` joined to the remote: each world built once per file, put back per test. */
+const joinedWorld = (names: string[]) => keptWorld(async () => {
+  const built = world(names);
+  for (const m of built.machines) {
+    const r = await m.run(['init', '--remote', built.url]);
     expect(r.code, r.stderr).toBe(0);
   }
+  return built;
+});
+const kept = new Map<string, () => Promise<World>>([['ann', joinedWorld(['ann'])], ['ann,ben', joinedWorld(['ann', 'ben'])]]);
+
+async function joined(names: string[]): Promise<Machine[]> {
+  w = await kept.get(names.join(','))!();
   return w.machines;
 }
 

@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, st
 import { join } from 'node:path';
 import { parse } from 'smol-toml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, initProject, scratch, spawnLedgerSync } from '../helpers/cli.js';
+import { BIN, initProject, runLedger, scratch, spawnLedgerSync } from '../helpers/cli.js';
 import { LAUNCH_SCRIPT } from '../../src/agents/setup/common.js';
 import { BASE_ENV } from './kit.js';
 
@@ -27,7 +27,9 @@ beforeEach(async () => {
 });
 afterEach(() => p.cleanup());
 
-const ledger = (...args: string[]) => spawnLedgerSync(args, { cwd: p.dir, env: BASE_ENV });
+// Speed: `ledger setup` runs in-process (runCli: the code the binary runs, its exit code and
+// output); the launcher and hooks it writes are run as real processes below.
+const ledger = (...args: string[]) => runLedger(args, { cwd: p.dir, env: BASE_ENV });
 const read = (f: string) => (existsSync(join(p.dir, f)) ? readFileSync(join(p.dir, f), 'utf8') : null);
 const write = (f: string, text: string) => {
   mkdirSync(join(p.dir, f, '..'), { recursive: true });
@@ -55,8 +57,8 @@ describe('when setup claude runs in a project with the user\'s own files', () =>
     write('CLAUDE.md', USER_CLAUDE_MD);
   });
 
-  it('merges: the user\'s hooks, env, permissions and servers stay; ours are added', () => {
-    const r = ledger('setup', 'claude', '--json');
+  it('merges: the user\'s hooks, env, permissions and servers stay; ours are added', async () => {
+    const r = (await ledger('setup', 'claude', '--json'));
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout);
     expect(out).toMatchObject({ ok: true, kind: 'claude', agent: 'claude', files: [{ file: '.mcp.json', action: 'updated' }, { file: '.claude/settings.json', action: 'updated' }, { file: 'CLAUDE.md', action: 'updated' }] });
@@ -87,53 +89,53 @@ describe('when setup claude runs in a project with the user\'s own files', () =>
     expect(md.trimEnd().endsWith('<!-- handoff-ledger:end -->')).toBe(true);
   });
 
-  it('is idempotent: a second run writes the same bytes and says so; --check passes', () => {
-    expect(ledger('setup', 'claude').code).toBe(0);
+  it('is idempotent: a second run writes the same bytes and says so; --check passes', async () => {
+    expect((await ledger('setup', 'claude')).code).toBe(0);
     const once = snapshotOf(FILES);
-    const again = ledger('setup', 'claude', '--json');
+    const again = (await ledger('setup', 'claude', '--json'));
     expect(JSON.parse(again.stdout).files.map((f: { action: string }) => f.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
     expect(snapshotOf(FILES)).toEqual(once);
-    const check = ledger('setup', 'claude', '--check');
+    const check = (await ledger('setup', 'claude', '--check'));
     expect(check.code, check.stdout).toBe(0);
     expect(check.stdout).toMatch(/^ok +\.mcp\.json$/m);
   });
 
-  it('--check exits 31 before setup, and after a manual edit to any of the files, naming it', () => {
-    const before = ledger('setup', 'claude', '--check', '--json');
+  it('--check exits 31 before setup, and after a manual edit to any of the files, naming it', async () => {
+    const before = (await ledger('setup', 'claude', '--check', '--json'));
     expect(before.code).toBe(31);
     expect(JSON.parse(before.stdout)).toMatchObject({ ok: false, exit_code: 31 });
-    expect(ledger('setup', 'claude').code).toBe(0);
+    expect((await ledger('setup', 'claude')).code).toBe(0);
     const s = JSON.parse(read('.claude/settings.json')!);
     s.hooks.Stop[1].hooks[0].command = 'ledger hook claude stop --verbose';
     write('.claude/settings.json', JSON.stringify(s, null, 2) + '\n');
-    const r = ledger('setup', 'claude', '--check');
+    const r = (await ledger('setup', 'claude', '--check'));
     expect(r.code).toBe(31);
     expect(r.stdout).toMatch(/^stale +\.claude\/settings\.json$/m);
     expect(r.stdout).toMatch(/^ok +CLAUDE\.md$/m);
     expect(r.stdout).toMatch(/run `ledger setup claude` to write them/);
     // A line of setup's block deleted: stale (a line the user adds inside it is refused: below).
     write('CLAUDE.md', read('CLAUDE.md')!.split('\n').filter((l) => !l.includes('at least every 30 minutes')).join('\n'));
-    expect(ledger('setup', 'claude', '--check').stdout).toMatch(/^stale +CLAUDE\.md$/m);
+    expect((await ledger('setup', 'claude', '--check')).stdout).toMatch(/^stale +CLAUDE\.md$/m);
     // Setup repairs both; the user's edit elsewhere in the file stays.
-    expect(ledger('setup', 'claude').code).toBe(0);
-    expect(ledger('setup', 'claude', '--check').code).toBe(0);
+    expect((await ledger('setup', 'claude')).code).toBe(0);
+    expect((await ledger('setup', 'claude', '--check')).code).toBe(0);
   });
 
-  it('--remove takes out only what it wrote: the user\'s files come back byte for byte', () => {
+  it('--remove takes out only what it wrote: the user\'s files come back byte for byte', async () => {
     const user = snapshotOf(FILES);
-    expect(ledger('setup', 'claude').code).toBe(0);
-    const r = ledger('setup', 'claude', '--remove', '--json');
+    expect((await ledger('setup', 'claude')).code).toBe(0);
+    const r = (await ledger('setup', 'claude', '--remove', '--json'));
     expect(r.code, r.stderr).toBe(0);
     expect(snapshotOf(FILES)).toEqual(user);
     expect(statSync(join(p.dir, '.claude/settings.json')).mode & 0o777).toBe(0o600);
     // And again: nothing left to remove, nothing changes.
-    expect(JSON.parse(ledger('setup', 'claude', '--remove', '--json').stdout).files.map((f: { action: string }) => f.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect(JSON.parse((await ledger('setup', 'claude', '--remove', '--json')).stdout).files.map((f: { action: string }) => f.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
   });
 
-  it('refuses a file that is not JSON, naming it, and changes no file', () => {
+  it('refuses a file that is not JSON, naming it, and changes no file', async () => {
     write('.mcp.json', '{ "mcpServers": { oops');
     const before = snapshotOf(FILES);
-    const r = ledger('setup', 'claude', '--json');
+    const r = (await ledger('setup', 'claude', '--json'));
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stdout).error.message).toMatch(/\.mcp\.json is not valid JSON.*setup changed nothing/);
     expect(snapshotOf(FILES)).toEqual(before);
@@ -141,29 +143,29 @@ describe('when setup claude runs in a project with the user\'s own files', () =>
 });
 
 describe('when setup claude runs in a project with none of the files', () => {
-  it('creates them, and --remove deletes them and the .claude folder it made', () => {
-    expect(ledger('setup', 'claude', '--agent', 'claude-2').code).toBe(0);
+  it('creates them, and --remove deletes them and the .claude folder it made', async () => {
+    expect((await ledger('setup', 'claude', '--agent', 'claude-2')).code).toBe(0);
     expect(JSON.parse(read('.claude/settings.json')!).env).toEqual({ LEDGER_AGENT: 'claude-2' });
     expect(read('CLAUDE.md')).toMatch(/in Claude Code, they write as `claude-2`/);
     // A new CLAUDE.md keeps the project's AGENTS.md in Claude Code's context (its import).
     expect(read('CLAUDE.md')).toMatch(/^@AGENTS\.md$/m);
-    expect(ledger('setup', 'claude', '--agent', 'claude-2', '--remove').code).toBe(0);
+    expect((await ledger('setup', 'claude', '--agent', 'claude-2', '--remove')).code).toBe(0);
     for (const f of ['.mcp.json', '.claude/settings.json', 'CLAUDE.md', '.claude']) expect(existsSync(join(p.dir, f)), f).toBe(false);
   });
 
-  it('writes the same files whether or not the package is installed here, and says when none is found', () => {
-    const without = ledger('setup', 'claude');
+  it('writes the same files whether or not the package is installed here, and says when none is found', async () => {
+    const without = (await ledger('setup', 'claude'));
     expect(without.stdout).toMatch(/warning: no ledger is installed in this project/);
     const files = snapshotOf(['.mcp.json', '.claude/settings.json', 'CLAUDE.md']);
     install(p.dir);
-    const withIt = ledger('setup', 'claude');
+    const withIt = (await ledger('setup', 'claude'));
     expect(withIt.stdout).not.toMatch(/warning/);
     expect(snapshotOf(['.mcp.json', '.claude/settings.json', 'CLAUDE.md'])).toEqual(files);
   });
 
-  it('writes hook commands that run from the project: the session-start hook answers', () => {
+  it('writes hook commands that run from the project: the session-start hook answers', async () => {
     install(p.dir);
-    expect(ledger('setup', 'claude').code).toBe(0);
+    expect((await ledger('setup', 'claude')).code).toBe(0);
     const command = JSON.parse(read('.claude/settings.json')!).hooks.SessionStart[0].hooks[0].command as string;
     const sub = join(p.dir, 'src');
     mkdirSync(sub);
@@ -172,10 +174,10 @@ describe('when setup claude runs in a project with none of the files', () => {
     expect(JSON.parse(run.stdout).hookSpecificOutput.additionalContext).toMatch(/you write as "claude"/);
   });
 
-  it('refuses outside a ledger, an unknown agent kind, and --check with --remove (exit 2, nothing written)', () => {
-    expect(ledger('setup', 'gemini').code).toBe(2);
-    expect(ledger('setup', 'claude', '--check', '--remove').code).toBe(2);
-    expect(ledger('setup', 'claude', '--agent', 'bad name').code).toBe(2);
+  it('refuses outside a ledger, an unknown agent kind, and --check with --remove (exit 2, nothing written)', async () => {
+    expect((await ledger('setup', 'gemini')).code).toBe(2);
+    expect((await ledger('setup', 'claude', '--check', '--remove')).code).toBe(2);
+    expect((await ledger('setup', 'claude', '--agent', 'bad name')).code).toBe(2);
     expect(existsSync(join(p.dir, '.mcp.json'))).toBe(false);
     const outside = scratch('ledger-setup-outside-');
     try {
@@ -201,8 +203,8 @@ describe('when setup codex runs in a project with the user\'s own files', () => 
     write('AGENTS.md', USER_AGENTS_MD);
   });
 
-  it('merges: [mcp_servers.handoff-ledger] appended as a block (the user\'s TOML and comments untouched), the hooks beside the user\'s', () => {
-    const r = ledger('setup', 'codex');
+  it('merges: [mcp_servers.handoff-ledger] appended as a block (the user\'s TOML and comments untouched), the hooks beside the user\'s', async () => {
+    const r = (await ledger('setup', 'codex'));
     expect(r.code, r.stderr).toBe(0);
     const toml = read('.codex/config.toml')!;
     // The block at the top, as dotted keys; the user's TOML after it, untouched.
@@ -223,70 +225,70 @@ describe('when setup codex runs in a project with the user\'s own files', () => 
     expect(read('AGENTS.md')!.startsWith(USER_AGENTS_MD + '\n\n<!-- handoff-ledger:begin')).toBe(true);
   });
 
-  it('is idempotent, checks, and --remove restores the user\'s files (the final newline AGENTS.md lacked aside)', () => {
+  it('is idempotent, checks, and --remove restores the user\'s files (the final newline AGENTS.md lacked aside)', async () => {
     const user = snapshotOf(FILES);
-    expect(ledger('setup', 'codex').code).toBe(0);
+    expect((await ledger('setup', 'codex')).code).toBe(0);
     const once = snapshotOf(FILES);
-    expect(ledger('setup', 'codex').code).toBe(0);
+    expect((await ledger('setup', 'codex')).code).toBe(0);
     expect(snapshotOf(FILES)).toEqual(once);
-    expect(ledger('setup', 'codex', '--check').code).toBe(0);
+    expect((await ledger('setup', 'codex', '--check')).code).toBe(0);
     write('.codex/config.toml', read('.codex/config.toml')!.replace('LEDGER_AGENT = "codex"', 'LEDGER_AGENT = "claude"'));
-    const stale = ledger('setup', 'codex', '--check');
+    const stale = (await ledger('setup', 'codex', '--check'));
     expect(stale.code).toBe(31);
     expect(stale.stdout).toMatch(/^stale +\.codex\/config\.toml$/m);
-    expect(ledger('setup', 'codex', '--remove').code).toBe(0);
+    expect((await ledger('setup', 'codex', '--remove')).code).toBe(0);
     expect(read('.codex/config.toml')).toBe(user['.codex/config.toml']);
     expect(read('.codex/hooks.json')).toBe(user['.codex/hooks.json']);
     // Policy (src/agents/README.md): a file that did not end with a newline keeps the one setup added.
     expect(read('AGENTS.md')).toBe(USER_AGENTS_MD + '\n');
   });
 
-  it('refuses a config.toml that already names handoff-ledger outside the block, or is not TOML, changing nothing', () => {
+  it('refuses a config.toml that already names handoff-ledger outside the block, or is not TOML, changing nothing', async () => {
     write('.codex/config.toml', USER_TOML + '\n[mcp_servers.handoff-ledger]\ncommand = "mine"\n');
     let before = snapshotOf(FILES);
-    let r = ledger('setup', 'codex');
+    let r = (await ledger('setup', 'codex'));
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/defines \[mcp_servers\.handoff-ledger\] outside the block setup writes/);
     expect(snapshotOf(FILES)).toEqual(before);
     write('.codex/config.toml', 'mcp_servers = { docs = { command = "x" } }\n');
     before = snapshotOf(FILES);
-    r = ledger('setup', 'codex');
+    r = (await ledger('setup', 'codex'));
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/config\.toml is not valid TOML|defines \[mcp_servers\]/);
     expect(snapshotOf(FILES)).toEqual(before);
   });
 
-  it('places its table so that a root key the user adds later stays at the root (issue 23.9)', () => {
-    expect(ledger('setup', 'codex').code).toBe(0);
+  it('places its table so that a root key the user adds later stays at the root (issue 23.9)', async () => {
+    expect((await ledger('setup', 'codex')).code).toBe(0);
     // The user appends a root key at the end of the root section, and another at the very end of the block's neighbour: the top.
     write('.codex/config.toml', read('.codex/config.toml')!.replace('model = "gpt-5.1-codex"', 'model = "gpt-5.1-codex"\napproval_policy = "never"'));
     const doc = parse(read('.codex/config.toml')!) as Record<string, unknown>;
     expect(doc.approval_policy).toBe('never');
     expect(Object.keys((doc.mcp_servers as Record<string, Record<string, unknown>>)['handoff-ledger'])).toEqual(['command', 'args', 'env']);
-    expect(ledger('setup', 'codex', '--check').code).toBe(0);
+    expect((await ledger('setup', 'codex', '--check')).code).toBe(0);
   });
 });
 
 describe('setup edits only what it owns (issue 23.9)', () => {
-  it('keeps every byte of the user\'s JSON outside its own keys: 1e400, a 20-digit integer, spacing', () => {
+  it('keeps every byte of the user\'s JSON outside its own keys: 1e400, a 20-digit integer, spacing', async () => {
     const odd = '{\n  "big": 12345678901234567890123,\n  "huge": 1e400,\n  "env":   { "KEEP": "x" },\n  "hooks": { "Stop": [ { "hooks": [ { "type": "command", "command": "echo mine", "timeout": 1.50 } ] } ] }\n}\n';
     write('.claude/settings.json', odd);
-    expect(ledger('setup', 'claude').code).toBe(0);
+    expect((await ledger('setup', 'claude')).code).toBe(0);
     const after = read('.claude/settings.json')!;
     // Every value the user wrote, as written (a container setup adds to is laid out again).
     for (const kept of ['"big": 12345678901234567890123,\n  "huge": 1e400,\n', '"KEEP": "x"', '"command": "echo mine"', '"timeout": 1.50']) expect(after).toContain(kept);
-    expect(ledger('setup', 'claude', '--remove').code).toBe(0);
+    expect((await ledger('setup', 'claude', '--remove')).code).toBe(0);
     const back = read('.claude/settings.json')!;
     expect(back.startsWith('{\n  "big": 12345678901234567890123,\n  "huge": 1e400,\n')).toBe(true);
     expect(back).toContain('"timeout": 1.50');
     expect(back).not.toContain('handoff-ledger');
   });
 
-  it('never writes through a link: a .claude folder or a file that is a symbolic link is refused, nothing written', () => {
+  it('never writes through a link: a .claude folder or a file that is a symbolic link is refused, nothing written', async () => {
     const outside = scratch('ledger-setup-link-');
     try {
       symlinkSync(outside.dir, join(p.dir, '.claude'));
-      const r = ledger('setup', 'claude');
+      const r = (await ledger('setup', 'claude'));
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/\.claude is a symbolic link; setup edits only files inside the project, never through a link/);
       expect(readdirSync(outside.dir)).toEqual([]);
@@ -294,19 +296,19 @@ describe('setup edits only what it owns (issue 23.9)', () => {
       writeFileSync(join(outside.dir, 'target.md'), 'theirs\n');
       rmSync(join(p.dir, '.claude'));
       symlinkSync(join(outside.dir, 'target.md'), join(p.dir, 'CLAUDE.md'));
-      expect(ledger('setup', 'claude').code).toBe(2);
+      expect((await ledger('setup', 'claude')).code).toBe(2);
       expect(readFileSync(join(outside.dir, 'target.md'), 'utf8')).toBe('theirs\n');
     } finally {
       outside.cleanup();
     }
   });
 
-  it('refuses, naming it, a line the user put inside its marked block, and drops nothing', () => {
-    expect(ledger('setup', 'claude').code).toBe(0);
+  it('refuses, naming it, a line the user put inside its marked block, and drops nothing', async () => {
+    expect((await ledger('setup', 'claude')).code).toBe(0);
     write('CLAUDE.md', read('CLAUDE.md')!.replace('## Handoff ledger', '## Handoff ledger\nOur own rule: never push on Fridays.'));
     const before = read('CLAUDE.md');
     for (const args of [[], ['--remove']]) {
-      const r = ledger('setup', 'claude', ...args);
+      const r = (await ledger('setup', 'claude', ...args));
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/holds a line setup did not write \("Our own rule: never push on Fridays\."\)/);
       expect(read('CLAUDE.md')).toBe(before);
@@ -317,8 +319,8 @@ describe('setup edits only what it owns (issue 23.9)', () => {
 describe('the files setup writes, committed, on another clone (SPEC 12)', () => {
   it('pass --check there, and their hook runs there from a subfolder', async () => {
     install(p.dir);
-    expect(ledger('setup', 'claude').code).toBe(0);
-    expect(ledger('setup', 'codex').code).toBe(0);
+    expect((await ledger('setup', 'claude')).code).toBe(0);
+    expect((await ledger('setup', 'codex')).code).toBe(0);
     const git = (cwd: string, ...args: string[]) => spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...BASE_ENV, GIT_CONFIG_NOSYSTEM: '1' } });
     git(p.dir, 'init', '-q');
     git(p.dir, 'add', '.mcp.json', '.claude/settings.json', 'CLAUDE.md', '.codex', 'AGENTS.md');

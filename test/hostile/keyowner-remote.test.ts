@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { snapshot } from '../helpers/cli.js';
 import { AGENT, giveToAgent, isRoot } from '../helpers/two-users.js';
-import { git, REF, remoteState, world, type World } from '../remote/kit.js';
+import { git, keptWorld, REF, remoteState, world, type World } from '../remote/kit.js';
 
 let w: World;
 afterEach(() => w?.cleanup());
@@ -60,12 +60,18 @@ function ownTree(path: string, uid: number): void {
   if (statSync(path).isDirectory()) for (const name of readdirSync(path)) ownTree(join(path, name), uid);
 }
 
-async function joinedPair() {
-  w = world(['ann', 'ben', 'cat']);
-  const [ann, ben] = w.machines;
-  for (const m of [ann, ben]) expect((await m.run(['init', '--remote', w.url])).code).toBe(0);
+/** Ann and ben joined, ann's work item synced to ben, cat not joined: built once, put back per test. */
+const pairWorld = keptWorld(async () => {
+  const built = world(['ann', 'ben', 'cat']);
+  const [ann, ben] = built.machines;
+  for (const m of [ann, ben]) expect((await m.run(['init', '--remote', built.url])).code).toBe(0);
   expect((await ann.run(['start', 'fix-tz', '--summary', 'fix toLocal()'])).code).toBe(0);
   expect((await ben.run(['sync'])).code).toBe(0);
+  return built;
+});
+
+async function joinedPair() {
+  w = await pairWorld();
   return w.machines;
 }
 
