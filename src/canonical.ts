@@ -2,6 +2,8 @@
 // (SHA-256). Pure: no I/O. SPEC 2 and SPEC 4.
 import canonicalize from 'canonicalize';
 import { LedgerError } from './errors.js';
+import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
+import { nodeCrypto, nodeCryptoLoaded } from './node-crypto.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -76,12 +78,25 @@ function assertPlainJson(v: unknown, path: string, open: Set<object> = new Set()
 
 // The one-shot crypto.hash (Node >= 20.12) is about twice as fast as createHash for short input:
 // no Hash object per call, which matters for an id per record.
-// node:crypto is loaded at the first digest, not at import: the CLI imports this file at every
-// start (record.ts needs it), and loading node:crypto costs 2-3 ms that `--version`, `--help` and
-// a usage error never need.
+// Speed (issue 22, the read verbs <= 1.6x `node -e ''`): node:crypto is loaded at the first digest
+// it is needed for, not at import, and not for a few short ones: loading it and its first digest
+// cost about 20M instructions (callgrind), where @noble/hashes' SHA-256 costs about 3M to load and
+// 1M a 64-byte block while V8 still interprets it. So the first PURE_BUDGET bytes a process hashes
+// before anything has loaded node:crypto (a state file's name, a remote's paths) are hashed in
+// JavaScript; past them, or once node:crypto is loaded (to sign, to verify), by OpenSSL. Both are
+// SHA-256 (test/canonical.test.ts holds them equal); only the cost differs.
+const PURE_BUDGET = 512;
+let pureBytes = 0;
 let oneShotHash: typeof import('node:crypto').hash | undefined;
 export function sha256Hex(bytes: Uint8Array | string): string {
-  oneShotHash ??= process.getBuiltinModule('node:crypto').hash;
+  if (oneShotHash === undefined && !nodeCryptoLoaded()) {
+    const input = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
+    if (pureBytes + input.length <= PURE_BUDGET) {
+      pureBytes += input.length;
+      return Buffer.from(nobleSha256(input)).toString('hex');
+    }
+  }
+  oneShotHash ??= nodeCrypto().hash;
   return oneShotHash('sha256', bytes, 'hex');
 }
 

@@ -644,9 +644,9 @@ export class Ledger {
     const head = this.head();
     // Every read verb finds an edit in place (issue 13 finding 9), not only one in the record it
     // shows: the chain check believes the memo, so this costs the new bytes only.
-    assertPublishedChain(this.store.ops!, this.paths, head);
-    if (typeof ref === 'number') return recordAtSeq(this.paths, head, ref, this.store.ops);
-    return recordById(this.paths, head, ref, { ops: this.store.ops, locate: this.locator(head) });
+    const checked = assertPublishedChain(this.store.ops!, this.paths, head);
+    if (typeof ref === 'number') return recordAtSeq(this.paths, head, ref, this.store.ops, checked);
+    return recordById(this.paths, head, ref, { ops: this.store.ops, locate: this.locator(head), checked });
   }
 
   /**
@@ -658,8 +658,8 @@ export class Ledger {
     // The form first: a malformed reference is refused before anything is read.
     const r = typeof ref === 'string' ? parseRecordRef(ref, what) : ref;
     const head = this.head();
-    assertPublishedChain(this.store.ops!, this.paths, head);
-    return resolveRecordRef(this.paths, head, r, { ops: this.store.ops, locate: this.locator(head) });
+    const checked = assertPublishedChain(this.store.ops!, this.paths, head);
+    return resolveRecordRef(this.paths, head, r, { ops: this.store.ops, locate: this.locator(head), checked });
   }
 
   /** The derived index as a locator of full ids (causal/index: it only locates; store/ids.ts checks). */
@@ -692,8 +692,8 @@ export class Ledger {
     // Backwards from HEAD's tail (store/read-back.ts): reads back only to the limit-th match,
     // once the whole chain checks (finding 9; the memo makes that the new bytes only).
     const head = this.head();
-    assertPublishedChain(this.store.ops!, this.paths, head);
-    for (const r of recordsBackward(this.paths, head, this.store.ops)) {
+    const checked = assertPublishedChain(this.store.ops!, this.paths, head);
+    for (const r of recordsBackward(this.paths, head, this.store.ops, checked)) {
       if (filter.kind && r.record.kind !== filter.kind) continue;
       if (filter.op && (r.record as { logical_operation_id?: string }).logical_operation_id !== filter.op) continue;
       out.push(r);

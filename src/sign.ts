@@ -7,7 +7,8 @@
 //   does not refuse by itself: S >= L, non-canonical y, and small-order keys and R.
 // test/sign.test.ts holds the property test that the two agree on the vectors and on random
 // valid and mutated signatures, and that both sign the same bytes.
-import { createPrivateKey, createPublicKey, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { nodeCrypto } from './node-crypto.js';
 import { fromBase64url, toBase64url } from './canonical.js';
 import { signProduced } from './sign-batch.js';
 
@@ -41,10 +42,10 @@ function privateKeyObject(seed: Uint8Array): KeyObject {
     // Node builds an OKP private key from "d" alone (OpenSSL derives the public half from it) but
     // requires an "x" string; the empty one is never read. The public key used anywhere is the one
     // exported from this object below, so nothing here can name a key it does not hold.
-    return createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: toBase64url(seed), x: '' }, format: 'jwk' });
+    return nodeCrypto().createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', d: toBase64url(seed), x: '' }, format: 'jwk' });
   } catch {
     // A Node that checks "x" against "d": the slower, equivalent DER import.
-    return createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+    return nodeCrypto().createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
   }
 }
 
@@ -72,7 +73,7 @@ export function createSigner(seed: Uint8Array): Signer {
   }
   const key = privateKeyObject(seed);
   const publicKey = publicKeyOf(key);
-  const sign = (m: Uint8Array) => new Uint8Array(nodeSign(null, m, key));
+  const sign = (m: Uint8Array) => new Uint8Array(nodeCrypto().sign(null, m, key));
   return {
     publicKey,
     sign,
@@ -152,7 +153,7 @@ function publicKeyObject(key: string, memo?: KeyMemo): KeyObject | null {
   obj = null;
   if (raw && isStrictPointEncoding(raw)) {
     try {
-      obj = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key }, format: 'jwk' });
+      obj = nodeCrypto().createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: key }, format: 'jwk' });
     } catch {
       obj = null; // not a point on the curve
     }
@@ -178,7 +179,7 @@ function verifyWithKey(signature: Uint8Array, message: Uint8Array, key: KeyObjec
   if (key === null) return false;
   if (!isCanonicalS(signature) || !isStrictPointEncoding(signature.subarray(0, 32))) return false;
   try {
-    return nodeVerify(null, message, key, signature);
+    return nodeCrypto().verify(null, message, key, signature);
   } catch {
     return false;
   }

@@ -4,9 +4,9 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
-  canonicalAroundSig, canonicalJson, canonicalLine, ed25519SigJson, digestOf, findDuplicateKey, fromBase64url, headDigest, idFromLine, isCanonicalText, parseJsonStrict, recordId, toBase64url, withoutSig,
+  canonicalAroundSig, canonicalJson, canonicalLine, ed25519SigJson, digestOf, findDuplicateKey, fromBase64url, headDigest, idFromLine, isCanonicalText, parseJsonStrict, recordId, sha256Hex, toBase64url, withoutSig,
 } from '../src/canonical.js';
 import { verifyReference } from '../src/ed25519-reference.js';
 import { LedgerError } from '../src/errors.js';
@@ -579,5 +579,24 @@ describe('findDuplicateKey and parseJsonStrict', () => {
       { numRuns: runs(500, 50_000) },
     );
     expect(withDup).toBeGreaterThan(20); // the generator really makes duplicates
+  });
+});
+
+describe('sha256Hex', () => {
+  // It hashes a process's first few hundred bytes in JavaScript (@noble/hashes) and the rest with
+  // node:crypto (canonical.ts, speed): both must be SHA-256, for strings and bytes alike.
+  const reference = (input: string | Uint8Array) => createHash('sha256').update(input).digest('hex');
+
+  it('is SHA-256 in JavaScript for a fresh process\'s first bytes (node:crypto not loaded), then through node:crypto', async () => {
+    vi.resetModules();
+    const fresh = await import('../src/canonical.js');
+    const loaded = await import('../src/node-crypto.js');
+    const small = ['', 'abc', 'é€😀', new Uint8Array([0, 1, 2, 255]), 'x'.repeat(55), 'y'.repeat(64)];
+    for (const input of small) expect(fresh.sha256Hex(input)).toBe(reference(input));
+    expect(loaded.nodeCryptoLoaded()).toBe(false); // the JavaScript hash answered those
+    fc.assert(fc.property(fc.oneof(fc.string({ maxLength: 300 }), fc.uint8Array({ maxLength: 300 })), (input) => {
+      expect(fresh.sha256Hex(input)).toBe(reference(input));
+    }));
+    expect(loaded.nodeCryptoLoaded()).toBe(true); // past the budget: node:crypto
   });
 });

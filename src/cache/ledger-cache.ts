@@ -15,10 +15,10 @@
 // what each one pays).
 import { join } from 'node:path';
 import { LedgerError } from '../errors.js';
-import { replaceFileDurable } from '../fs/durable.js';
-import { readRegularFileUpTo, type FileOps } from '../fs/ops.js';
+import { replaceFileDurable, replaceFileUnsynced } from '../fs/durable.js';
+import { readOwnFileUpTo, readRegularFileUpTo, realFileOps, type FileOps } from '../fs/ops.js';
 import { ensureStateDir } from '../store/state-dir.js';
-import { appendStateLog, readStateLog } from '../store/state-log.js';
+import { LOG_LIMIT, appendStateLog, newestEntry, parsesWhole } from '../store/state-log.js';
 
 /** Every cache there is (README.md: one row each). */
 export type CacheName =
@@ -28,6 +28,7 @@ export type CacheName =
   | 'fold-memo' // <ledger>/index/work-fold.json, which locates the records a fold uses (handoff/fold-memo.ts)
   | 'index' // the record index's segments, <ledger>/index/*.seg (causal/index/)
   | 'index-tail' // the last scan of the records past the last segment (causal/index/tail-memo.ts)
+  | 'head-memo' // the HEAD this user last verified, by its exact bytes, <state>/head/<ledger> (store/head-memo.ts)
   | 'floor'; // this user's trust floor, where a gate without --floor starts its audit (store/user-floor.ts)
 
 /** One cache as the code that owns it uses it: what it may believe after its own checks, or nothing. */
@@ -41,7 +42,7 @@ const NONE: Cache<never> = { get: () => null, set: () => undefined };
 /** The variable that turns the caches off. */
 export const NO_CACHE_VARIABLE = 'LEDGER_NO_CACHE';
 
-const NAMES: readonly CacheName[] = ['head', 'chain', 'fold', 'fold-memo', 'index', 'index-tail', 'floor'];
+const NAMES: readonly CacheName[] = ['head', 'chain', 'fold', 'fold-memo', 'index', 'index-tail', 'floor', 'head-memo'];
 
 /** Which caches are off: every one, or the ones named. */
 export type CachesOff = 'all' | ReadonlySet<CacheName>;
@@ -99,8 +100,35 @@ export class LedgerCache {
   userLog(name: 'chain', sub: string, file: string): Cache<string> {
     if (!this.on(name)) return NONE;
     return {
-      get: () => readStateLog(join(this.stateDir, sub, file))?.text ?? null,
+      // Policy: believed only from a file of this user's own that no one else can write (as
+      // userFile); its entries are told whole by their text (state-log.ts parsesWhole): the memo's
+      // owner checks every field against the ledger before it believes it.
+      get: () => {
+        const bytes = readOwnFileUpTo(join(this.stateDir, sub, file), 4 * LOG_LIMIT);
+        return bytes === null ? null : newestEntry(bytes.toString('utf8'), parsesWhole);
+      },
       set: (json) => appendStateLog(ensureStateDir(this.stateDir, sub), file, json),
+    };
+  }
+
+  /**
+   * A small file of this user's, `<stateDir>/<sub>/<file>`, replaced whole (by rename, so it is
+   * never torn) and read only when it is this user's own and writable by no one else (a file
+   * another user could have written is no cache, fs/ops.ts readOwnFileUpTo); at most 64 KiB.
+   * Unsynced (state-dir.ts): a file lost with a power cut costs the work it saved.
+   */
+  userFile(name: 'head-memo', sub: string, file: string): Cache<Buffer> {
+    if (!this.on(name)) return NONE;
+    return {
+      get: () => readOwnFileUpTo(join(this.stateDir, sub, file), 64 << 10),
+      set: (bytes) => {
+        try {
+          replaceFileUnsynced(realFileOps, ensureStateDir(this.stateDir, sub), file, bytes, 0o600);
+        } catch (e) {
+          // Policy: a cache the disk refuses is a cost, never a failure.
+          if (!(e instanceof LedgerError) && !(e as NodeJS.ErrnoException).code) throw e;
+        }
+      },
     };
   }
 

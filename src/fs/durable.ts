@@ -22,6 +22,7 @@
 // Every function here takes the FileOps first; only the outermost caller picks realFileOps.
 import { dirname, join } from 'node:path';
 import { LedgerError } from '../errors.js';
+import { nodeCrypto } from '../node-crypto.js';
 import { confineFolder } from './confine.js';
 import { notRegular, readdirBelow, type FileOps } from './ops.js';
 
@@ -258,7 +259,7 @@ let pool = Buffer.alloc(0);
 let poolAt = 0;
 function tempName(name: string): string {
   if (poolAt + 6 > pool.length) {
-    pool = process.getBuiltinModule('node:crypto').randomBytes(6 * 64);
+    pool = nodeCrypto().randomBytes(6 * 64);
     poolAt = 0;
   }
   const hex = pool.toString('hex', poolAt, poolAt + 6);

@@ -4,7 +4,7 @@
 // model can also lie about what is on disk after a simulated crash.
 import * as fs from 'node:fs';
 import { LedgerError, ioError } from '../errors.js';
-import { checkOpened, confine, linkRefused, through, type Confined } from './confine.js';
+import { checkOpened, confine, linkRefused, strictProblem, through, type Confined } from './confine.js';
 
 /**
  * How a file is opened: 'r' read, 'r+' read and write, 'w' create or truncate, and 'wx' a new
@@ -181,7 +181,7 @@ export function openRegularFile(path: string, follow = false): number {
 }
 
 /** openRegularFile, with the size its fstat saw. */
-function openRegularSized(path: string, follow: boolean): { fd: number; size: number } {
+function openRegularSized(path: string, follow: boolean): { fd: number; size: number; st: fs.Stats } {
   let fd: number;
   let st: fs.Stats | null;
   try {
@@ -202,7 +202,7 @@ function openRegularSized(path: string, follow: boolean): { fd: number; size: nu
     fs.closeSync(fd);
     throw notRegular(path, kind);
   }
-  return { fd, size: st.size };
+  return { fd, size: st.size, st };
 }
 
 /**
@@ -232,6 +232,27 @@ export function readRegularFileUpTo(path: string, max: number): Buffer | null {
   const { fd, size } = openRegularSized(path, false);
   try {
     return size > max ? null : readSized(fd, size);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * A file of this user's own, at most `max` bytes, not followed if a link: null when it is absent,
+ * larger, or not this user's to trust (another owner, or writable by its group or others: what
+ * such a file says, someone else may have written). For a per-user memo that lets work be skipped
+ * (store/head-memo.ts): refused means the work is done for real.
+ */
+export function readOwnFileUpTo(path: string, max: number): Buffer | null {
+  let opened: { fd: number; size: number; st: fs.Stats };
+  try {
+    opened = openRegularSized(path, false);
+  } catch {
+    return null;
+  }
+  const { fd, size, st } = opened;
+  try {
+    return size > max || strictProblem(st, path) !== null ? null : readSized(fd, size);
   } finally {
     fs.closeSync(fd);
   }

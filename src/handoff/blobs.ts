@@ -9,7 +9,7 @@
 //
 // Every write goes through fs/durable.ts. `ops` is for tests; it must hand out real descriptors,
 // because a test command's child process writes its output through one.
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import { join } from 'node:path';
 import { LedgerError, ioError } from '../errors.js';
 import { DIGEST_RE, digestOf, sha256Hex } from '../canonical.js';
@@ -39,7 +39,7 @@ export interface BlobScratch { path: string; fd: number }
  */
 export function openBlobScratch(ledgerDir: string, ops: FileOps = realFileOps, mode = 0o644): BlobScratch {
   const dir = join(ledgerDir, 'blobs', 'tmp');
-  const path = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}`);
+  const path = join(dir, `${process.pid}-${nodeCrypto().randomBytes(6).toString('hex')}`);
   try {
     ops.mkdir(dir, 0o755); // scratch only: its entry need not survive a crash
     return { path, fd: ops.open(path, 'wx', mode) };

@@ -17,7 +17,7 @@
 //   again    after a refused push ('moved'): another attempt, after a pause (backoff.ts), or
 //            the write gives up after ATTEMPTS lost races.
 // The link itself holds only what is fixed for its life: the remote, the trust, the options.
-import { randomInt } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import { LedgerError } from '../errors.js';
 import type { FileOps } from '../fs/ops.js';
 import type { Trust } from '../keys/trust.js';
@@ -39,7 +39,7 @@ import type { JoinInfo, RemotePaths } from './state.js';
 import { buildCommit } from './tree.js';
 import { retryPauseMs, RETRY_CAP_MS, yieldMs, type RandomInt } from './backoff.js';
 
-const cryptoInt = (lo: number, hi: number): number => randomInt(lo, hi + 1);
+const cryptoInt = (lo: number, hi: number): number => nodeCrypto().randomInt(lo, hi + 1);
 
 export interface LinkOptions {
   /** --offline: when the remote cannot be reached, queue instead of refusing. */

@@ -8,6 +8,7 @@
 // A commit's records are its parent's plus new ones: building one starts from the parent's tree
 // and adds the new blobs and the new HEAD, with exactly one parent (none for genesis).
 import { LedgerError } from '../errors.js';
+import { nodeCrypto } from '../node-crypto.js';
 import { MAX_LINE_BYTES } from '../record.js';
 import { gitOk, runGit } from './git.js';
 
@@ -241,7 +242,7 @@ export function readBlobsById(gitDir: string, commit: string, oids: readonly str
 
 /** A record line's git blob id (SHA-1 of "blob <size>\0" and the line): what a tree names it by. */
 export function blobOid(line: Uint8Array): string {
-  const { createHash } = process.getBuiltinModule('node:crypto');
+  const { createHash } = nodeCrypto();
   return createHash('sha1').update(`blob ${line.length}\0`).update(line).digest('hex');
 }
 

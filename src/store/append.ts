@@ -31,7 +31,7 @@
 // chain's; the adoption of a joined ledger (adopt.ts) is steps 7 and 9 for records the remote
 // published.
 import { PROGRESS_EVERY, reportProgress } from '../progress.js';
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import { dirname } from 'node:path';
 import { canonicalAroundSig, digestOf, ed25519SigJson, toBase64url } from '../canonical.js';
 import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
@@ -348,7 +348,7 @@ function allChecked(drafts: readonly Draft[], checked: readonly Draft[] | undefi
 
 /** A new ledger's genesis draft (SPEC 4: a fresh 16-byte nonce, and its name if given), validated. */
 export function genesisDraft(agent: string, name?: string): Draft {
-  const draft = { kind: 'genesis', agent, nonce: toBase64url(randomBytes(16)), ...(name !== undefined ? { name } : {}) } as Draft;
+  const draft = { kind: 'genesis', agent, nonce: toBase64url(nodeCrypto().randomBytes(16)), ...(name !== undefined ? { name } : {}) } as Draft;
   assertDrafts([draft]);
   return draft;
 }

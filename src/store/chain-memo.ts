@@ -21,8 +21,7 @@ import { LedgerError } from '../errors.js';
 import type { Head } from '../record.js';
 import type { FileOps, FileStat } from '../fs/ops.js';
 import { checkChain, type ChainPoint } from './chain.js';
-import type { LedgerPaths } from './paths.js';
-import { ledgerStateName } from './state-dir.js';
+import { stateNameOf, type LedgerPaths } from './paths.js';
 
 interface Memo extends ChainPoint {
   dir: string;
@@ -39,7 +38,7 @@ function caches(paths: LedgerPaths, genesis: string) {
   const cache = paths.cache;
   if (!cache?.on('chain')) return null;
   const real = paths.real;
-  return { real, memory: cache.inMemory<Memo>('chain'), file: cache.userLog('chain', 'chain', `${ledgerStateName(real, genesis)}.json`) };
+  return { real, memory: cache.inMemory<Memo>('chain'), file: cache.userLog('chain', 'chain', `${stateNameOf(paths, genesis)}.json`) };
 }
 
 const sameFile = (m: Memo, st: FileStat) =>

@@ -9,6 +9,7 @@ import { replaceFileDurable } from '../fs/durable.js';
 import type { FileOps } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
 import type { LedgerCache } from '../cache/ledger-cache.js';
+import { headVouched, rememberVerifiedHead, type HeadMemoPaths } from './head-memo.js';
 
 /**
  * The HEAD this Ledger last verified or wrote, by its exact bytes (../cache/ 'head'): identical
@@ -26,8 +27,11 @@ function copyHead(h: Head): Head {
   return { v: h.v, genesis: h.genesis, seq: h.seq, tail: h.tail, size: h.size, ts: h.ts, sig: { alg: h.sig.alg, key: h.sig.key, value: h.sig.value } };
 }
 
-/** Parses HEAD's bytes strictly. Attacker-controlled input. */
-export function parseHead(bytes: Buffer, path: string, cache?: LedgerCache): Head {
+/**
+ * Parses HEAD's bytes strictly. Attacker-controlled input. `user`: the ledger's paths, when this
+ * user's memo of the HEAD it verified last may spare verifying the signature again (head-memo.ts).
+ */
+export function parseHead(bytes: Buffer, path: string, cache?: LedgerCache, user?: HeadMemoPaths): Head {
   const memo = verifiedHead(cache);
   const verified = memo?.get();
   if (verified && verified.bytes.equals(bytes)) return copyHead(verified.head);
@@ -42,9 +46,14 @@ export function parseHead(bytes: Buffer, path: string, cache?: LedgerCache): Hea
   if (problems.length) throw new LedgerError('OP_CORRUPT', `${path} is malformed (${problems[0]})`, { path, problems }, RUN_AUDIT);
   if (line instanceof LineProblem || !newline) throw new LedgerError('OP_CORRUPT', `${path} is not canonical JSON`, { path }, RUN_AUDIT);
   const head = value as Head;
-  const digest = idFromLine(line.text, head);
-  if (!verifySig('head', digest, head.sig)) {
-    throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify`, { path }, RUN_AUDIT);
+  // Every check above is made on every read; only the signature's may be skipped, for exactly
+  // the bytes this user verified before.
+  if (user === undefined || !headVouched(user, head.genesis, bytes)) {
+    const digest = idFromLine(line.text, head);
+    if (!verifySig('head', digest, head.sig)) {
+      throw new LedgerError('OP_CORRUPT', `${path} has a signature that does not verify`, { path }, RUN_AUDIT);
+    }
+    if (user !== undefined) rememberVerifiedHead(user, head.genesis, bytes);
   }
   memo?.set({ bytes: Buffer.from(bytes), head: copyHead(head) });
   return head;
@@ -64,7 +73,7 @@ export function readHeadWithBytes(ops: FileOps, paths: LedgerPaths): { head: Hea
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw ioError(e, 'read', paths.head);
   }
-  return { head: parseHead(bytes, paths.head, paths.cache), bytes };
+  return { head: parseHead(bytes, paths.head, paths.cache, paths), bytes };
 }
 
 /** A HEAD signed, with its exact line (one canonicalisation for the digest and the bytes). */

@@ -17,9 +17,9 @@ import { LedgerError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES, type Head } from '../record.js';
 import { LineProblem, decodeRecordLine, lineError, readRecordLine } from '../record-line.js';
 import { lineEndingAt, linesForward, openToRead } from '../fs/lines.js';
-import { realFileOps, type FileOps } from '../fs/ops.js';
+import { realFileOps, type FileOps, type FileStat } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
-import { assertTailIsLastLine, readRecords, type RecordAt } from './read.js';
+import { assertTailIsLastLine, isCheckedFile, readRecords, type RecordAt } from './read.js';
 
 /** A record reference as typed, checked for form only (nothing read yet). */
 export type RecordRef =
@@ -65,6 +65,8 @@ export interface ResolveOptions {
   ops?: FileOps;
   /** The derived index's answer for a full id; without it a full id costs a scan. */
   locate?: LocateId;
+  /** The file's identity as the caller's chain check left it (read.ts isCheckedFile). */
+  checked?: FileStat | null;
 }
 
 /** The one published record that `ref` names; INPUT_NOT_FOUND, or INPUT_AMBIGUOUS for a prefix of several. */
@@ -72,9 +74,9 @@ export function resolveRecordRef(paths: LedgerPaths, head: Head, ref: RecordRef,
   const ops = opts.ops ?? realFileOps;
   switch (ref.kind) {
     case 'head':
-      return recordAtSeq(paths, head, head.seq, ops)!;
+      return recordAtSeq(paths, head, head.seq, ops, opts.checked)!;
     case 'seq': {
-      const r = recordAtSeq(paths, head, ref.seq, ops);
+      const r = recordAtSeq(paths, head, ref.seq, ops, opts.checked);
       if (r) return r;
       const prefixHint = ref.text.length >= MIN_PREFIX_HEX ? `; for an id prefix of only digits, write sha256:${ref.text}` : '';
       throw new LedgerError('INPUT_NOT_FOUND', `no published record at seq ${ref.seq} (HEAD is at seq ${head.seq})${prefixHint}`, { seq: ref.seq, head_seq: head.seq });
@@ -107,13 +109,15 @@ export function resolveRecordRef(paths: LedgerPaths, head: Head, ref: RecordRef,
  * their order says is OP_CORRUPT, as is one whose tail is not HEAD's (checked first, as every
  * reader does).
  */
-export function recordAtSeq(paths: LedgerPaths, head: Head, seq: number, ops: FileOps = realFileOps): RecordAt | null {
+export function recordAtSeq(paths: LedgerPaths, head: Head, seq: number, ops: FileOps = realFileOps, checked?: FileStat | null): RecordAt | null {
   if (!Number.isSafeInteger(seq) || seq < 0 || seq > head.seq) return null;
   const fd = openToRead(ops, paths.records);
   try {
     const size = ops.size(paths.records);
     if (size < head.size) throw new LedgerError('OP_CORRUPT', `${paths.records} has ${size} bytes but HEAD publishes ${head.size}`, {}, RUN_AUDIT);
-    const tail = assertTailIsLastLine(ops, paths, head);
+    // The file whose chain the caller checked (`checked`): ids are the links (read.ts isCheckedFile).
+    const linked = isCheckedFile(ops, fd, checked);
+    const tail = assertTailIsLastLine(ops, paths, head, '', fd, linked);
     if (seq === head.seq) return tail;
     // Invariant: the line of `seq` starts in [lo, hi); lo is a line start, and so is hi.
     let lo = 0;
@@ -122,7 +126,7 @@ export function recordAtSeq(paths: LedgerPaths, head: Head, seq: number, ops: Fi
       const mid = lo + Math.floor((hi - lo) / 2);
       const line = lineAround(ops, fd, paths.records, mid, hi);
       const at = probeSeq(line.bytes, paths.records, line.offset);
-      if (at === seq) return checked(ops, fd, paths, head, line, seq);
+      if (at === seq) return checkedLine(ops, fd, paths, head, line, seq, linked);
       if (at < seq) lo = line.offset + line.bytes.length + 1;
       else hi = line.offset;
     }
@@ -140,7 +144,7 @@ export function recordById(paths: LedgerPaths, head: Head, id: string, opts: Res
     // them is the record, the scan below decides, so a stale or damaged index can never make a
     // published record unfindable (or a wrong one shown).
     for (const p of opts.locate(id)) {
-      const r = recordAtSeq(paths, head, p.seq, ops);
+      const r = recordAtSeq(paths, head, p.seq, ops, opts.checked);
       if (r && r.id === id) return r;
     }
   }
@@ -181,13 +185,19 @@ function probeSeq(bytes: Buffer, path: string, offset: number): number {
   return got.record.seq;
 }
 
-/** The found line as a record: UTF-8, canonical, the seq asked for, and named by the next line's prev_tail_hash. */
-function checked(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, line: Line, seq: number): RecordAt {
-  const { record, id } = readRecordLine(line.bytes, paths.records, line.offset, { seq });
+/**
+ * The found line as a record: UTF-8, canonical, the seq asked for, and named by the next line's
+ * prev_tail_hash. `linked` (read.ts isCheckedFile): the chain through HEAD was checked on this
+ * very file, so its id is that link, taken instead of hashed.
+ */
+function checkedLine(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, line: Line, seq: number, linked: boolean): RecordAt {
+  const { record, id: hashed } = readRecordLine(line.bytes, paths.records, line.offset, linked ? { seq, needId: false } : { seq });
   const nextOffset = line.offset + line.bytes.length + 1;
   const next = linesForward(ops, fd, paths.records, nextOffset, head.size, 4096).next();
   // The line after it is the record at the next seq, and links to this one.
-  const linked = next.done ? new LineProblem('link', 'is missing') : decodeRecordLine(next.value.bytes, { seq: seq + 1, prev: id, needId: false });
-  if (linked instanceof LineProblem) throw lineError(linked, paths.records, nextOffset, seq + 1);
+  const after = next.done ? new LineProblem('link', 'is missing') : decodeRecordLine(next.value.bytes, { seq: seq + 1, ...(linked ? {} : { prev: hashed }), needId: false });
+  if (after instanceof LineProblem) throw lineError(after, paths.records, nextOffset, seq + 1);
+  const id = linked ? after.record.prev_tail_hash : hashed;
+  if (typeof id !== 'string') throw lineError(new LineProblem('link', 'does not link to the record before it'), paths.records, nextOffset, seq + 1);
   return { seq, offset: line.offset, id, record };
 }

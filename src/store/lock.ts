@@ -12,7 +12,7 @@
 // serialised by a second, short-lived guard (`lock.takeover`), and the stale lock is re-read
 // under the guard, so two waiters can never both remove a lock and both believe they hold it.
 import { readFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.js';
 import { LedgerError, ioError } from '../errors.js';
 import { writeAll } from '../fs/durable.js';
 import { fsError, type FileOps } from '../fs/ops.js';
@@ -217,7 +217,7 @@ export function acquireLock(ops: FileOps, path: string, waitMs: number): HeldLoc
 let noncePrefix: string | null = null;
 let nonceCount = 0;
 function nextNonce(): string {
-  noncePrefix ??= randomBytes(8).toString('hex');
+  noncePrefix ??= nodeCrypto().randomBytes(8).toString('hex');
   return `${noncePrefix}-${(nonceCount++).toString(36)}`;
 }
 

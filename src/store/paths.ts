@@ -4,7 +4,7 @@ import { lstatSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { LedgerCache } from '../cache/ledger-cache.js';
 import { confineRoot } from '../fs/confine.js';
-import { ledgerKeyPath } from './state-dir.js';
+import { ledgerKeyPath, ledgerStateName } from './state-dir.js';
 
 export interface LedgerPaths {
   dir: string;
@@ -29,7 +29,16 @@ export interface LedgerPaths {
    * renamed while these paths are in use keeps the name they first had.
    */
   readonly real: string;
+  /**
+   * state-dir.ts ledgerStateName(real, genesis), taken once per genesis for these paths: every
+   * read verb names two state files by it (the chain memo, the HEAD memo), each a SHA-256.
+   */
+  stateName?(genesis: string): string;
 }
+
+/** The part of a state file's name that says which ledger `paths` is, with this genesis. */
+export const stateNameOf = (paths: Pick<LedgerPaths, 'real' | 'stateName'>, genesis: string): string =>
+  paths.stateName ? paths.stateName(genesis) : ledgerStateName(paths.real, genesis);
 
 /**
  * The ledger directory as its files are reached: absolute, and, when the name given is itself a
@@ -51,9 +60,14 @@ export function ledgerPaths(dir: string, stateDir?: string, cache?: LedgerCache)
   const d = ledgerDirOf(dir);
   confineRoot(d, true);
   let real: string | undefined;
+  let named: { genesis: string; name: string } | undefined;
   return {
     get real() {
       return (real ??= ledgerKeyPath(d));
+    },
+    stateName(genesis: string) {
+      if (named?.genesis !== genesis) named = { genesis, name: ledgerStateName(this.real, genesis) };
+      return named.name;
     },
     dir: d,
     records: join(d, 'records.jsonl'),

@@ -11,27 +11,31 @@ import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Head } from '../record.js';
 import { readRecordLine } from '../record-line.js';
 import { lineEndingAt, openToRead } from '../fs/lines.js';
-import { realFileOps, type FileOps } from '../fs/ops.js';
+import { realFileOps, type FileOps, type FileStat } from '../fs/ops.js';
 import type { LedgerPaths } from './paths.js';
-import { assertTailIsLastLine, type RecordAt } from './read.js';
+import { assertTailIsLastLine, isCheckedFile, type RecordAt } from './read.js';
 
 const corrupt = (why: string) => new LedgerError('OP_CORRUPT', why, {}, RUN_AUDIT);
 
 /** Published records newest first, from HEAD's tail back to the genesis, streaming. */
-export function* recordsBackward(paths: LedgerPaths, head: Head, ops: FileOps = realFileOps): Generator<RecordAt> {
+export function* recordsBackward(paths: LedgerPaths, head: Head, ops: FileOps = realFileOps, checked?: FileStat | null): Generator<RecordAt> {
   const fd = openToRead(ops, paths.records);
   try {
     // Fail closed before showing anything, as the forward reader does (read.ts readRecords).
     const size = ops.size(paths.records);
     if (size < head.size) throw corrupt(`${paths.records} has ${size} bytes but HEAD publishes ${head.size}`);
-    const tail = assertTailIsLastLine(ops, paths, head);
+    // The file whose chain the caller checked (`checked`): ids are the links (read.ts isCheckedFile).
+    const linked = isCheckedFile(ops, fd, checked);
+    const tail = assertTailIsLastLine(ops, paths, head, '', fd, linked);
     yield tail;
     let linkTo = tail.record.prev_tail_hash;
     let end = tail.offset;
     for (let seq = head.seq - 1; seq >= 0; seq--) {
       const { bytes, offset } = lineEndingAt(ops, fd, paths.records, end);
       // The record at the seq before, whose id is what the record after it links to.
-      const { record, id } = readRecordLine(bytes, paths.records, offset, { seq, id: String(linkTo) });
+      const { record, id } = linked
+        ? { ...readRecordLine(bytes, paths.records, offset, { seq, needId: false }), id: String(linkTo) }
+        : readRecordLine(bytes, paths.records, offset, { seq, id: String(linkTo) });
       if (seq === 0 && (offset !== 0 || id !== head.genesis)) throw corrupt(`${paths.records}: the line at byte ${offset} is not the genesis HEAD names`);
       yield { seq, offset, id, record };
       linkTo = record.prev_tail_hash;

@@ -23,7 +23,7 @@ export interface RecordAt {
  * The last record line, the one ending at `head.size`, read backwards (fs/lines.ts). `fd`:
  * records.jsonl open already (else it is opened here).
  */
-export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head, fd?: number): RecordAt {
+export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head, fd?: number, linked = false): RecordAt {
   const own = fd === undefined ? openToRead(ops, paths.records) : fd;
   let line: StoredLine;
   try {
@@ -32,8 +32,23 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head, fd?: 
     if (fd === undefined) ops.close(own);
   }
   const { bytes, offset } = line;
-  const { record, id } = readRecordLine(bytes, paths.records, offset);
-  return { seq: record.seq, offset, id, record };
+  // `linked` (isCheckedFile): the chain check ended at this line with HEAD's tail as its id.
+  const { record, id } = readRecordLine(bytes, paths.records, offset, linked ? { needId: false } : {});
+  return { seq: record.seq, offset, id: linked ? head.tail : id, record };
+}
+
+/**
+ * Speed (issue 22: a read verb with nothing new to check loads no node:crypto): whether the file
+ * open as `fd` is the very file whose chain through HEAD was checked (`checked`: what
+ * assertPublishedChain returned, the file's identity as checked; chain-memo.ts says how exact
+ * that is). Then each line's id is the next line's prev_tail_hash, and the last line's HEAD's
+ * tail: the chain check compared each recomputed id with exactly those, so a reader takes them
+ * from there instead of hashing the line again. Any other file, or no identity: hashed.
+ */
+export function isCheckedFile(ops: FileOps, fd: number, checked: FileStat | null | undefined): boolean {
+  if (!checked || !ops.fstat) return false;
+  const st = ops.fstat(fd);
+  return st !== null && st.dev === checked.dev && st.ino === checked.ino && st.size === checked.size && st.mtimeNs === checked.mtimeNs && st.ctimeNs === checked.ctimeNs;
 }
 
 /**
@@ -43,8 +58,8 @@ export function readTailLine(ops: FileOps, paths: LedgerPaths, head: Head, fd?: 
  * message for a verb that says what it refuses (recover); `fd` as for readTailLine. Throws
  * OP_CORRUPT.
  */
-export function assertTailIsLastLine(ops: FileOps, paths: LedgerPaths, head: Head, refusing = '', fd?: number): RecordAt {
-  const tail = readTailLine(ops, paths, head, fd);
+export function assertTailIsLastLine(ops: FileOps, paths: LedgerPaths, head: Head, refusing = '', fd?: number, linked = false): RecordAt {
+  const tail = readTailLine(ops, paths, head, fd, linked);
   if (tail.id !== head.tail || tail.seq !== head.seq) {
     throw new LedgerError('OP_CORRUPT', `${refusing}HEAD says the tail is seq ${head.seq} ${head.tail}, but the last published line is seq ${String(tail.seq)} ${tail.id}`, {}, RUN_AUDIT);
   }

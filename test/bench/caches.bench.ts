@@ -35,6 +35,7 @@ const KEPT_FOR: Record<CacheName, string[]> = {
   // Its target is gate-floor.bench.ts's (a gate with no --floor after an earlier one); the field
   // verbs run no gate.
   floor: [],
+  'head-memo': ['head', 'hook claude session-start'],
 };
 /**
  * Which to time (comma-separated); default every cache. `fold+fold-memo` times those two off

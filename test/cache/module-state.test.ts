@@ -22,6 +22,8 @@ const NOT_CACHES: Record<string, string> = {
   'src/handoff/yaml-lib.ts:lib': 'a library loaded on first use: code, not data',
   'src/causal/evidence/git.ts:childProcess': 'a builtin module loaded on first use',
   'src/canonical.ts:oneShotHash': 'a builtin function loaded on first use',
+  'src/canonical.ts:pureBytes': 'how many bytes this process hashed in JavaScript: which implementation computes SHA-256, not what it computes',
+  'src/node-crypto.ts:loaded': 'whether a builtin module was loaded: code, not data',
   'src/fs/confine.ts:roots': 'the folders this process works in, registered as it opens them: where paths are resolved from, not anything read from them',
   'src/fs/boundary.ts:decided': 'whom the command acts for, keyed by that command\'s environment object (a WeakMap): it dies with the environment, and depends on nothing else',
   'src/fs/boundary.ts:scoped': 'the environment of the command running now (set by the CLI for one command)',

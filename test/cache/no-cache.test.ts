@@ -125,12 +125,12 @@ describe('when the same verbs run on two copies of a ledger, one with LEDGER_NO_
     }
   });
 
-  it('without caches, no cache file is made: no record index, no fold memo, only the writer marks in the state directory', () => {
+  it('without caches, no cache file is made: no record index, no fold memo, no HEAD memo, only the writer marks in the state directory', () => {
     expect(existsSync(join(side('uncached').root, '.ledger', 'index'))).toBe(false);
     expect(readdirSync(side('uncached').state)).toEqual(['marks']);
     // The cached copy made them (the comparison above is not vacuous).
     expect(existsSync(join(side('cached').root, '.ledger', 'index'))).toBe(true);
-    expect(readdirSync(side('cached').state).sort()).toEqual(['chain', 'floor', 'marks']);
+    expect(readdirSync(side('cached').state).sort()).toEqual(['chain', 'floor', 'head', 'marks']);
   });
 
   it('without caches, a cache planted where one would be is never read', () => {

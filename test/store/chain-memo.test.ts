@@ -2,7 +2,7 @@
 // past what was checked before, and only while records.jsonl is exactly the file it names (dev,
 // ino, size, mtime and ctime in ns). Anything else (an edit, another user's writer, a copy) is
 // one full check. Proven by the byte offsets the check reads.
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -92,6 +92,38 @@ describe('when the memo does not name the file as it is', () => {
     for (const f of readdirSync(chain)) writeFileSync(join(chain, f), '{"junk');
     fresh();
     expect(check()[0]).toBe(0);
+  });
+
+  it('a memo file this user does not own alone (writable by its group or others, a link) is no memo: a full check', () => {
+    const chain = join(state, 'chain');
+    const [name] = readdirSync(chain);
+    const file = join(chain, name);
+    const text = readFileSync(file);
+    expect(check()).toEqual([]); // the control: the very memo, as this user's own, is believed
+    for (const mode of [0o620, 0o602]) {
+      chmodSync(file, mode);
+      fresh();
+      expect(check()[0]).toBe(0);
+      rmSync(file);
+      writeFileSync(file, text, { mode: 0o600 });
+    }
+    const elsewhere = join(s.dir, 'memo-elsewhere');
+    writeFileSync(elsewhere, text, { mode: 0o600 });
+    rmSync(file);
+    symlinkSync(elsewhere, file);
+    fresh();
+    expect(check()[0]).toBe(0);
+  });
+
+  it('a torn newest entry is passed over for the one before it (entries are told whole by their text)', () => {
+    const chain = join(state, 'chain');
+    const [name] = readdirSync(chain);
+    const file = join(chain, name);
+    const whole = readFileSync(file, 'utf8');
+    const entry = whole.slice(whole.lastIndexOf('\n', whole.length - 2));
+    appendFileSync(file, entry.slice(0, entry.length - 10)); // a second copy, torn
+    fresh();
+    expect(check()).toEqual([]);
   });
 
   it('without caches (LEDGER_NO_CACHE): a full check every time, and no memo written', () => {

@@ -42,7 +42,7 @@
 // is read (a name listed and then gone, a file replaced or written to, a directory whose
 // listing differs when read again at the end) is refused as "changed while digesting".
 import { isUtf8 } from 'node:buffer';
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../node-crypto.js';
 import type { Stats } from 'node:fs';
 import { digestOf, sha256Hex } from '../../canonical.js';
 import { regularFileSha256 } from './file.js';
@@ -164,7 +164,7 @@ export interface DirDigest { digest: string; stream?: Buffer }
 
 function streamDigest(header: Buffer[], entries: Walked[], keep: boolean): DirDigest {
   entries.sort((a, b) => Buffer.compare(a.rel, b.rel));
-  const hash = createHash('sha256');
+  const hash = nodeCrypto().createHash('sha256');
   const kept: Buffer[] = [];
   const put = (b: Buffer) => {
     hash.update(b);

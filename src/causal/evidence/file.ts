@@ -5,13 +5,13 @@
 // O_NOFOLLOW | O_NONBLOCK (a link swapped in since fails, a FIFO swapped in cannot block), and
 // the open descriptor is fstat'ed: another inode, another kind, or a size or mtime that moves
 // while it is read means the file changed while digesting, a refusal, never a wrong digest.
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../node-crypto.js';
 import { readSync, type Stats } from 'node:fs';
 import { badEvidence, changedWhileDigesting, errnoOf, kindOf, shown, type EvidenceReadOps } from './read-ops.js';
 
 /** SHA-256 of everything readable from an open file, read in 1 MiB chunks, and its length. */
 export function hashOpenFile(fd: number, read: (fd: number, buf: Buffer) => number = defaultRead): { hex: string; bytes: number } {
-  const hash = createHash('sha256');
+  const hash = nodeCrypto().createHash('sha256');
   const buf = Buffer.alloc(1 << 20);
   let bytes = 0;
   for (;;) {

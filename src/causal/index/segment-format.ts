@@ -22,7 +22,7 @@
 // digests recomputed): they are not keyed, and whoever may write .ledger/index/ can do that
 // (docs/guarantees.md). Cost: one hash of the header and table per open, and of one page (at most
 // PAGE_BUCKETS buckets, about 4 rows each) per lookup.
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../../node-crypto.js';
 
 export interface Posting { seq: number; offset: number }
 
@@ -76,7 +76,7 @@ function rawDigest(id: string | null): Buffer {
 }
 
 const sha256 = (...parts: Buffer[]) => {
-  const h = createHash('sha256');
+  const h = nodeCrypto().createHash('sha256');
   for (const p of parts) h.update(p);
   return h.digest();
 };

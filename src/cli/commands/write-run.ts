@@ -2,7 +2,7 @@
 // from stdin), recover. Registered in write.ts.
 import { dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { nodeCrypto } from '../../node-crypto.js';
 import { resolve } from 'node:path';
 import { LedgerError } from '../../errors.js';
 import { KEY_NAME_RE, authorizeCommand, createSigner, parseJsonStrict, trustEntry } from '../../formats.js';
@@ -55,7 +55,7 @@ export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: s
   let key: { name: string; seed: Uint8Array };
   if (existing) key = existing;
   else {
-    key = { name: 'harness', seed: new Uint8Array(randomBytes(32)) };
+    key = { name: 'harness', seed: new Uint8Array(nodeCrypto().randomBytes(32)) };
     writeSecretKey(kp, key.name, key.seed);
     created = true;
   }
@@ -136,7 +136,7 @@ export async function runKeygen(io: CliIO, f: Global & { out?: string; name?: st
   if (f.out === undefined) throw new LedgerError('USAGE', '--out is required (where to write the new secret key)');
   const name = f.name ?? 'harness';
   if (!KEY_NAME_RE.test(name)) throw new LedgerError('USAGE', `--name must be 1-64 chars of [A-Za-z0-9._@-], got "${name}"`);
-  const seed = new Uint8Array(randomBytes(32));
+  const seed = new Uint8Array(nodeCrypto().randomBytes(32));
   const target = resolve(io.cwd, f.out);
   writeSecretKey(target, name, seed);
   const entry = trustEntry(name, createSigner(seed).publicKey);
