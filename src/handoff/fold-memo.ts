@@ -266,7 +266,7 @@ function loadMemo(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, memo
 /**
  * The located records, each read from records.jsonl: a whole line that starts where the memo
  * says (byte 0, or the byte after a newline), a record of the seq it is located at and of a kind
- * the list holds; its id is its line's hash. null when any of them is not. That is enough
+ * the list holds; its id is the next line's link (linkedId) or its line's hash. null when any of them is not. That is enough
  * because the chain through HEAD is checked before (withChecked): every line there is a canonical
  * record at its seq, linked to the one before it, so a line at a seq is that record.
  * Policy: no signature is checked here, as none is by the forward scan the fold used before:
@@ -304,17 +304,38 @@ function readOne(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, seq: 
   // A record longer than the buffer (rare: records are small) is read whole by the line reader.
   const bytes = nl >= 0 ? located.subarray(lineStart, nl) : linesForward(ops, fd, paths.records, offset, head.size).next().value?.bytes;
   if (!bytes) return null;
-  const line = decodeRecordLine(bytes, { seq, chained: true });
+  // Its id from the chain (linkedId), when the line after it is in the buffer too; else hashed.
+  const end = offset + bytes.length + 1;
+  const nextNl = nl >= 0 ? located.subarray(0, got).indexOf(0x0a, nl + 1) : -1;
+  const linked = end === head.size ? head.tail : nextNl >= 0 ? linkedId(located.subarray(nl + 1, nextNl), seq) : null;
+  const line = decodeRecordLine(bytes, { seq, chained: true, ...(linked !== null ? { needId: false } : {}) });
   if (line instanceof LineProblem || !kinds.has(line.record.kind)) return null;
   // Parsed once: the record itself is kept (frozen, as every kept record is), not its text.
-  return { seq, offset, id: line.id, record: frozenRecordOf(line.record) };
+  return { seq, offset, id: linked ?? line.id, record: frozenRecordOf(line.record) };
 }
 
-/** Whether the line ending at the memo's `end` is its record: that seq, that id. */
+/**
+ * Speed (issue 22: `status`, `resume` and the hooks load no node:crypto for the memo's hundred
+ * records): the id of the record at `seq`, read from the link of the line after it, `next`
+ * (HEAD's tail for the last line). Only under withChecked: the chain through HEAD was checked on
+ * this very open file, comparing each line's recomputed id with exactly that link. null when
+ * `next` is not the record at the next seq with a link (the caller then hashes the line).
+ */
+function linkedId(next: Uint8Array, seq: number): string | null {
+  const got = decodeRecordLine(next, { seq: seq + 1, chained: true, needId: false });
+  if (got instanceof LineProblem) return null;
+  const link = got.record.prev_tail_hash;
+  return typeof link === 'string' ? link : null;
+}
+
+/** Whether the line ending at the memo's `end` is its record: that seq, that id (the next line's link, as readOne). */
 function endsAt(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, memo: { seq: number; end: number; id: string }): boolean {
   if (memo.seq === head.seq) return memo.end === head.size && memo.id === head.tail;
   try {
     const { bytes } = lineEndingAt(ops, fd, paths.records, memo.end);
+    const next = linesForward(ops, fd, paths.records, memo.end, head.size).next();
+    const linked = next.done ? null : linkedId(next.value.bytes, memo.seq);
+    if (linked !== null) return linked === memo.id && !(decodeRecordLine(bytes, { seq: memo.seq, needId: false }) instanceof LineProblem);
     return !(decodeRecordLine(bytes, { seq: memo.seq, id: memo.id }) instanceof LineProblem);
   } catch {
     return false; // no line ends there, or not a canonical record: the memo does not match
