@@ -1,9 +1,10 @@
 // The per-user state directory (SPEC 5): what a writer must remember about a ledger where the
 // ledger's own directory cannot reach it, since anyone who can write `.ledger/` could rewrite it
-// there. Two kinds of file, each named by a digest of what it is about:
+// there. Three kinds of file, each named by a digest of what it is about:
 //
 //   marks/<ledger>-<key>.json   the highest HEAD this user published with this key (head-guard.ts)
 //   chain/<ledger>.json         how far records.jsonl was verified, and as what file (chain-memo.ts)
+//   head/<ledger>               the HEAD bytes whose signature this user verified last (head-memo.ts)
 //
 // `<ledger>` digests the realpath of the ledger directory and its genesis id, so two copies of
 // one fixture in different temp folders never share a file, and a ledger replaced by another
