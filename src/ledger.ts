@@ -29,7 +29,7 @@ export type { ListedKey } from './causal/authorize.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
 import { keepUserFloor, userFloorPath } from './store/user-floor.js';
 import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
-import { LedgerCache, cachesOff } from './cache/ledger-cache.js';
+import { LedgerCache, cachesOff, withOff } from './cache/ledger-cache.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
@@ -220,7 +220,11 @@ export class Ledger {
     // folder that is this user's or root's and writable by no one else.
     assertStrictRoot(stateDir);
     // This Ledger's caches (src/cache/): LEDGER_NO_CACHE read here, once, and passed down.
-    const cache = new LedgerCache(opts.cache ?? cachesOff(env), stateDir);
+    // Policy (speed): a Ledger given a key keeps no HEAD memo (store/head-memo.ts): it loads
+    // node:crypto to sign anyway, where verifying HEAD costs about 0.1 ms, and a memo replaced by
+    // rename just before the append's fsyncs would make them wait for it on ext4 (state-log.ts).
+    const off = opts.cache ?? cachesOff(env);
+    const cache = new LedgerCache(opts.key !== undefined && off !== false && off !== 'all' ? withOff(off, 'head-memo') : off, stateDir);
     this.paths = ledgerPaths(opts.dir ?? '.ledger', stateDir, cache);
     // A writer (it holds a key) reads nothing from a ledger directory someone else could write.
     if (opts.key !== undefined) assertStrictRoot(this.paths.dir);

@@ -61,6 +61,11 @@ export function cachesOff(env: Record<string, string | undefined>): CachesOff {
   return names.every((n) => (NAMES as readonly string[]).includes(n)) ? new Set(names as CacheName[]) : 'all';
 }
 
+/** `off` with cache `name` off too (`true`: none was off). */
+export function withOff(off: true | ReadonlySet<CacheName>, name: CacheName): ReadonlySet<CacheName> {
+  return new Set([...(off === true ? [] : off), name]);
+}
+
 /** A cache file larger than this is not read (a planted file must not cost memory). */
 const LEDGER_FILE_MAX = 16 << 20;
 

@@ -54,7 +54,8 @@ function forgeHead(): Buffer {
 }
 
 describe('the HEAD memo', () => {
-  it('a real verification writes it: exactly HEAD\'s bytes, 0600 in a 0700 folder', () => {
+  it('a reader\'s real verification writes it, exactly HEAD\'s bytes; a writer (a Ledger with a key) keeps none', () => {
+    expect(existsSync(memoDir())).toBe(false); // beforeEach's writer appended
     read();
     expect(readFileSync(memoFile()).equals(readFileSync(join(dir, 'HEAD')))).toBe(true);
     expect(readdirSync(state)).toContain('head');
@@ -76,7 +77,7 @@ describe('the HEAD memo', () => {
   });
 
   it('with the caches off it is neither read nor written', () => {
-    rmSync(memoDir(), { recursive: true, force: true }); // the writer's, from beforeEach
+    rmSync(memoDir(), { recursive: true, force: true }); // none yet (a writer keeps none): made sure
     expect(read(false)!.seq).toBe(2);
     expect(existsSync(memoDir())).toBe(false);
     read();
