@@ -11,13 +11,13 @@
 //             the same whatever was committed, so the stop hook compares content, not HEAD
 //             (SPEC 12: a commit of exactly the checkpointed work is not a change)
 // Read-only, through handoff/git.ts (a scrubbed environment, fsmonitor off, as the caller's user).
-import { lstatSync } from 'node:fs';
+import { lstatSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { sha256Hex } from '../canonical.js';
 import type { CodePlace } from '../record.js';
 import type { Boundary } from '../fs/boundary.js';
-import { git, isLedgerFile, statusPaths, type LedgerFiles } from './git.js';
+import { git, isLedgerFile, type LedgerFiles } from './git.js';
 
 export type { CodePlace };
 
@@ -29,45 +29,125 @@ export function workTreeTop(dir: string, as?: Boundary): string | null {
   return git(dir, ['rev-parse', '--show-toplevel'], as)?.replace(/\n$/, '') || null;
 }
 
+/** What one `git status --porcelain=v2 -z --branch` says: the branch header and the changed paths. */
+interface Status {
+  /** HEAD's commit, null when none yet (`(initial)`) or not a hash. */
+  commit: string | null;
+  /** The branch checked out, null when detached. */
+  branch: string | null;
+  /** The upstream's short name (`origin/main`), null when none is set. */
+  upstream: string | null;
+  /** Every path the status reports, relative to the top (porcelain paths always are). */
+  paths: string[];
+}
+
+/** Fields before the path in each porcelain v2 entry kind (`1` ordinary, `2` renamed, `u` unmerged). */
+const FIELDS: Record<string, number> = { '1': 8, '2': 9, u: 10 };
+
+/**
+ * One status for everything a code place needs (issue 22: a start, checkpoint or finish ran eight
+ * git processes; the branch, commit and upstream come from the header of the status it needs
+ * anyway). Untracked files listed one by one (`all`), renames as a deletion and an addition.
+ */
+function status(top: string, as?: Boundary): Status | null {
+  const out = git(top, ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--no-renames'], as);
+  if (out === null) return null;
+  const st: Status = { commit: null, branch: null, upstream: null, paths: [] };
+  const entries = out.split('\0');
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    if (e.startsWith('# branch.oid ')) {
+      const oid = e.slice('# branch.oid '.length);
+      if (oid === '(initial)') continue; // no commit yet
+      if (!/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(oid)) return null; // not the format asked for
+      st.commit = oid;
+    } else if (e.startsWith('# branch.head ')) {
+      const head = e.slice('# branch.head '.length);
+      st.branch = head === '(detached)' ? null : head;
+    } else if (e.startsWith('# branch.upstream ')) {
+      st.upstream = e.slice('# branch.upstream '.length);
+    } else if (e.startsWith('? ') || e.startsWith('! ')) {
+      st.paths.push(e.slice(2));
+    } else if (FIELDS[e[0]] !== undefined && e[1] === ' ') {
+      // The path is what follows the fixed fields; it may itself hold spaces.
+      let at = 0;
+      for (let n = 0; n < FIELDS[e[0]] && at >= 0; n++) at = e.indexOf(' ', at + 1);
+      if (at < 0) return null; // not the format asked for: cannot be told
+      st.paths.push(e.slice(at + 1));
+      if (e[0] === '2') i++; // the original path follows as an entry of its own
+    } else if (e !== '' && !e.startsWith('# ')) {
+      return null;
+    }
+  }
+  return st;
+}
+
+/** The repository's object format, asked only when no commit shows it. */
+function objectFormat(top: string, as?: Boundary): string | null {
+  return git(top, ['rev-parse', '--show-object-format'], as)?.trim() ?? null;
+}
+
+/** git's blob id of a symbolic link: the hash of "blob <length>", a NUL and the name the link holds. */
+function linkBlob(path: string, algorithm: 'sha1' | 'sha256'): string | null {
+  let target: Buffer;
+  try {
+    target = readlinkSync(path, { encoding: 'buffer' });
+  } catch {
+    return null;
+  }
+  const { createHash } = process.getBuiltinModule('node:crypto');
+  return createHash(algorithm).update(`blob ${target.length}\0`).update(target).digest('hex');
+}
+
 /**
  * The digest of the work tree's content (see the header), or null when it cannot be told (no
  * git, too many changes). HEAD's tree, listed, with every path `git status` reports replaced by
  * what is on disk (hashed by git, as a commit would store it) or dropped when deleted.
  */
-export function workTreeContent(top: string, own: LedgerFiles, as?: Boundary): string | null {
+export function workTreeContent(top: string, own: LedgerFiles, as?: Boundary, known?: Status | null): string | null {
+  const st = known === undefined ? status(top, as) : known;
+  if (st === null) return null;
   const entries = new Map<string, string>();
-  const listed = git(top, ['ls-tree', '-r', '-z', '--full-tree', 'HEAD'], as);
-  // No HEAD yet: nothing committed; the status lists every file.
-  for (const e of (listed ?? '').split('\0')) {
+  // No commit yet: nothing listed; the status lists every file.
+  const listed = st.commit === null ? '' : git(top, ['ls-tree', '-r', '-z', '--full-tree', st.commit], as);
+  if (listed === null) return null;
+  for (const e of listed.split('\0')) {
     const tab = e.indexOf('\t');
     if (tab < 0) continue;
     const [mode, , oid] = e.slice(0, tab).split(' ');
     entries.set(e.slice(tab + 1), `${mode} ${oid}`);
   }
-  const status = git(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'], as);
-  if (status === null) return null;
-  const changed = statusPaths(status).map((p) => p.replace(/\/$/, ''));
+  const changed = st.paths.map((p) => p.replace(/\/$/, ''));
   if (changed.length > MAX_HASHED) return null;
   const files: string[] = [];
   for (const p of changed) {
-    let st;
+    let lst;
     try {
-      st = lstatSync(join(top, p));
+      lst = lstatSync(join(top, p));
     } catch {
       entries.delete(p); // deleted in the work tree
       continue;
     }
-    if (st.isDirectory()) continue; // a submodule: its entry stays as listed
+    if (lst.isDirectory()) continue; // a submodule: its entry stays as listed
+    if (lst.isSymbolicLink()) {
+      // git stores a link as a blob of its target's name; `hash-object` would read the file it
+      // points at (and a link could point anywhere), so its blob id is computed here.
+      const id = linkBlob(join(top, p), st.commit?.length === 64 || (st.commit === null && objectFormat(top, as) === 'sha256') ? 'sha256' : 'sha1');
+      if (id === null) return null;
+      entries.set(p, `120000 ${id}`);
+      continue;
+    }
     files.push(p);
   }
   if (files.length) {
     const oids = git(top, ['hash-object', '--stdin-paths'], as, files.map((f) => `${f}\n`).join(''))?.trim().split('\n') ?? [];
     if (oids.length !== files.length) return null;
-    files.forEach((f, i) => {
-      const st = lstatSync(join(top, f));
-      const mode = st.isSymbolicLink() ? '120000' : st.mode & 0o111 ? '100755' : '100644';
-      entries.set(f, `${mode} ${oids[i]}`);
-    });
+    for (const [i, f] of files.entries()) {
+      const lst = lstatSync(join(top, f));
+      // Turned into a link since it was listed: hash-object read what it points at.
+      if (lst.isSymbolicLink()) return null;
+      entries.set(f, `${lst.mode & 0o111 ? '100755' : '100644'} ${oids[i]}`);
+    }
   }
   const lines = [...entries.entries()]
     .filter(([p]) => !isLedgerFile(join(top, p), own))
@@ -76,24 +156,26 @@ export function workTreeContent(top: string, own: LedgerFiles, as?: Boundary): s
   return `sha256:${sha256Hex(Buffer.from(lines.join(''), 'utf8'))}`;
 }
 
-/** Where the code is now, for the record a start, checkpoint or finish writes (see the header). */
+/**
+ * Where the code is now, for the record a start, checkpoint or finish writes (see the header).
+ * Four git processes at most: the top, one status, the remote refs holding the commit, HEAD's
+ * tree (and `hash-object` when files changed).
+ */
 export function codePlace(dir: string, own: LedgerFiles, as?: Boundary): CodePlace {
   const machine = hostname().slice(0, 255) || 'unknown';
   const top = workTreeTop(dir, as);
   if (top === null) return { machine, path: dir, git: null };
-  const commitRaw = git(top, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], as)?.trim() || null;
-  const commit = commitRaw && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(commitRaw) ? commitRaw : null;
-  const ref = git(top, ['symbolic-ref', '--quiet', 'HEAD'], as)?.trim() || null;
-  const branch = ref?.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null;
+  const st = status(top, as);
+  const commit = st?.commit ?? null;
+  const branch = st?.branch ?? null;
   let pushed_to: string | null = null;
   if (commit) {
     const holders = (git(top, ['for-each-ref', '--contains', commit, '--format=%(refname:short)', 'refs/remotes'], as) ?? '').split('\n').filter((r) => r && !r.endsWith('/HEAD'));
-    const upstream = git(top, ['rev-parse', '--abbrev-ref', '--symbolic-full-name', '@{upstream}'], as)?.trim();
+    const upstream = st?.upstream;
     pushed_to = (upstream && holders.includes(upstream) ? upstream : holders.find((h) => branch !== null && h.endsWith(`/${branch}`)) ?? holders[0]) ?? null;
   }
-  const status = git(top, ['status', '--porcelain=v1', '-z', '--untracked-files=normal'], as);
   // Policy: a status that cannot be read is dirty (fail closed: "clean" is a claim).
-  const dirty = status === null || !statusPaths(status).every((p) => isLedgerFile(join(top, p.replace(/\/$/, '')), own));
-  const content = workTreeContent(top, own, as);
+  const dirty = st === null || !st.paths.every((p) => isLedgerFile(join(top, p.replace(/\/$/, '')), own));
+  const content = workTreeContent(top, own, as, st);
   return { machine, path: top, git: { branch, commit, pushed_to: pushed_to ? pushed_to.slice(0, 4096) : null, dirty, ...(content ? { content } : {}) } };
 }
