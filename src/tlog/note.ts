@@ -148,9 +148,11 @@ export function formatVkey(v: { name: string; type: number; publicKey: Uint8Arra
 export function parseVkey(text: string, types: readonly number[] = [SIG_ED25519, SIG_COSIGNATURE_V1]): Vkey {
   const bad = (why: string) => new LedgerError('INPUT_KEY', `bad verifier key ${quote(text)}: ${why}`, { why });
   if (typeof text !== 'string') throw bad('not text');
-  const parts = text.split('+');
-  if (parts.length !== 3) throw bad('expected <name>+<key id>+<key>');
-  const [name, idHex, keyB64] = parts;
+  // The name and the ID end at the first two plus signs; the base64 key may hold more.
+  const i = text.indexOf('+');
+  const j = i < 0 ? -1 : text.indexOf('+', i + 1);
+  if (j < 0) throw bad('expected <name>+<key id>+<key>');
+  const [name, idHex, keyB64] = [text.slice(0, i), text.slice(i + 1, j), text.slice(j + 1)];
   if (!isKeyName(name)) throw bad('bad key name');
   if (!/^[0-9a-f]{8}$/.test(idHex)) throw bad('the key ID is not 8 lowercase hex digits');
   const raw = fromBase64(keyB64);

@@ -8,7 +8,7 @@
 import { LedgerError } from '../errors.js';
 import { parseCheckpoint, type Checkpoint } from './checkpoint.js';
 import { EMPTY_ROOT, hashEqual, parseDecimal, parseHash, quote, toBase64 } from './hash.js';
-import { formatSignatureLine, openNote, parseNote, type Note, type NoteSigner, type NoteVerifier } from './note.js';
+import { formatSignatureLine, openNote, parseNote, type Note, type NoteSignature, type NoteSigner, type NoteVerifier } from './note.js';
 import { verifyConsistency } from './verify.js';
 
 export const MAX_CONSISTENCY_LINES = 63;
@@ -49,7 +49,7 @@ export interface LogState {
 }
 
 export type Decision =
-  | { status: 200; state: LogState; checkpoint: Checkpoint; note: Note }
+  | { status: 200; state: LogState; checkpoint: Checkpoint; note: Note; logSigs: NoteSignature[] }
   | { status: 400 | 403 | 404 | 422; reason: string }
   | { status: 409; size: number; reason: string };
 
@@ -89,7 +89,7 @@ export function decideAddCheckpoint(
   } else if (!verifyConsistency(last!.size, cp.size, last!.root, cp.root, req.proof)) {
     return { status: 422, reason: last!.size === cp.size ? 'the same size with a different root' : 'the consistency proof does not verify' };
   }
-  return { status: 200, state: { origin: cp.origin, size: cp.size, root: cp.root }, checkpoint: cp, note };
+  return { status: 200, state: { origin: cp.origin, size: cp.size, root: cp.root }, checkpoint: cp, note, logSigs: opened.verified.map((v) => v.sig) };
 }
 
 /** The 200 body: one cosignature line per witness key over the checkpoint's text. */

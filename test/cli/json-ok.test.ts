@@ -38,6 +38,7 @@ const CASES: { verb: string; args: () => string[]; stdin?: string; env?: Record<
   { verb: 'trust', args: () => ['trust', 'add', createSigner(readSecretKey(join(project.dir, 'keys/other.key')).seed).publicKey, '--name', 'other', '--agents', 'ci', '--reason', 'a CI runner'] },
   { verb: 'trust', args: () => ['trust', 'list'] },
   { verb: 'trust', args: () => ['trust', 'revoke', 'other', '--reason', 'retired'] },
+  { verb: 'witness', args: () => ['witness', 'init', '--state', join(project.dir, 'witness'), '--name', 'witness.test/w1'] },
   { verb: 'append', args: () => handoff('op_3', 'e1') },
   { verb: 'append', args: () => handoff('op_3', 'e1') }, // an identical retry: nothing appended
   { verb: 'append', args: () => ['append', 'intent', '--op', 'op_4', '--exec', 'e1', '--action', 'deploy'] },
