@@ -11,7 +11,8 @@
 //       last published line; remove temp files a killed writer left
 //    5. let the caller decide, on that HEAD, what to append (idempotency, ownership, the gate)
 //    6. place and sign (placeDrafts, closingHead): each draft's seq, link and ts, its id and its
-//       signature; then the new HEAD over them, signed
+//       signature; then the new HEAD over them, signed; and the checkpoint of the tree through
+//       them (checkpoint.ts, SPEC 13: O(log n) hashes), written after step 9
 //    7. move bytes past HEAD's size into quarantine/ (recover.ts: they were never published)
 //    8. publish, in a joined ledger (publisher.ts): the push built on what step 3 found;
 //       'moved' (another machine published first): back to step 3 in a new attempt, bounded;
@@ -48,6 +49,7 @@ import { grantsAt } from './grants.js';
 import { writerTrust } from './head-guard.js';
 import { acceptProblem, applyKeyRecord, authorizeCommand, hasAdmin, keyRecordProblem, pinOf, type Grants } from '../keys/grants.js';
 import type { Trust } from '../keys/trust.js';
+import { CHECKPOINT_FILE, TREE_FILE, nextCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
 import { assertPublishedChain, assertTailIsLastLine, type RecordAt } from './read.js';
@@ -203,6 +205,7 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   // 6. place and sign
   const placed = placeDrafts(drafts, head, w.now(), w.signer);
   const newHead = closingHead(head, placed, w.now(), w.signer);
+  const checkpoint = nextCheckpoint(ops, paths, head, placed.data, newHead.head, w.signer);
   // 7. quarantine
   const recovered = quarantineUnpublished(ops, paths, head);
   // 8. publish (a joined ledger)
@@ -213,6 +216,7 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   }
   // 9. lines, then HEAD
   const st = writeLinesThenHead(ops, paths, { at: head.size, lines: placed.data, headBefore: current.bytes, head: newHead });
+  writeCheckpoint(ops, paths, checkpoint);
   // 10. remember
   const last = placed.appended[placed.appended.length - 1];
   remember(paths, w.guard, w.signer.publicKey, newHead.head, last.offset, st);
@@ -256,6 +260,7 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
     removeLeftovers(ops, paths);
     // 9. the line, then HEAD
     const st = writeLinesThenHead(ops, paths, { at: 0, lines: genesis.placed.data, headBefore: null, head: genesis.head }, 'genesis');
+    writeCheckpoint(ops, paths, nextCheckpoint(ops, paths, null, genesis.placed.data, genesis.head.head, signer));
     // 10. remember
     remember(paths, guard, signer.publicKey, genesis.head.head, 0, st);
     return { records: genesis.placed.appended, head: genesis.head.head, recovered: recovered.unpublished ? recovered : null };
@@ -431,7 +436,7 @@ function marksOf(guard: WriterGuard, paths: LedgerPaths, head: Head, ownKey: str
 function removeLeftovers(ops: FileOps, paths: LedgerPaths): void {
   // Speed (the durable append): quarantine/ is listed only when the ledger directory holds one.
   let quarantine = true;
-  removeStaleTemps(ops, paths.dir, (target) => target === 'HEAD', (names) => (quarantine = names.includes('quarantine')));
+  removeStaleTemps(ops, paths.dir, (target) => target === 'HEAD' || target === CHECKPOINT_FILE || target === TREE_FILE, (names) => (quarantine = names.includes('quarantine')));
   if (quarantine) removeStaleTemps(ops, paths.quarantine, (target) => QUARANTINE_NAME_RE.test(target));
 }
 

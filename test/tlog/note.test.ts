@@ -228,3 +228,15 @@ describe('tlog-policy', () => {
     for (const b of bad) expect(codeOf(() => parsePolicy(b)), JSON.stringify(b)).toBe('INPUT_POLICY');
   });
 });
+
+describe('the add-checkpoint request (tlog-witness)', () => {
+  it('parses the spec example body', async () => {
+    const { parseAddCheckpoint } = await import('../../src/tlog/witness-protocol.js');
+    const r = parseAddCheckpoint(c2sp.addCheckpointExample);
+    expect(r.oldSize).toBe(20852014);
+    expect(r.proof.length).toBe(4);
+    const note = parseNote(r.checkpointNote);
+    expect(parseCheckpoint(note.text)).toMatchObject({ origin: 'example.com/behind-the-sofa', size: 20852163 });
+    expect(note.sigs.length).toBe(2);
+  });
+});

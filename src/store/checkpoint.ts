@@ -1,0 +1,171 @@
+// The ledger's tree and checkpoint (SPEC 13), kept beside HEAD: `.ledger/tree`, the RFC 6962 tree's
+// stored hashes (src/tlog/tree.ts: 32 bytes each, in Go sumdb's order), and `.ledger/checkpoint`,
+// the C2SP checkpoint of HEAD's tree size signed by HEAD's key.
+//
+// An append (append.ts step 6) reads the right edge it merges with from `tree`, O(log n) hashes,
+// and signs the next checkpoint; after HEAD (step 9) it appends the new stored hashes and replaces
+// the checkpoint. Both files are derivable from the records and HEAD's key, so they are written
+// without fsync (fs/durable.ts replaceFileUnsynced, O_APPEND): a crash costs a rebuild,
+// never a record.
+//
+// Policy (hostile .ledger/): `tree` is believed only when the root it gives at HEAD's size is the
+// root of the checkpoint HEAD's key signed for that size; otherwise it is rebuilt from the
+// records, which the chain check has bound to HEAD. A checkpoint is never written for more than
+// HEAD covers: it is signed with the same tree size as the HEAD signed beside it.
+import { join } from 'node:path';
+import { fromBase64url } from '../canonical.js';
+import type { Head } from '../record.js';
+import { replaceFileUnsynced } from '../fs/durable.js';
+import { openToRead, linesForward } from '../fs/lines.js';
+import type { FileOps } from '../fs/ops.js';
+import type { Signer } from '../sign.js';
+import { formatCheckpoint, ledgerOrigin, parseCheckpoint } from '../tlog/checkpoint.js';
+import { HASH_SIZE, hashEqual, leafHash } from '../tlog/hash.js';
+import { SIG_ED25519, ed25519NoteVerifier, keyIdOf, openNote, parseNote, signNote, type NoteSigner } from '../tlog/note.js';
+import { storedHashCount, storedHashesForLeaf, treeHash, type HashReader } from '../tlog/tree.js';
+import type { LedgerPaths } from './paths.js';
+
+export const TREE_FILE = 'tree';
+export const CHECKPOINT_FILE = 'checkpoint';
+
+/** HEAD's key as the log's note signer: the key name is the origin (tlog-policy "Defining a log"). */
+export function logNoteSigner(origin: string, signer: Signer): NoteSigner {
+  const publicKey = fromBase64url(signer.publicKey, 32)!;
+  return { name: origin, type: SIG_ED25519, publicKey, keyId: keyIdOf(origin, SIG_ED25519, publicKey), sign: (text) => signer.sign(Buffer.from(text, 'utf8')) };
+}
+
+/** The log's verifier for a base64url Ed25519 key (a HEAD's `sig.key`, a trust-file key). */
+export function logNoteVerifier(origin: string, key: string) {
+  const publicKey = fromBase64url(key, 32);
+  if (publicKey === null) return null;
+  return ed25519NoteVerifier({ name: origin, type: SIG_ED25519, publicKey, keyId: keyIdOf(origin, SIG_ED25519, publicKey) });
+}
+
+/** Stored hashes read from an open `tree` file, plus hashes not yet written after `base`. */
+function treeReader(ops: FileOps, fd: number | null, base: number, pending: Uint8Array[]): HashReader {
+  return {
+    readHashes: (indexes) => indexes.map((i) => {
+      if (i >= base) {
+        const h = pending[i - base];
+        if (!h) throw new RangeError(`stored hash ${i} is past the tree`);
+        return h;
+      }
+      const buf = new Uint8Array(HASH_SIZE);
+      if (fd === null || ops.read(fd, buf, i * HASH_SIZE) !== HASH_SIZE) throw new RangeError(`stored hash ${i} is not in the tree file`);
+      return buf;
+    }),
+  };
+}
+
+/** The next checkpoint and the stored hashes to append after `at` (in hashes) for it. */
+export interface NextCheckpoint { note: string; at: number; hashes: Uint8Array[] }
+
+/**
+ * Step 6's share: the checkpoint of the tree after `lines` (the new records, JCS lines with their
+ * newlines) are appended to the ledger whose HEAD is `base` (null: genesis), signed by `signer`
+ * (the key that signs the new HEAD `next`). O(log n) stored hashes read, or a rebuild from the
+ * records when the tree file is not the one base's checkpoint signed.
+ */
+export function nextCheckpoint(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer, next: Head, signer: Signer): NextCheckpoint {
+  const origin = ledgerOrigin(next.genesis);
+  const size = base ? base.seq + 1 : 0;
+  let pending: Uint8Array[] = [];
+  let at = storedHashCount(size);
+  let fd: number | null = null;
+  try {
+    if (base) {
+      fd = believedTree(ops, paths, base, origin);
+      if (fd === null) {
+        pending = rebuild(ops, paths, base);
+        at = 0;
+      }
+    }
+    const r = treeReader(ops, fd, at, pending);
+    let n = size;
+    for (let start = 0; start < lines.length; ) {
+      const end = lines.indexOf(0x0a, start);
+      pending.push(...storedHashesForLeaf(n++, leafHash(lines.subarray(start, end)), r));
+      start = end + 1;
+    }
+    const root = treeHash(n, r);
+    const note = signNote(formatCheckpoint({ origin, size: n, root }), [logNoteSigner(origin, signer)]);
+    return { note, at, hashes: pending };
+  } finally {
+    if (fd !== null) ops.close(fd);
+  }
+}
+
+/** An open `tree` whose root at base's size is the one base's signed checkpoint names, or null. */
+function believedTree(ops: FileOps, paths: LedgerPaths, base: Head, origin: string): number | null {
+  const size = base.seq + 1;
+  let cp;
+  try {
+    const note = parseNote(ops.readFile(join(paths.dir, CHECKPOINT_FILE)));
+    const v = logNoteVerifier(origin, base.sig.key);
+    if (!v || openNote(note, [v]).verified.length === 0) return null;
+    cp = parseCheckpoint(note.text);
+    if (cp.origin !== origin || cp.size !== size) return null;
+  } catch {
+    return null;
+  }
+  let fd: number;
+  try {
+    fd = openToRead(ops, join(paths.dir, TREE_FILE));
+  } catch {
+    return null;
+  }
+  try {
+    const st = ops.fstat?.(fd);
+    const whole = st ? st.size === BigInt(storedHashCount(size) * HASH_SIZE) : ops.size(join(paths.dir, TREE_FILE)) === storedHashCount(size) * HASH_SIZE;
+    if (whole && hashEqual(treeHash(size, treeReader(ops, fd, Infinity, [])), cp.root)) return fd;
+  } catch {
+    /* too short: rebuilt */
+  }
+  ops.close(fd);
+  return null;
+}
+
+/** Every stored hash of the records through base, from records.jsonl (bound to HEAD by the chain check). */
+function rebuild(ops: FileOps, paths: LedgerPaths, base: Head): Uint8Array[] {
+  const stored: Uint8Array[] = [];
+  const r = treeReader(ops, null, 0, stored);
+  const fd = openToRead(ops, paths.records);
+  try {
+    let n = 0;
+    for (const line of linesForward(ops, fd, paths.records, 0, base.size)) {
+      stored.push(...storedHashesForLeaf(n++, leafHash(line.bytes.subarray(0, line.bytes.length - 1)), r));
+    }
+  } finally {
+    ops.close(fd);
+  }
+  return stored;
+}
+
+/**
+ * After HEAD (step 9): the new stored hashes at their place in `tree`, then the checkpoint.
+ * Policy: best effort, never failing the append (HEAD is published already): a write that fails
+ * leaves a tree or checkpoint the next append does not believe, and rebuilds.
+ */
+export function writeCheckpoint(ops: FileOps, paths: LedgerPaths, next: NextCheckpoint): void {
+  try {
+    const bytes = Buffer.concat(next.hashes);
+    const path = join(paths.dir, TREE_FILE);
+    if (next.at === 0) replaceFileUnsynced(ops, paths.dir, TREE_FILE, bytes, 0o644);
+    else {
+      // O_APPEND | O_NOFOLLOW: never through a planted link; and only onto a file of exactly the
+      // stored hashes the new ones follow (else the next append does not believe it, and rebuilds).
+      const fd = ops.open(path, 'a');
+      try {
+        const st = ops.fstat?.(fd);
+        if (st && st.kind === 'file' && st.size === BigInt(next.at * HASH_SIZE)) {
+          for (let done = 0; done < bytes.length; ) done += ops.write(fd, bytes.subarray(done), null);
+        }
+      } finally {
+        ops.close(fd);
+      }
+    }
+    replaceFileUnsynced(ops, paths.dir, CHECKPOINT_FILE, Buffer.from(next.note, 'utf8'), 0o644);
+  } catch {
+    /* see the Policy above */
+  }
+}
