@@ -133,7 +133,7 @@ function rebuild(ops: FileOps, paths: LedgerPaths, base: Head): Uint8Array[] {
   try {
     let n = 0;
     for (const line of linesForward(ops, fd, paths.records, 0, base.size)) {
-      stored.push(...storedHashesForLeaf(n++, leafHash(line.bytes.subarray(0, line.bytes.length - 1)), r));
+      stored.push(...storedHashesForLeaf(n++, leafHash(line.bytes), r));
     }
   } finally {
     ops.close(fd);
@@ -150,7 +150,12 @@ export function writeCheckpoint(ops: FileOps, paths: LedgerPaths, next: NextChec
   try {
     const bytes = Buffer.concat(next.hashes);
     const path = join(paths.dir, TREE_FILE);
-    if (next.at === 0) replaceFileUnsynced(ops, paths.dir, TREE_FILE, bytes, 0o644);
+    if (next.at === 0) {
+      // A planted link by that name is removed (the name itself, never what it points to): the
+      // tree is ours and derivable, as the lock's takeover removes a planted lock (lock.ts).
+      if (ops.lstat?.(path) === 'link') ops.unlink(path);
+      replaceFileUnsynced(ops, paths.dir, TREE_FILE, bytes, 0o644);
+    }
     else {
       // O_APPEND | O_NOFOLLOW: never through a planted link; and only onto a file of exactly the
       // stored hashes the new ones follow (else the next append does not believe it, and rebuilds).
@@ -164,6 +169,10 @@ export function writeCheckpoint(ops: FileOps, paths: LedgerPaths, next: NextChec
         ops.close(fd);
       }
     }
+  } catch {
+    /* see the Policy above */
+  }
+  try {
     replaceFileUnsynced(ops, paths.dir, CHECKPOINT_FILE, Buffer.from(next.note, 'utf8'), 0o644);
   } catch {
     /* see the Policy above */
