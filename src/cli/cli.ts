@@ -20,11 +20,12 @@ import { REMOTE_VERBS } from './commands/remote.js';
 import { AGENTS_VERBS } from './commands/agents.js';
 import { TRUST_VERBS } from './commands/trust.js';
 import { WITNESS_VERBS } from './commands/witness.js';
+import { PROOF_VERBS } from './commands/proof.js';
 
 export const VERSION = '0.1.0';
 
 /** Every verb, in the order the top-level help lists them: the porcelain first, then the plumbing (verbs.ts). */
-export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...HANDOFF_VERBS, ...READ_VERBS, ...CAUSAL_VERBS, ...AUDIT_VERBS, ...REMOTE_VERBS, ...TRUST_VERBS, ...AGENTS_VERBS, ...DOCTOR_VERBS, ...WITNESS_VERBS]
+export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...HANDOFF_VERBS, ...READ_VERBS, ...CAUSAL_VERBS, ...AUDIT_VERBS, ...REMOTE_VERBS, ...TRUST_VERBS, ...AGENTS_VERBS, ...DOCTOR_VERBS, ...PROOF_VERBS, ...WITNESS_VERBS]
   .map((v, i) => ({ v, i }))
   .sort((a, b) => (a.v.plane === b.v.plane ? a.i - b.i : a.v.plane === 'porcelain' ? -1 : 1))
   .map(({ v }) => v);

@@ -11,13 +11,20 @@ import { formatWitnessConfig, parseWitnessConfig, type WitnessConfig } from '../
 import { startWitness } from '../../witness/server.js';
 import { CONFIG_FILE, KEY_FILE } from '../../witness/state.js';
 import type { Flags } from '../flags.js';
-import { emit, envValue, type CliIO, type Global } from './common.js';
+import { emit, envValue, ledgerDir, type CliIO, type Global } from './common.js';
+import { Ledger } from '../../ledger.js';
+import { parseDuration } from '../../requests/fields.js';
+import { ledgerPaths } from '../../store/paths.js';
+import { parsePolicy } from '../../tlog/policy.js';
+import { collectCosignatures } from '../../witness/collect.js';
 import type { WITNESS } from './witness.js';
 
 type F = Flags<typeof WITNESS> & Global;
 
 export async function runWitness(io: CliIO, action: string, f: F): Promise<number> {
-  if (action !== 'init' && action !== 'serve') throw new LedgerError('USAGE', `witness takes init or serve, got "${action}"`);
+  if (action !== 'init' && action !== 'serve' && action !== 'cosign') throw new LedgerError('USAGE', `witness takes init, serve or cosign, got "${action}"`);
+  if (action === 'cosign') return cosign(io, f);
+  if (f.policy !== undefined || f.timeout !== undefined) throw new LedgerError('USAGE', '--policy and --timeout are for cosign');
   const given = f.state ?? envValue(io, 'LEDGER_WITNESS_DIR');
   if (given === undefined) throw new LedgerError('USAGE', '--state is required (the witness\'s folder), or set LEDGER_WITNESS_DIR');
   const dir = resolve(io.cwd, given);
@@ -83,5 +90,20 @@ async function serve(io: CliIO, dir: string, extra: Vkey[], f: F): Promise<numbe
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  return 0;
+}
+
+async function cosign(io: CliIO, f: F): Promise<number> {
+  if (f.policy === undefined) throw new LedgerError('USAGE', '--policy is required: the tlog-policy whose witnesses to ask');
+  const timeoutMs = f.timeout === undefined ? 5000 : parseDuration(f.timeout, 'timeout');
+  const path = resolve(io.cwd, f.policy);
+  const bytes = readRegularFileUpTo(path, 1 << 20);
+  if (bytes === null) throw new LedgerError('INPUT_POLICY', `${path} is larger than 1 MiB`);
+  const policy = parsePolicy(bytes.toString('utf8'), f.policy);
+  const dir = ledgerDir(io, f);
+  // The ledger is checked first (HEAD, the chain): nothing unverified is sent to a witness.
+  Ledger.open({ dir, env: io.env }).get(0);
+  const out = await collectCosignatures(realFileOps, ledgerPaths(dir), policy, timeoutMs);
+  emit(io, f, { ok: true, witnesses: out }, out.map((o) => `${o.outcome.padEnd(8)} ${o.witness}${o.url ? ` ${o.url}` : ''}: ${o.detail}`));
   return 0;
 }

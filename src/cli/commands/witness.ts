@@ -14,11 +14,13 @@ export const WITNESS = {
   name: one('<name>', 'init: the witness\'s name, the key name of its cosignatures (e.g. witness.example.com/w1)'),
   log: many('<vkey>', 'A log to witness, as its verifier key (origin+id+key; `ledger checkpoint-show --vkey` prints a ledger\'s); init writes it to witness.conf, serve adds it (repeatable)'),
   addr: one('<host:port>', 'serve: where to listen (port 0: any free port, printed)'),
+  policy: one('<file>', 'cosign: the tlog-policy whose witnesses (with URLs) to ask'),
+  timeout: one('<dur>', 'cosign: how long to wait for each witness (default 5s); one that does not answer counts as absent'),
 };
 
 export const WITNESS_VERBS = [
-  verb('witness <action>', 'Run a C2SP transparency-log witness: `init` makes its key and witness.conf, `serve` answers add-checkpoint over HTTP', {
-    ok: 'init: written; serve: stopped by SIGINT or SIGTERM',
+  verb('witness <action>', 'Run a C2SP transparency-log witness: `init` makes its key and witness.conf, `serve` answers add-checkpoint over HTTP; `cosign` asks a policy\'s witnesses to cosign this ledger\'s checkpoint', {
+    ok: 'init: written; serve: stopped by SIGINT or SIGTERM; cosign: every witness was asked (each one\'s outcome is printed, absent ones too)',
     usage: 'bad input (an action, a flag, a verifier key, witness.conf), or init over an existing witness; nothing was changed',
     operational: 'the key file is insecure, the folder is locked by another witness, the address cannot be bound, or a state file is corrupt',
   }, {
@@ -27,6 +29,7 @@ export const WITNESS_VERBS = [
     examples: [
       'ledger witness init --state /srv/witness --name witness.example.com/w1 --log handoff-ledger/1f2e...+4a5b6c7d+AV3...',
       'ledger witness serve --state /srv/witness --addr 127.0.0.1:7380',
+      'ledger witness cosign --policy keys/witnesses.policy',
     ],
     run: async (io, [action], f) => (await impl()).runWitness(io, action ?? '', f),
   }),

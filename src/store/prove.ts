@@ -1,0 +1,80 @@
+// `ledger prove RECORD` (SPEC 13): a C2SP tlog-proof of one record: its seq as the index, its
+// inclusion proof in the tree of the checkpoint beside HEAD, that checkpoint with whatever
+// cosignatures it carries, and the record's line as `extra` (a verifier needs the leaf; tlog-proof
+// leaves computing it to the application). O(log n) stored hashes read from `.ledger/tree`.
+import { join } from 'node:path';
+import { LedgerError, RUN_AUDIT } from '../errors.js';
+import type { Head } from '../record.js';
+import type { FileOps } from '../fs/ops.js';
+import { openToRead, linesForward } from '../fs/lines.js';
+import { ledgerOrigin, parseCheckpoint } from '../tlog/checkpoint.js';
+import { HASH_SIZE, hashEqual, leafHash } from '../tlog/hash.js';
+import { openNote, parseNote } from '../tlog/note.js';
+import { formatProof } from '../tlog/proof.js';
+import { arrayReader, proveInclusion, storedHashCount, storedHashesForLeaf, treeHash, type HashReader } from '../tlog/tree.js';
+import { rootFromInclusion } from '../tlog/verify.js';
+import { CHECKPOINT_FILE, TREE_FILE, logNoteVerifier } from './checkpoint.js';
+import type { LedgerPaths } from './paths.js';
+import type { RecordAt } from './read.js';
+
+/**
+ * The proof of `at` (a published record of the ledger whose verified HEAD is `head`; `line` its
+ * bytes without the newline). Fails closed: the proof is checked against the signed checkpoint's
+ * root before it is returned.
+ */
+export function proveRecord(ops: FileOps, paths: LedgerPaths, head: Head, at: RecordAt, line: Uint8Array): string {
+  const origin = ledgerOrigin(head.genesis);
+  let noteText: string;
+  try {
+    noteText = ops.readFile(join(paths.dir, CHECKPOINT_FILE)).toString('utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new LedgerError('INPUT_NOT_FOUND', `no checkpoint beside HEAD in ${paths.dir}`, { dir: paths.dir }, 'the next append signs one (a ledger from before checkpoints has none)');
+    throw e;
+  }
+  const note = parseNote(noteText);
+  const v = logNoteVerifier(origin, head.sig.key);
+  if (!v || openNote(note, [v]).verified.length === 0) {
+    throw new LedgerError('OP_CORRUPT', 'the checkpoint beside HEAD is not signed by HEAD\'s key', {}, RUN_AUDIT);
+  }
+  const cp = parseCheckpoint(note.text);
+  if (cp.origin !== origin || cp.size > head.seq + 1) throw new LedgerError('OP_CORRUPT', 'the checkpoint beside HEAD is not this ledger\'s', {}, RUN_AUDIT);
+  if (at.seq >= cp.size) {
+    throw new LedgerError('INPUT_NOT_FOUND', `record ${at.seq} is past the checkpoint beside HEAD (size ${cp.size})`, { seq: at.seq, size: cp.size }, 'the next append signs a checkpoint that covers it');
+  }
+  const reader = treeFor(ops, paths, cp.size, cp.root, head);
+  const proof = proveInclusion(cp.size, at.seq, reader);
+  const root = rootFromInclusion(at.seq, cp.size, leafHash(line), proof);
+  if (root === null || !hashEqual(root, cp.root)) throw new LedgerError('OP_CORRUPT', `the record at seq ${at.seq} is not in the tree the checkpoint signs`, { seq: at.seq }, RUN_AUDIT);
+  return formatProof({ extra: line, index: at.seq, proof, checkpointNote: noteText });
+}
+
+/** The stored hashes of the first `size` records: `.ledger/tree` when it gives `root`, else rebuilt. */
+function treeFor(ops: FileOps, paths: LedgerPaths, size: number, root: Uint8Array, head: Head): HashReader {
+  try {
+    const bytes = ops.readFile(join(paths.dir, TREE_FILE));
+    if (bytes.length >= storedHashCount(size) * HASH_SIZE) {
+      const r: HashReader = {
+        readHashes: (ix) => ix.map((i) => {
+          if ((i + 1) * HASH_SIZE > bytes.length) throw new RangeError('past the tree file');
+          return new Uint8Array(bytes.buffer, bytes.byteOffset + i * HASH_SIZE, HASH_SIZE);
+        }),
+      };
+      if (hashEqual(treeHash(size, r), root)) return r;
+    }
+  } catch {
+    /* rebuilt below */
+  }
+  const stored: Uint8Array[] = [];
+  const r = arrayReader(stored);
+  const fd = openToRead(ops, paths.records);
+  try {
+    let n = 0;
+    for (const line of linesForward(ops, fd, paths.records, 0, head.size)) {
+      if (n === size) break;
+      stored.push(...storedHashesForLeaf(n++, leafHash(line.bytes), r));
+    }
+  } finally {
+    ops.close(fd);
+  }
+  return r;
+}
