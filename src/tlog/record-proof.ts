@@ -58,7 +58,9 @@ export function verifyRecordProof(p: TlogProof, trust: Trust, policy: Policy, no
   const logKeys: NoteVerifier[] = policy.logs.filter((l) => l.vkey.name === cp.origin).map((l) => ed25519NoteVerifier(l.vkey));
   for (const k of trust.keys) {
     const pub = fromBase64url(k.key, 32);
-    if (pub) logKeys.push(ed25519NoteVerifier({ name: cp.origin, type: SIG_ED25519, publicKey: pub, keyId: keyIdOf(cp.origin, SIG_ED25519, pub) }));
+    const keyId = pub && keyIdOf(cp.origin, SIG_ED25519, pub);
+    // The same key from the policy and the trust file is one verifier (two would be ambiguous).
+    if (pub && !logKeys.some((l) => l.keyId === keyId)) logKeys.push(ed25519NoteVerifier({ name: cp.origin, type: SIG_ED25519, publicKey: pub, keyId: keyId! }));
   }
   const witnessKeys = policy.witnesses.map((w) => ({ name: w.name, verifier: cosignatureVerifier(w.vkey) }));
   const opened = openNote(p.note, [...logKeys, ...witnessKeys.map((w) => w.verifier)]);
