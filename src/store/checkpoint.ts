@@ -42,7 +42,7 @@ export function logNoteVerifier(origin: string, key: string) {
 }
 
 /** Stored hashes read from an open `tree` file, plus hashes not yet written after `base`. */
-function treeReader(ops: FileOps, fd: number | null, base: number, pending: Uint8Array[]): HashReader {
+export function treeReader(ops: FileOps, fd: number | null, base: number, pending: Uint8Array[]): HashReader {
   return {
     readHashes: (indexes) => indexes.map((i) => {
       if (i >= base) {
