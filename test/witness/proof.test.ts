@@ -39,7 +39,7 @@ describe('when a record\'s proof is cosigned by a witness and checked with nothi
     p = await initProject('proofs');
     expect((await runLedger(['start', 'item', '--summary', 's'], { cwd: p.dir, env })).code).toBe(0);
     for (let i = 0; i < 4; i++) expect((await runLedger(['note', 'item', '--text', `n${i}`], { cwd: p.dir, env })).code).toBe(0);
-    const logVkey = (await runLedger(['checkpoint-show', '--vkey'], { cwd: p.dir })).stdout.trim();
+    const logVkey = (await runLedger(['head', '--vkey'], { cwd: p.dir })).stdout.trim();
     const init = spawnLedgerSync(['witness', 'init', '--state', join(p.dir, 'w'), '--name', 'witness.test/w1', '--log', logVkey], { cwd: p.dir });
     expect(init.code, init.stderr).toBe(0);
     wvkey = init.stdout.trim();

@@ -84,7 +84,8 @@ function readInput(path: string, max: number, code: 'INPUT_PROOF' | 'INPUT_POLIC
   return b;
 }
 
-export function runCheckpointShow(io: CliIO, f: Global & { vkey: boolean }): number {
+export function runCheckpointShow(io: CliIO, f: Global & { vkey: boolean; checkpoint: boolean }): number {
+  if (f.vkey && f.checkpoint) throw new LedgerError('USAGE', '--checkpoint and --vkey print different things: give one');
   const dir = ledgerDir(io, f);
   const head = Ledger.open({ dir, env: io.env }).head();
   const origin = ledgerOrigin(head.genesis);

@@ -4,7 +4,7 @@
 //
 // Policy: `prove` is plumbing (its output is a file format other machines' code reads, stable as
 // C2SP defines it); `verify-proof` is porcelain, a verdict people and CI read, as `audit`'s is.
-import { bool, one } from '../flags.js';
+import { one } from '../flags.js';
 import { verb } from '../verbs.js';
 import { TRUST } from './common.js';
 
@@ -27,14 +27,6 @@ export const PROOF_VERBS = [
     },
     examples: ['ledger verify-proof r.proof --trust keys/trust.json --policy witnesses.policy --max-age 24h'],
     run: async (io, [file], f) => (await impl()).runVerifyProof(io, file ?? '', f),
-  }),
-  verb('checkpoint-show', 'Print the checkpoint beside HEAD (a C2SP signed note, with its cosignatures), or with --vkey the ledger\'s log verifier key for witnesses and policies', {
-    ok: 'printed',
-  }, {
-    plane: 'plumbing',
-    flags: { vkey: bool('Print the log\'s verifier key (origin+key id+key) instead') },
-    examples: ['ledger checkpoint-show', 'ledger checkpoint-show --vkey'],
-    run: async (io, _args, f) => (await impl()).runCheckpointShow(io, f),
   }),
   verb('prove <record>', 'Write a record\'s C2SP tlog-proof (its inclusion in the checkpoint beside HEAD, with that checkpoint\'s cosignatures) to stdout', {
     ok: 'the proof was written',
