@@ -3,7 +3,9 @@
 // internal. Declared in audit.ts.
 import { reportProgress } from '../../progress.js';
 import { resolve } from 'node:path';
-import { LedgerError } from '../../errors.js';
+import { EXIT, LedgerError } from '../../errors.js';
+import type { AuditReport } from '../../../audit/index.js';
+import type { Trust } from '../../keys/trust.js';
 import { auditLedger, formatReportText, readTrust } from '../../index.js';
 import { keepAuditFloor } from '../../ledger.js';
 import { parseDuration } from '../../requests/fields.js';
@@ -27,8 +29,41 @@ export async function runAudit(io: CliIO, f: Flags<typeof AUDIT> & Global): Prom
   // A full audit that passes is this user's floor for their next gate without --floor
   // (store/user-floor.ts); the report says `advanced` only for the --floor file it replaced.
   const { next_floor: next, ...report } = full;
+  // Policy: under --policy, a pass becomes the user's floor only when the witnesses stand behind
+  // it too: a rewound copy must not become anyone's floor.
+  if (f.policy !== undefined && report.exit_code === 0) {
+    const code = await witnessed(io, f, dir, report, trust, now, maxAgeMs);
+    if (code === 0 && floorPath === null && next) keepAuditFloor(dir, io.env, trust, next);
+    return code;
+  }
   if (floorPath === null && full.ok && next) keepAuditFloor(dir, io.env, trust, next);
   if (f.json) io.stdout(JSON.stringify(report) + '\n');
   else io.stdout(formatReportText(report, dir));
   return report.exit_code;
+}
+
+/** SPEC 13, after a pass: the policy's quorum of witnesses must stand behind HEAD's checkpoint. */
+async function witnessed(io: CliIO, f: Flags<typeof AUDIT> & Global, dir: string, report: AuditReport, trust: Trust, now: number, maxAgeMs: number | null): Promise<number> {
+  const { checkWitnessed } = await import('../../witness/enforce.js');
+  const { parsePolicy } = await import('../../tlog/policy.js');
+  const { readRegularFileUpTo, realFileOps } = await import('../../fs/ops.js');
+  const { readHead } = await import('../../store/head.js');
+  const { ledgerPaths } = await import('../../store/paths.js');
+  const path = resolve(io.cwd, f.policy!);
+  let bytes: Buffer | null;
+  try {
+    bytes = readRegularFileUpTo(path, 1 << 20);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new LedgerError('INPUT_NOT_FOUND', `no policy file at ${path}`, { path });
+    throw e;
+  }
+  if (bytes === null) throw new LedgerError('INPUT_POLICY', `${path} is larger than 1 MiB`);
+  const policy = parsePolicy(bytes.toString('utf8'), f.policy);
+  const head = readHead(realFileOps, ledgerPaths(dir));
+  if (!head) throw new LedgerError('OP_NO_LEDGER', `no HEAD in ${dir}`);
+  const v = await checkWitnessed({ ops: realFileOps, dir, head, trust, policy, nowMs: now, maxAgeMs, timeoutMs: 5000 });
+  const code = v.ok ? EXIT.ok : v.failed === 'linkage' ? EXIT.linkage : v.failed === 'signature' ? EXIT.signature : EXIT.freshness;
+  if (f.json) io.stdout(JSON.stringify({ ...report, ok: v.ok, failed_layer: v.failed, exit_code: code, witnessed: v }) + '\n');
+  else io.stdout(formatReportText(report, dir) + (v.ok ? `witnessed: ${v.reason}\n` : `${v.failed}: ${v.reason}\n`));
+  return code;
 }
