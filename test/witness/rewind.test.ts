@@ -84,7 +84,7 @@ describe('when a fresh runner is shown a ledger rolled back to before what a wit
     const down = await audit(p.dir, 'online.policy', ['--max-age', '24h']);
     expect(down.code, down.stdout).toBe(0);
     expect(down.stdout).toContain('unreachable now');
-    // And a rolled-back copy is then judged by its cosignature's age: too old for a tight --max-age.
+    // A copy with no checkpoint is refused with the witness down too: nothing stands behind it.
     const stale = await runLedger(['audit', '--dir', join(p.dir, 'stripped', '.ledger'), '--trust', join(p.dir, 'keys/trust.json'), '--policy', join(p.dir, 'online.policy')], { cwd: p.dir, env: { LEDGER_STATE_DIR: runnerState } });
     expect(stale.code).toBe(14);
   });
