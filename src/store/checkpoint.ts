@@ -127,18 +127,44 @@ function believedTree(ops: FileOps, paths: LedgerPaths, base: Head, origin: stri
 
 /** Every stored hash of the records through base, from records.jsonl (bound to HEAD by the chain check). */
 function rebuild(ops: FileOps, paths: LedgerPaths, base: Head): Uint8Array[] {
+  return storedHashesOfRecords(ops, paths, base, base.seq + 1);
+}
+
+/** The stored hashes of the first `size` records of records.jsonl (through `head`), computed from the lines. */
+export function storedHashesOfRecords(ops: FileOps, paths: LedgerPaths, head: Head, size: number): Uint8Array[] {
   const stored: Uint8Array[] = [];
   const r = treeReader(ops, null, 0, stored);
   const fd = openToRead(ops, paths.records);
   try {
     let n = 0;
-    for (const line of linesForward(ops, fd, paths.records, 0, base.size)) {
+    for (const line of linesForward(ops, fd, paths.records, 0, head.size)) {
+      if (n === size) break;
       stored.push(...storedHashesForLeaf(n++, leafHash(line.bytes), r));
     }
   } finally {
     ops.close(fd);
   }
   return stored;
+}
+
+/**
+ * Runs `use` over the stored hashes of the first `size` records: `.ledger/tree` read by pread
+ * when it gives `root` at that size (O(log n) reads), else, with `head`, rebuilt from the records;
+ * without `head`, null when the tree file is not believed.
+ */
+export function withTree<T>(ops: FileOps, paths: LedgerPaths, size: number, root: Uint8Array, head: Head | null, use: (r: HashReader) => T): T | null {
+  let fd: number | null = null;
+  try {
+    fd = openToRead(ops, join(paths.dir, TREE_FILE));
+    const r = treeReader(ops, fd, Infinity, []);
+    if (hashEqual(treeHash(size, r), root)) return use(r);
+  } catch {
+    /* not believed */
+  } finally {
+    if (fd !== null) ops.close(fd);
+  }
+  if (head === null) return null;
+  return use(treeReader(ops, null, 0, storedHashesOfRecords(ops, paths, head, size)));
 }
 
 /**

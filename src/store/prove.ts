@@ -6,14 +6,13 @@ import { join } from 'node:path';
 import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Head } from '../record.js';
 import type { FileOps } from '../fs/ops.js';
-import { openToRead, linesForward } from '../fs/lines.js';
 import { ledgerOrigin, parseCheckpoint } from '../tlog/checkpoint.js';
 import { hashEqual, leafHash } from '../tlog/hash.js';
 import { openNote, parseNote } from '../tlog/note.js';
 import { formatProof } from '../tlog/proof.js';
-import { arrayReader, proveInclusion, storedHashesForLeaf, treeHash, type HashReader } from '../tlog/tree.js';
+import { proveInclusion } from '../tlog/tree.js';
 import { rootFromInclusion } from '../tlog/verify.js';
-import { CHECKPOINT_FILE, TREE_FILE, logNoteVerifier, treeReader } from './checkpoint.js';
+import { CHECKPOINT_FILE, logNoteVerifier, withTree } from './checkpoint.js';
 import type { LedgerPaths } from './paths.js';
 import type { RecordAt } from './read.js';
 
@@ -41,36 +40,8 @@ export function proveRecord(ops: FileOps, paths: LedgerPaths, head: Head, at: Re
   if (at.seq >= cp.size) {
     throw new LedgerError('INPUT_NOT_FOUND', `record ${at.seq} is past the checkpoint beside HEAD (size ${cp.size})`, { seq: at.seq, size: cp.size }, 'the next append signs a checkpoint that covers it');
   }
-  const proof = withTree(ops, paths, cp.size, cp.root, head, (r) => proveInclusion(cp.size, at.seq, r));
+  const proof = withTree(ops, paths, cp.size, cp.root, head, (r) => proveInclusion(cp.size, at.seq, r))!;
   const root = rootFromInclusion(at.seq, cp.size, leafHash(line), proof);
   if (root === null || !hashEqual(root, cp.root)) throw new LedgerError('OP_CORRUPT', `the record at seq ${at.seq} is not in the tree the checkpoint signs`, { seq: at.seq }, RUN_AUDIT);
   return formatProof({ extra: line, index: at.seq, proof, checkpointNote: noteText });
-}
-
-/** The stored hashes of the first `size` records: `.ledger/tree` when it gives `root`, else rebuilt. */
-function withTree<T>(ops: FileOps, paths: LedgerPaths, size: number, root: Uint8Array, head: Head, use: (r: HashReader) => T): T {
-  let fd: number | null = null;
-  try {
-    fd = openToRead(ops, join(paths.dir, TREE_FILE));
-    // pread of the O(log n) hashes a proof needs, never the whole file (64 MB at 1,000,000 records).
-    const r = treeReader(ops, fd, Infinity, []);
-    if (hashEqual(treeHash(size, r), root)) return use(r);
-  } catch {
-    /* rebuilt below */
-  } finally {
-    if (fd !== null) ops.close(fd);
-  }
-  const stored: Uint8Array[] = [];
-  const r = arrayReader(stored);
-  const rfd = openToRead(ops, paths.records);
-  try {
-    let n = 0;
-    for (const line of linesForward(ops, rfd, paths.records, 0, head.size)) {
-      if (n === size) break;
-      stored.push(...storedHashesForLeaf(n++, leafHash(line.bytes), r));
-    }
-  } finally {
-    ops.close(rfd);
-  }
-  return use(r);
 }

@@ -6,15 +6,14 @@
 import { join } from 'node:path';
 import { replaceFileUnsynced } from '../fs/durable.js';
 import type { FileOps } from '../fs/ops.js';
-import { CHECKPOINT_FILE, TREE_FILE } from '../store/checkpoint.js';
+import { CHECKPOINT_FILE, withTree } from '../store/checkpoint.js';
 import { acquireLock } from '../store/lock.js';
 import type { LedgerPaths } from '../store/paths.js';
 import { parseCheckpoint } from '../tlog/checkpoint.js';
 import { cosignatureVerifier } from '../tlog/cosignature.js';
-import { HASH_SIZE } from '../tlog/hash.js';
 import { formatNote, openNote, parseNote, type NoteSignature } from '../tlog/note.js';
 import type { Policy } from '../tlog/policy.js';
-import { proveConsistency, storedHashCount, type HashReader } from '../tlog/tree.js';
+import { proveConsistency } from '../tlog/tree.js';
 import { formatAddCheckpoint } from '../tlog/witness-protocol.js';
 import { submitCheckpoint, type WitnessAnswer } from './client.js';
 
@@ -29,9 +28,8 @@ export async function collectCosignatures(ops: FileOps, paths: LedgerPaths, poli
   const text = ops.readFile(join(paths.dir, CHECKPOINT_FILE)).toString('utf8');
   const note = parseNote(text);
   const cp = parseCheckpoint(note.text);
-  const tree = ops.readFile(join(paths.dir, TREE_FILE));
-  if (tree.length < storedHashCount(cp.size) * HASH_SIZE) throw new Error('the tree file is behind the checkpoint; append once to rebuild it');
-  const reader: HashReader = { readHashes: (ix) => ix.map((i) => new Uint8Array(tree.buffer, tree.byteOffset + i * HASH_SIZE, HASH_SIZE)) };
+  // The consistency proof from a witness's size, from the tree file when it gives the root.
+  const consistency = (old: number) => withTree(ops, paths, cp.size, cp.root, null, (r) => proveConsistency(cp.size, old, r));
   // Only the log's own signatures go to a witness (a witness ignores the rest anyway).
   const logOnly = formatNote({ text: note.text, sigs: note.sigs.filter((s) => s.name === cp.origin) });
   const ask = async (w: Policy['witnesses'][number]): Promise<{ out: WitnessOutcome; sig?: NoteSignature }> => {
@@ -41,7 +39,8 @@ export async function collectCosignatures(ops: FileOps, paths: LedgerPaths, poli
     let a: WitnessAnswer = { kind: 'absent', reason: '' };
     // At most two tries: the first from 0 (or what it said), the second from the size a 409 gives.
     for (let tries = 0; tries < 2; tries++) {
-      const proof = old === 0 ? [] : proveConsistency(cp.size, old, reader);
+      const proof = old === 0 ? [] : consistency(old);
+      if (proof === null) return { out: { witness: w.name, url: w.url, outcome: 'refused', detail: 'the tree file does not give the checkpoint\'s root: append once to rebuild it' } };
       a = await submitCheckpoint(w.url, formatAddCheckpoint({ oldSize: old, proof, checkpointNote: logOnly }), timeoutMs);
       if (a.kind !== 'conflict') break;
       if (a.size > cp.size) return { out: { witness: w.name, url: w.url, outcome: 'conflict', detail: `the witness has cosigned ${a.size} records of this ledger, more than this checkpoint's ${cp.size}: this copy is behind or rewound` } };

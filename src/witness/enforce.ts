@@ -12,15 +12,14 @@
 import { join } from 'node:path';
 import type { Trust } from '../keys/trust.js';
 import type { Head } from '../record.js';
-import { CHECKPOINT_FILE, logNoteVerifier, treeReader } from '../store/checkpoint.js';
+import { CHECKPOINT_FILE, logNoteVerifier, withTree } from '../store/checkpoint.js';
+import { ledgerPaths } from '../store/paths.js';
 import type { FileOps } from '../fs/ops.js';
-import { openToRead } from '../fs/lines.js';
 import { ledgerOrigin, parseCheckpoint } from '../tlog/checkpoint.js';
 import { cosignatureTime, cosignatureVerifier } from '../tlog/cosignature.js';
-import { hashEqual } from '../tlog/hash.js';
 import { formatNote, openNote, parseNote } from '../tlog/note.js';
 import { quorumMet, type Policy } from '../tlog/policy.js';
-import { proveConsistency, treeHash } from '../tlog/tree.js';
+import { proveConsistency } from '../tlog/tree.js';
 import { formatAddCheckpoint } from '../tlog/witness-protocol.js';
 import { submitCheckpoint } from './client.js';
 
@@ -65,7 +64,7 @@ export async function checkWitnessed(o: { ops: FileOps; dir: string; head: Head;
         // The witness is behind this checkpoint: bring it up with a consistency proof (it then
         // stands behind this size from now on, as a writer's cosign would have made it).
         const old = a.size;
-        const proof = old === 0 ? [] : withTree(o, cp.size, cp.root, (r) => proveConsistency(cp.size, old, r));
+        const proof = old === 0 ? [] : withTree(o.ops, ledgerPaths(o.dir), cp.size, cp.root, o.head, (r) => proveConsistency(cp.size, old, r));
         if (proof !== null) a = await submitCheckpoint(w.url, formatAddCheckpoint({ oldSize: old, proof, checkpointNote: logOnly }), o.timeoutMs);
       }
       if (a.kind === 'cosigned') return { name: w.name, counted: true, how: 'confirmed online' };
@@ -84,18 +83,4 @@ export async function checkWitnessed(o: { ops: FileOps; dir: string; head: Head;
   const counted = new Set(checks.filter((c) => c.counted).map((c) => c.name));
   if (!quorumMet(o.policy, counted)) return fail('freshness', `the policy's quorum (${o.policy.quorum}) does not stand behind HEAD: ${witnesses.map((w) => `${w.name} ${w.how}`).join('; ') || 'no witnesses'}`, witnesses);
   return { ok: true, failed: null, reason: `HEAD is witnessed: ${witnesses.filter((w) => w.counted).map((w) => `${w.name} ${w.how}`).join('; ') || 'quorum none'}`, witnesses };
-}
-
-/** Runs `use` over `.ledger/tree` when it gives `root` at `size`; null when it does not. */
-function withTree<T>(o: { ops: FileOps; dir: string }, size: number, root: Uint8Array, use: (r: ReturnType<typeof treeReader>) => T): T | null {
-  let fd: number | null = null;
-  try {
-    fd = openToRead(o.ops, join(o.dir, 'tree'));
-    const r = treeReader(o.ops, fd, Infinity, []);
-    return hashEqual(treeHash(size, r), root) ? use(r) : null;
-  } catch {
-    return null;
-  } finally {
-    if (fd !== null) o.ops.close(fd);
-  }
 }

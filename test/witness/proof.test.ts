@@ -1,7 +1,7 @@
 // End to end (SPEC 13, issue 27): a ledger's checkpoint cosigned by a real witness on 127.0.0.1,
 // a record's proof written by `ledger prove`, and that proof checked by `ledger verify-proof` in a
 // folder holding only the proof, the trust file and the policy.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,21 +12,8 @@ import { parsePolicy } from '../../src/tlog/policy.js';
 import { verifyRecordProof } from '../../src/tlog/record-proof.js';
 import { formatVkey } from '../../src/tlog/note.js';
 import { createCosigner } from '../../src/tlog/cosignature.js';
-import { BIN, initProject, runLedger, spawnLedgerSync } from '../helpers/cli.js';
-
-function serve(state: string): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, [BIN, 'witness', 'serve', '--state', state, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = new Promise<string>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      buf += c.toString();
-      const m = /^(http:\S+) /m.exec(buf);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`witness exited ${code}`)));
-  });
-  return { child, url };
-}
+import { initProject, runLedger, spawnLedgerSync } from '../helpers/cli.js';
+import { serveWitness } from './helpers/serve.js';
 
 describe('when a record\'s proof is cosigned by a witness and checked with nothing but the proof, trust and policy', () => {
   let p: Awaited<ReturnType<typeof initProject>>;
@@ -43,7 +30,7 @@ describe('when a record\'s proof is cosigned by a witness and checked with nothi
     const init = spawnLedgerSync(['witness', 'init', '--state', join(p.dir, 'w'), '--name', 'witness.test/w1', '--log', logVkey], { cwd: p.dir });
     expect(init.code, init.stderr).toBe(0);
     wvkey = init.stdout.trim();
-    const w = serve(join(p.dir, 'w'));
+    const w = serveWitness(join(p.dir, 'w'));
     witness = w.child;
     url = await w.url;
     writeFileSync(join(p.dir, 'one.policy'), `log ${logVkey}\nwitness W1 ${wvkey} ${url}\nquorum W1\n`);

@@ -2,26 +2,13 @@
 // records, then grows to N and is cosigned again; a copy of it as it was at M (its checkpoint,
 // cosigned back then, included) is what a fresh runner would see after someone moved the ref
 // back. `ledger audit --policy` refuses it (exit 14): the witness, asked online, has cosigned N.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, initProject, runLedger, spawnLedgerSync } from '../helpers/cli.js';
-
-function serve(state: string): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, [BIN, 'witness', 'serve', '--state', state, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = new Promise<string>((resolve, reject) => {
-    let buf = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      buf += c.toString();
-      const m = /^(http:\S+) /m.exec(buf);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`witness exited ${code}`)));
-  });
-  return { child, url };
-}
+import { initProject, runLedger, spawnLedgerSync } from '../helpers/cli.js';
+import { serveWitness } from './helpers/serve.js';
 
 describe('when a fresh runner is shown a ledger rolled back to before what a witness cosigned', () => {
   let p: Awaited<ReturnType<typeof initProject>>;
@@ -40,7 +27,7 @@ describe('when a fresh runner is shown a ledger rolled back to before what a wit
     const init = spawnLedgerSync(['witness', 'init', '--state', join(p.dir, 'w'), '--name', 'witness.test/w1', '--log', logVkey], { cwd: p.dir });
     expect(init.code, init.stderr).toBe(0);
     wvkey = init.stdout.trim();
-    const w = serve(join(p.dir, 'w'));
+    const w = serveWitness(join(p.dir, 'w'));
     witness = w.child;
     writeFileSync(join(p.dir, 'online.policy'), `witness W1 ${wvkey} ${await w.url}\nquorum W1\n`);
     writeFileSync(join(p.dir, 'offline.policy'), `witness W1 ${wvkey}\nquorum W1\n`);

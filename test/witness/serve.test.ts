@@ -15,8 +15,9 @@ import { formatCheckpoint } from '../../src/tlog/checkpoint.js';
 import { formatAddCheckpoint } from '../../src/tlog/witness-protocol.js';
 import { leafHash } from '../../src/tlog/hash.js';
 import { originHash } from '../../src/witness/state.js';
-import { BIN, ROOT, scratch, spawnLedgerSync } from '../helpers/cli.js';
+import { ROOT, scratch, spawnLedgerSync } from '../helpers/cli.js';
 import { TestLog } from './helpers/log.js';
+import { lineOf, serveWitness } from './helpers/serve.js';
 
 const ORIGIN = 'handoff-ledger/' + 'ab'.repeat(32);
 const HELD = join(ROOT, 'dist/test/witness/helpers/held-witness.js');
@@ -34,30 +35,7 @@ function post(url: string, body: string | Buffer, path = '/add-checkpoint', meth
   });
 }
 
-/** Resolves with the first stdout line of `child` matching `re`; rejects when it exits first. */
-function lineOf(child: ChildProcess, re: RegExp): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    let err = '';
-    const onData = (c: Buffer) => {
-      buf += c.toString();
-      for (const line of buf.split('\n').slice(0, -1)) {
-        if (re.test(line)) {
-          child.stdout!.off('data', onData);
-          return resolve(line);
-        }
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('exit', (code) => reject(new Error(`exited ${code} before printing ${re}: ${err}`)));
-  });
-}
-
-function serve(state: string): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, [BIN, 'witness', 'serve', '--state', state, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  return { child, url: lineOf(child, /^http:\/\/127\.0\.0\.1:\d+ /).then((l) => l.split(' ')[0]) };
-}
+const serve = serveWitness;
 
 function stop(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
   return new Promise((resolve) => {
