@@ -35,6 +35,10 @@ import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
 import { readHead } from './store/head.js';
 import { nodeCrypto } from './node-crypto.js';
+import { readCheckpointBeside, proveRecord, recordLineAt } from './store/prove.js';
+import { collectCosignatures, type WitnessOutcome } from './witness/collect.js';
+import { checkWitnessed, type WitnessedVerdict } from './witness/enforce.js';
+import type { Policy } from './tlog/policy.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { assertPublishedChain, readRecords, type RecordAt } from './store/read.js';
 import { recordsBackward } from './store/read-back.js';
@@ -403,6 +407,32 @@ export class Ledger {
     if (k instanceof Uint8Array) return { seed: k, file: null, path: null };
     if (k === undefined) this.signer(); // the usual refusal: writing needs a key
     return null;
+  }
+
+  /**
+   * SPEC 13: the checkpoint beside HEAD, verified under HEAD's key (its note text with any
+   * cosignatures, its size and root), and the ledger's log verifier key.
+   */
+  treeCheckpoint(): { origin: string; vkey: string; note: string | null; size: number | null; root: string | null } {
+    return readCheckpointBeside(this.store.ops!, this.paths, this.head());
+  }
+
+  /** SPEC 13: the C2SP tlog-proof of the record `ref` names (a seq, HEAD, an id or a prefix). */
+  prove(ref: string): { seq: number; id: string; proof: string } {
+    const at = this.resolve(ref, 'prove');
+    const head = this.head();
+    return { seq: at.seq, id: at.id, proof: proveRecord(this.store.ops!, this.paths, head, at, recordLineAt(this.store.ops!, this.paths, at.offset)) };
+  }
+
+  /** SPEC 13: the checkpoint beside HEAD sent to the policy's witnesses; their cosignatures kept beside it. */
+  async cosign(policy: Policy, timeoutMs: number): Promise<WitnessOutcome[]> {
+    assertPublishedChain(this.store.ops!, this.paths, this.head());
+    return collectCosignatures(this.store.ops!, this.paths, policy, timeoutMs);
+  }
+
+  /** SPEC 13: whether the policy's quorum of witnesses stands behind HEAD (see witness/enforce.ts). */
+  witnessed(policy: Policy, o: { trust: Trust; nowMs: number; maxAgeMs: number | null; timeoutMs: number }): Promise<WitnessedVerdict> {
+    return checkWitnessed({ ops: this.store.ops!, dir: this.paths.dir, head: this.head(), policy, ...o });
   }
 
   /** The published HEAD (checked: canonical, well-formed, signature verifies). */

@@ -7,8 +7,10 @@ import { LedgerError, RUN_AUDIT } from '../errors.js';
 import type { Head } from '../record.js';
 import type { FileOps } from '../fs/ops.js';
 import { ledgerOrigin, parseCheckpoint } from '../tlog/checkpoint.js';
-import { hashEqual, leafHash } from '../tlog/hash.js';
-import { openNote, parseNote } from '../tlog/note.js';
+import { hashEqual, leafHash, toBase64 } from '../tlog/hash.js';
+import { SIG_ED25519, formatVkey, openNote, parseNote } from '../tlog/note.js';
+import { fromBase64url } from '../canonical.js';
+import { openToRead } from '../fs/lines.js';
 import { formatProof } from '../tlog/proof.js';
 import { proveInclusion } from '../tlog/tree.js';
 import { rootFromInclusion } from '../tlog/verify.js';
@@ -44,4 +46,45 @@ export function proveRecord(ops: FileOps, paths: LedgerPaths, head: Head, at: Re
   const root = rootFromInclusion(at.seq, cp.size, leafHash(line), proof);
   if (root === null || !hashEqual(root, cp.root)) throw new LedgerError('OP_CORRUPT', `the record at seq ${at.seq} is not in the tree the checkpoint signs`, { seq: at.seq }, RUN_AUDIT);
   return formatProof({ extra: line, index: at.seq, proof, checkpointNote: noteText });
+}
+
+/** The checkpoint beside HEAD, verified under HEAD's key (note null when there is none), and the log's vkey. */
+export function readCheckpointBeside(ops: FileOps, paths: LedgerPaths, head: Head): { origin: string; vkey: string; note: string | null; size: number | null; root: string | null } {
+  const origin = ledgerOrigin(head.genesis);
+  const vkey = formatVkey({ name: origin, type: SIG_ED25519, publicKey: fromBase64url(head.sig.key, 32)! });
+  let text: string;
+  try {
+    text = ops.readFile(join(paths.dir, CHECKPOINT_FILE)).toString('utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { origin, vkey, note: null, size: null, root: null };
+    throw e;
+  }
+  // Shown only once it verifies under HEAD's key: nothing unverified is given out as the ledger's.
+  const note = parseNote(text);
+  const v = logNoteVerifier(origin, head.sig.key);
+  if (!v || openNote(note, [v]).verified.length === 0) throw new LedgerError('OP_CORRUPT', 'the checkpoint beside HEAD is not signed by HEAD\'s key', {}, RUN_AUDIT);
+  const cp = parseCheckpoint(note.text);
+  return { origin, vkey, note: text, size: cp.size, root: toBase64(cp.root) };
+}
+
+/** The bytes of the record line at `offset` (without its newline), read back from records.jsonl. */
+export function recordLineAt(ops: FileOps, paths: LedgerPaths, offset: number): Buffer {
+  const fd = openToRead(ops, paths.records);
+  try {
+    const out: Buffer[] = [];
+    const buf = Buffer.alloc(65536);
+    for (let pos = offset; ; ) {
+      const n = ops.read(fd, buf, pos);
+      if (n <= 0) throw new LedgerError('OP_CORRUPT', `${paths.records} ends inside the line at byte ${offset}`, {}, RUN_AUDIT);
+      const nl = buf.subarray(0, n).indexOf(0x0a);
+      if (nl >= 0) {
+        out.push(Buffer.from(buf.subarray(0, nl)));
+        return Buffer.concat(out);
+      }
+      out.push(Buffer.from(buf.subarray(0, n)));
+      pos += n;
+    }
+  } finally {
+    ops.close(fd);
+  }
 }

@@ -4,9 +4,7 @@
 import { reportProgress } from '../../progress.js';
 import { resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
-import type { AuditReport } from '../../../audit/index.js';
-import type { Trust } from '../../keys/trust.js';
-import { auditLedger, formatReportText, readTrust } from '../../index.js';
+import { Ledger, auditLedger, formatReportText, readPolicy, readTrust, type AuditReport, type Trust } from '../../index.js';
 import { keepAuditFloor } from '../../ledger.js';
 import { parseDuration } from '../../requests/fields.js';
 import type { Flags } from '../flags.js';
@@ -44,24 +42,8 @@ export async function runAudit(io: CliIO, f: Flags<typeof AUDIT> & Global): Prom
 
 /** SPEC 13, after a pass: the policy's quorum of witnesses must stand behind HEAD's checkpoint. */
 async function witnessed(io: CliIO, f: Flags<typeof AUDIT> & Global, dir: string, report: AuditReport, trust: Trust, now: number, maxAgeMs: number | null): Promise<number> {
-  const { checkWitnessed } = await import('../../witness/enforce.js');
-  const { parsePolicy } = await import('../../tlog/policy.js');
-  const { readRegularFileUpTo, realFileOps } = await import('../../fs/ops.js');
-  const { readHead } = await import('../../store/head.js');
-  const { ledgerPaths } = await import('../../store/paths.js');
-  const path = resolve(io.cwd, f.policy!);
-  let bytes: Buffer | null;
-  try {
-    bytes = readRegularFileUpTo(path, 1 << 20);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new LedgerError('INPUT_NOT_FOUND', `no policy file at ${path}`, { path });
-    throw e;
-  }
-  if (bytes === null) throw new LedgerError('INPUT_POLICY', `${path} is larger than 1 MiB`);
-  const policy = parsePolicy(bytes.toString('utf8'), f.policy);
-  const head = readHead(realFileOps, ledgerPaths(dir));
-  if (!head) throw new LedgerError('OP_NO_LEDGER', `no HEAD in ${dir}`);
-  const v = await checkWitnessed({ ops: realFileOps, dir, head, trust, policy, nowMs: now, maxAgeMs, timeoutMs: 5000 });
+  const policy = readPolicy(resolve(io.cwd, f.policy!), f.policy);
+  const v = await Ledger.open({ dir, env: io.env }).witnessed(policy, { trust, nowMs: now, maxAgeMs, timeoutMs: 5000 });
   const code = v.ok ? EXIT.ok : v.failed === 'linkage' ? EXIT.linkage : v.failed === 'signature' ? EXIT.signature : EXIT.freshness;
   if (f.json) io.stdout(JSON.stringify({ ...report, ok: v.ok, failed_layer: v.failed, exit_code: code, witnessed: v }) + '\n');
   else io.stdout(formatReportText(report, dir) + (v.ok ? `witnessed: ${v.reason}\n` : `${v.failed}: ${v.reason}\n`));
