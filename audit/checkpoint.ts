@@ -7,8 +7,9 @@
 // Policy: a ledger without a checkpoint file is audited as before, silently (ledgers from before
 // SPEC 13, and copies generated in tests): removing it hides nothing a consumer relies on, since
 // a consumer that requires witnessed checkpoints refuses a state without one; a checkpoint that covers fewer records than HEAD (a joined ledger that took
-// the remote's records) is checked at its own size, with a warning; one past HEAD, one not signed
-// by a pinned key, or one whose root is not the records' is a linkage finding.
+// the remote's records) is checked at its own size, with a warning, and one past HEAD is not
+// checked (a race with an append; below); one not signed by a pinned key, or whose root is not
+// the records', is a linkage finding.
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, openSync } from 'node:fs';
 import { join } from 'node:path';
@@ -78,7 +79,11 @@ export function checkCheckpoint(dir: string, head: Head, trust: Trust, recordsFd
   const [, cpOrigin, sizeText, rootB64] = m;
   const size = Number(sizeText);
   if (cpOrigin !== origin) return fail(origin, cpOrigin, 'the checkpoint names another ledger');
-  if (size > head.seq + 1) return fail(`at most ${head.seq + 1} records (HEAD)`, `${size}`, 'the checkpoint covers more records than HEAD');
+  // Policy: a checkpoint past the audited HEAD is not checked, with a warning. A writer replaces
+  // the checkpoint just after HEAD, so a reader that read HEAD before an append and the checkpoint
+  // after it sees exactly this; the records past HEAD are outside the audit. A consumer under a
+  // witness policy still requires the checkpoint to be HEAD's exactly (src/witness/enforce.ts).
+  if (size > head.seq + 1) return [`the checkpoint covers ${size} records, past the audited HEAD's ${head.seq + 1} (an append since the audit began?): its root was not checked`];
   // Signed by a key the trust file pins (or HEAD's own, which the key-pin layer checked).
   const body = Buffer.from(text.slice(0, text.indexOf('\n\n') + 1), 'utf8');
   const keys = [head.sig.key, ...trust.keys.map((k) => k.key)];

@@ -38,7 +38,8 @@ export function proveRecord(ops: FileOps, paths: LedgerPaths, head: Head, at: Re
     throw new LedgerError('OP_CORRUPT', 'the checkpoint beside HEAD is not signed by HEAD\'s key', {}, RUN_AUDIT);
   }
   const cp = parseCheckpoint(note.text);
-  if (cp.origin !== origin || cp.size > head.seq + 1) throw new LedgerError('OP_CORRUPT', 'the checkpoint beside HEAD is not this ledger\'s', {}, RUN_AUDIT);
+  // A checkpoint past `head` is one an append wrote since `head` was read: still this ledger's.
+  if (cp.origin !== origin) throw new LedgerError('OP_CORRUPT', 'the checkpoint beside HEAD is not this ledger\'s', {}, RUN_AUDIT);
   if (at.seq >= cp.size) {
     throw new LedgerError('INPUT_NOT_FOUND', `record ${at.seq} is past the checkpoint beside HEAD (size ${cp.size})`, { seq: at.seq, size: cp.size }, 'the next append signs a checkpoint that covers it');
   }
