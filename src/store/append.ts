@@ -49,7 +49,7 @@ import { grantsAt } from './grants.js';
 import { writerTrust } from './head-guard.js';
 import { acceptProblem, applyKeyRecord, authorizeCommand, hasAdmin, keyRecordProblem, pinOf, type Grants } from '../keys/grants.js';
 import type { Trust } from '../keys/trust.js';
-import { CHECKPOINT_FILE, TREE_FILE, nextCheckpoint, writeCheckpoint } from './checkpoint.js';
+import { CHECKPOINT_FILE, TREE_FILE, assertCheckpointWritable, nextCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
 import { assertPublishedChain, assertTailIsLastLine, type RecordAt } from './read.js';
@@ -189,6 +189,9 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   if (!current) throw notALedger(paths, ops);
   const { head } = current;
   const tail = buildableTail(ops, paths, w.guard, head, w.signer.publicKey);
+  // The tree and checkpoint are written after HEAD: a link or other non-file planted there is
+  // refused now, before anything is written (checkpoint.ts, Policy), never silently skipped.
+  assertCheckpointWritable(ops, paths);
   // 5. the caller's decision on it
   const drafts = w.decide({ paths, head, tail: { id: tail.id, record: tail.record } });
   if (drafts.length === 0) return { records: [], head, recovered: null };
@@ -210,7 +213,7 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   const recovered = quarantineUnpublished(ops, paths, head);
   // 8. publish (a joined ledger)
   if (remote) {
-    const outcome = remote.pub.publish(remote.attempt, { base: head, lines: placed.data, head: newHead, drafts, ...(w.mustPublish ? { mustPublish: true } : {}) });
+    const outcome = remote.pub.publish(remote.attempt, { base: head, lines: placed.data, head: newHead, drafts, checkpoint: Buffer.from(checkpoint.note!, 'utf8'), ...(w.mustPublish ? { mustPublish: true } : {}) });
     if (outcome === 'moved') return null;
     if (outcome === 'queued') return { records: placed.appended, head, recovered: null, queued: true };
   }
@@ -253,6 +256,7 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
     assertNoHead(ops, paths);
+    assertCheckpointWritable(ops, paths);
     // 6. place and sign
     const genesis = placeGenesis(draft, now, signer);
     // 7. quarantine (bytes of an earlier init that never published), and a killed one's temp files

@@ -15,7 +15,7 @@
 import { join } from 'node:path';
 import { fromBase64url } from '../canonical.js';
 import type { Head } from '../record.js';
-import { replaceFileUnsynced } from '../fs/durable.js';
+import { assertReplaceable, replaceFileUnsynced } from '../fs/durable.js';
 import { openToRead, linesForward } from '../fs/lines.js';
 import type { FileOps } from '../fs/ops.js';
 import type { Signer } from '../sign.js';
@@ -57,24 +57,30 @@ export function treeReader(ops: FileOps, fd: number | null, base: number, pendin
   };
 }
 
-/** The next checkpoint and the stored hashes to append after `at` (in hashes) for it. */
-export interface NextCheckpoint { note: string; at: number; hashes: Uint8Array[] }
+/** A publication's checkpoint that names its HEAD's whole tree and carries HEAD's key's signature. */
+export interface PublishedCheckpoint {
+  /** The note's exact bytes (the log's signature and any cosignatures): what the local copy keeps. */
+  bytes: Buffer;
+  size: number;
+  root: Uint8Array;
+}
+
+/** The tree after some lines are appended: its size and root, and the stored hashes to append after `at` (in hashes). */
+export interface ExtendedTree { size: number; root: Uint8Array; at: number; hashes: Uint8Array[] }
 
 /**
- * Step 6's share: the checkpoint of the tree after `lines` (the new records, JCS lines with their
- * newlines) are appended to the ledger whose HEAD is `base` (null: genesis), signed by `signer`
- * (the key that signs the new HEAD `next`). O(log n) stored hashes read, or a rebuild from the
- * records when the tree file is not the one base's checkpoint signed.
+ * The tree of the ledger whose HEAD is `base` (null: none yet) after `lines` (whole record lines
+ * with their newlines): O(log n) stored hashes read from `tree` when it is the one base's signed
+ * checkpoint names, else rebuilt from the records (bound to HEAD by the chain check).
  */
-export function nextCheckpoint(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer, next: Head, signer: Signer): NextCheckpoint {
-  const origin = ledgerOrigin(next.genesis);
+export function extendTree(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer): ExtendedTree {
   const size = base ? base.seq + 1 : 0;
   let pending: Uint8Array[] = [];
   let at = storedHashCount(size);
   let fd: number | null = null;
   try {
     if (base) {
-      fd = believedTree(ops, paths, base, origin);
+      fd = believedTree(ops, paths, base, ledgerOrigin(base.genesis));
       if (fd === null) {
         pending = rebuild(ops, paths, base);
         at = 0;
@@ -87,12 +93,26 @@ export function nextCheckpoint(ops: FileOps, paths: LedgerPaths, base: Head | nu
       pending.push(...storedHashesForLeaf(n++, leafHash(lines.subarray(start, end)), r));
       start = end + 1;
     }
-    const root = treeHash(n, r);
-    const note = signNote(formatCheckpoint({ origin, size: n, root }), [logNoteSigner(origin, signer)]);
-    return { note, at, hashes: pending };
+    return { size: n, root: treeHash(n, r), at, hashes: pending };
   } finally {
     if (fd !== null) ops.close(fd);
   }
+}
+
+/** The next checkpoint and the stored hashes to append after `at` (in hashes) for it. */
+export interface NextCheckpoint { note: string | null; at: number; hashes: Uint8Array[] }
+
+/**
+ * Step 6's share: the checkpoint of the tree after `lines` (the new records, JCS lines with their
+ * newlines) are appended to the ledger whose HEAD is `base` (null: genesis), signed by `signer`
+ * (the key that signs the new HEAD `next`). O(log n) stored hashes read, or a rebuild from the
+ * records when the tree file is not the one base's checkpoint signed.
+ */
+export function nextCheckpoint(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer, next: Head, signer: Signer): NextCheckpoint {
+  const origin = ledgerOrigin(next.genesis);
+  const t = extendTree(ops, paths, base, lines);
+  const note = signNote(formatCheckpoint({ origin, size: t.size, root: t.root }), [logNoteSigner(origin, signer)]);
+  return { note, at: t.at, hashes: t.hashes };
 }
 
 /** An open `tree` whose root at base's size is the one base's signed checkpoint names, or null. */
@@ -168,20 +188,27 @@ export function withTree<T>(ops: FileOps, paths: LedgerPaths, size: number, root
 }
 
 /**
- * After HEAD (step 9): the new stored hashes at their place in `tree`, then the checkpoint.
- * Policy: best effort, never failing the append (HEAD is published already): a write that fails
- * leaves a tree or checkpoint the next append does not believe, and rebuilds.
+ * Before anything of an append is written: `tree` and `checkpoint` are regular files or absent.
+ * Policy (issue 23's rule for every file below .ledger): a planted link, FIFO, device or folder by
+ * either name fails the append closed (OP_SYMLINK / OP_NOT_REGULAR, exit 3) and nothing is
+ * written; it is never followed, replaced or removed, nor silently left stale.
+ */
+export function assertCheckpointWritable(ops: FileOps, paths: LedgerPaths): void {
+  assertReplaceable(ops, join(paths.dir, TREE_FILE));
+  assertReplaceable(ops, join(paths.dir, CHECKPOINT_FILE));
+}
+
+/**
+ * After HEAD (step 9): the new stored hashes at their place in `tree`, then the checkpoint, both
+ * through the fs layer (no link followed, StrictModes). Policy: a failure here cannot fail the
+ * append (HEAD is published already): it leaves a tree or checkpoint the next append does not
+ * believe, and rebuilds; a link planted in between is refused by that append's check above.
  */
 export function writeCheckpoint(ops: FileOps, paths: LedgerPaths, next: NextCheckpoint): void {
   try {
     const bytes = Buffer.concat(next.hashes);
     const path = join(paths.dir, TREE_FILE);
-    if (next.at === 0) {
-      // A planted link by that name is removed (the name itself, never what it points to): the
-      // tree is ours and derivable, as the lock's takeover removes a planted lock (lock.ts).
-      if (ops.lstat?.(path) === 'link') ops.unlink(path);
-      replaceFileUnsynced(ops, paths.dir, TREE_FILE, bytes, 0o644);
-    }
+    if (next.at === 0) replaceFileUnsynced(ops, paths.dir, TREE_FILE, bytes, 0o644);
     else {
       // O_APPEND | O_NOFOLLOW: never through a planted link; and only onto a file of exactly the
       // stored hashes the new ones follow (else the next append does not believe it, and rebuilds).
@@ -198,6 +225,7 @@ export function writeCheckpoint(ops: FileOps, paths: LedgerPaths, next: NextChec
   } catch {
     /* see the Policy above */
   }
+  if (next.note === null) return;
   try {
     replaceFileUnsynced(ops, paths.dir, CHECKPOINT_FILE, Buffer.from(next.note, 'utf8'), 0o644);
   } catch {

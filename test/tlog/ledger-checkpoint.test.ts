@@ -12,6 +12,7 @@ import { RightEdge } from '../../src/tlog/tree.js';
 import { createSigner } from '../../src/sign.js';
 import { logNoteSigner, logNoteVerifier } from '../../src/store/checkpoint.js';
 import { initProject, runLedger } from '../helpers/cli.js';
+import { projectState } from '../helpers/project-state.js';
 
 let cleanup: (() => void) | null = null;
 afterEach(() => {
@@ -58,18 +59,13 @@ describe('when records are appended', () => {
     expect(audit.stdout + audit.stderr).not.toContain('checkpoint');
   });
 
-  it('rebuilds a tree file someone changed, truncated, removed or made a link, and signs the right root', async () => {
+  it('rebuilds a tree file someone changed, truncated or removed, and signs the right root', async () => {
     const p = await project(2);
     const tree = join(p.ledger, 'tree');
     const damage = [
       () => writeFileSync(tree, Buffer.alloc(readFileSync(tree).length, 7)),
       () => writeFileSync(tree, readFileSync(tree).subarray(0, 40)),
       () => rmSync(tree),
-      () => {
-        rmSync(tree);
-        writeFileSync(join(p.dir, 'elsewhere'), 'keep');
-        symlinkSync(join(p.dir, 'elsewhere'), tree);
-      },
     ];
     for (const [i, d] of damage.entries()) {
       d();
@@ -78,7 +74,29 @@ describe('when records are appended', () => {
       expect(verified, `damage ${i}`).toBe(1);
       expect({ size: cp.size, root: toBase64(cp.root) }, `damage ${i}`).toEqual(recordsRoot(p.ledger));
     }
-    expect(readFileSync(join(p.dir, 'elsewhere'), 'utf8')).toBe('keep');
+  });
+
+  // Issue 23's rule for every file below .ledger: a planted link is never followed, replaced or
+  // removed, and the write that would have gone there does not happen silently stale.
+  it('fails closed on a link planted at the tree or the checkpoint (exit 3, OP_SYMLINK): nothing written', async () => {
+    const p = await project(1);
+    writeFileSync(join(p.dir, 'elsewhere'), 'keep');
+    for (const name of ['checkpoint', 'tree']) {
+      const file = join(p.ledger, name);
+      const kept = readFileSync(file);
+      rmSync(file);
+      symlinkSync(join(p.dir, 'elsewhere'), file);
+      const before = projectState(p.dir);
+      const r = await runLedger(['note', 'item', '--text', `with a link at ${name}`], { cwd: p.dir, env: p.env });
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stderr.trim().split('\n')[0]).toMatch(new RegExp(`OP_SYMLINK.*${name}|${name}.*symbolic link`));
+      expect(projectState(p.dir)).toEqual(before);
+      expect(readFileSync(join(p.dir, 'elsewhere'), 'utf8')).toBe('keep');
+      rmSync(file);
+      writeFileSync(file, kept);
+    }
+    expect((await runLedger(['note', 'item', '--text', 'once the links are gone'], { cwd: p.dir, env: p.env })).code).toBe(0);
+    expect(checkpointOf(p.ledger).verified).toBe(1);
   });
 });
 
