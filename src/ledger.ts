@@ -37,7 +37,9 @@ import { readHead } from './store/head.js';
 import { nodeCrypto } from './node-crypto.js';
 import { readCheckpointBeside, proveRecord, recordLineAt } from './store/prove.js';
 import { collectCosignatures, type WitnessOutcome } from './witness/collect.js';
-import { checkWitnessed, type WitnessedVerdict } from './witness/enforce.js';
+import { checkWitnessed, localWitnessInput, type WitnessedVerdict } from './witness/enforce.js';
+import { witnessedRemoteTip, type WitnessRule } from './witness/remote-check.js';
+import { LEDGER_REF } from './remote/state.js';
 import type { Policy } from './tlog/policy.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { assertPublishedChain, readRecords, type RecordAt } from './store/read.js';
@@ -367,6 +369,20 @@ export class Ledger {
   }
 
   /**
+   * Ledger.join under a witness policy (SPEC 13): the remote's state is verified and put to the
+   * policy's witnesses before anything is written (witness/remote-check.ts), and the join takes
+   * exactly that commit. A state they do not stand behind is refused (exit 14, 11 or 12).
+   */
+  static async joinWitnessed(opts: OpenOptions & { remote: string; trust: string; agent: string; ref?: string; name?: string; cwd?: string; rule: WitnessRule }): Promise<{ ledger: Ledger; result: JoinResult }> {
+    const probe = new Ledger({ ...opts, trust: undefined });
+    const url = resolveRemoteUrl(opts.remote, opts.cwd ?? process.cwd());
+    const trust = readTrust(opts.trust);
+    const tip = await witnessedRemoteTip({ url, ref: opts.ref ?? LEDGER_REF, trust, rule: opts.rule, nowMs: (opts.now ?? (() => new Date()))().getTime() });
+    const result = joinLedger({ dir: probe.paths.dir, url, ref: opts.ref, trustPath: resolve(opts.trust), trust, signer: probe.signer(), agent: opts.agent, name: opts.name, env: opts.env ?? process.env, now: opts.now, waitMs: opts.waitMs, expectTip: tip });
+    return { ledger: new Ledger(opts), result };
+  }
+
+  /**
    * The key file, read once for this Ledger, with its checks (a missing, insecure, malformed or
    * non-regular key is refused): its signer and the secret the workflow scans for come from
    * the same bytes.
@@ -432,7 +448,8 @@ export class Ledger {
 
   /** SPEC 13: whether the policy's quorum of witnesses stands behind HEAD (see witness/enforce.ts). */
   witnessed(policy: Policy, o: { trust: Trust; nowMs: number; maxAgeMs: number | null; timeoutMs: number }): Promise<WitnessedVerdict> {
-    return checkWitnessed({ ops: this.store.ops!, dir: this.paths.dir, head: this.head(), policy, ...o });
+    const head = this.head();
+    return checkWitnessed({ ...localWitnessInput(this.store.ops!, this.paths.dir, head), head, policy, ...o });
   }
 
   /** The published HEAD (checked: canonical, well-formed, signature verifies). */

@@ -94,6 +94,8 @@ export interface JoinOptions {
   env: Env;
   now?: () => Date;
   waitMs?: number;
+  /** Under a witness policy: the tip the witnesses stood behind (null: no ledger there); the join takes that commit or nothing. */
+  expectTip?: string | null;
 }
 
 export interface JoinResult {
@@ -184,6 +186,9 @@ function undoJoin(ops: FileOps, paths: LedgerPaths, rp: RemotePaths, madeDir: bo
 function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePaths, join: JoinInfo, ref: string, now: () => Date): JoinResult {
   for (let attempt = 1; attempt <= JOIN_ATTEMPTS; attempt++) {
     const tip = fetchLedgerRef(rp.repo, o.url, ref);
+    if (o.expectTip !== undefined && tip !== o.expectTip) {
+      throw new LedgerError('OP_REMOTE_CONTENDED', `the remote ${o.url} moved while its witnesses were asked about it; nothing was changed`, { url: o.url }, 'run the join again');
+    }
     const lock = acquireLock(ops, paths.lock, o.waitMs ?? 10_000);
     let result: JoinResult | null = null;
     try {

@@ -19,22 +19,36 @@ import { ledgerOrigin, parseCheckpoint } from '../tlog/checkpoint.js';
 import { cosignatureTime, cosignatureVerifier } from '../tlog/cosignature.js';
 import { formatNote, openNote, parseNote } from '../tlog/note.js';
 import { quorumMet, type Policy } from '../tlog/policy.js';
-import { proveConsistency } from '../tlog/tree.js';
+import { proveConsistency, type HashReader } from '../tlog/tree.js';
 import { formatAddCheckpoint } from '../tlog/witness-protocol.js';
 import { submitCheckpoint } from './client.js';
 
 export interface WitnessCheck { name: string; counted: boolean; how: string }
 export interface WitnessedVerdict { ok: boolean; failed: 'linkage' | 'signature' | 'freshness' | null; reason: string; witnesses: WitnessCheck[] }
 
-export async function checkWitnessed(o: { ops: FileOps; dir: string; head: Head; trust: Trust; policy: Policy; nowMs: number; maxAgeMs: number | null; timeoutMs: number }): Promise<WitnessedVerdict> {
+/** The tree a check may need (a witness behind the checkpoint is brought up with a consistency proof). */
+export type TreeAccess = <T>(size: number, root: Uint8Array, use: (r: HashReader) => T) => T | null;
+
+/** The local copy's checkpoint and tree (.ledger/checkpoint, .ledger/tree or the records). */
+export function localWitnessInput(ops: FileOps, dir: string, head: Head): { text: string | null; tree: TreeAccess } {
+  let text: string | null;
+  try {
+    text = ops.readFile(join(dir, CHECKPOINT_FILE)).toString('utf8');
+  } catch {
+    text = null;
+  }
+  return { text, tree: (size, root, use) => withTree(ops, ledgerPaths(dir), size, root, head, use) };
+}
+
+/**
+ * Whether the policy's quorum stands behind `text`, the checkpoint of `head`'s tree (null: none).
+ * Never throws on what the checkpoint or a witness says: a failure is the verdict's layer.
+ */
+export async function checkWitnessed(o: { text: string | null; tree: TreeAccess; head: Head; trust: Trust; policy: Policy; nowMs: number; maxAgeMs: number | null; timeoutMs: number }): Promise<WitnessedVerdict> {
   const fail = (failed: WitnessedVerdict['failed'], reason: string, witnesses: WitnessCheck[] = []): WitnessedVerdict => ({ ok: false, failed, reason, witnesses });
   const origin = ledgerOrigin(o.head.genesis);
-  let text: string;
-  try {
-    text = o.ops.readFile(join(o.dir, CHECKPOINT_FILE)).toString('utf8');
-  } catch {
-    return fail('freshness', 'no checkpoint beside HEAD: nothing a witness stands behind');
-  }
+  const text = o.text;
+  if (text === null) return fail('freshness', 'no checkpoint of HEAD: nothing a witness stands behind');
   let note;
   let cp;
   try {
@@ -64,7 +78,7 @@ export async function checkWitnessed(o: { ops: FileOps; dir: string; head: Head;
         // The witness is behind this checkpoint: bring it up with a consistency proof (it then
         // stands behind this size from now on, as a writer's cosign would have made it).
         const old = a.size;
-        const proof = old === 0 ? [] : withTree(o.ops, ledgerPaths(o.dir), cp.size, cp.root, o.head, (r) => proveConsistency(cp.size, old, r));
+        const proof = old === 0 ? [] : o.tree(cp.size, cp.root, (r) => proveConsistency(cp.size, old, r));
         if (proof !== null) a = await submitCheckpoint(w.url, formatAddCheckpoint({ oldSize: old, proof, checkpointNote: logOnly }), o.timeoutMs);
       }
       if (a.kind === 'cosigned') return { name: w.name, counted: true, how: 'confirmed online' };
