@@ -40,6 +40,7 @@ import { collectCosignatures, type WitnessOutcome } from './witness/collect.js';
 import { checkWitnessed, localWitnessInput, type WitnessedVerdict } from './witness/enforce.js';
 import { witnessedRemoteTip, type WitnessRule } from './witness/remote-check.js';
 import { LEDGER_REF } from './remote/state.js';
+import { noteWitnessReport, publishCosigned } from './remote/witnesses.js';
 import type { Policy } from './tlog/policy.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { assertPublishedChain, readRecords, type RecordAt } from './store/read.js';
@@ -119,6 +120,8 @@ export interface OpenOptions {
   offline?: boolean;
   /** Told, in one line, when a write was queued (--offline) instead of published. */
   onRemoteNotice?: (text: string) => void;
+  /** Told when a write was published to the remote (SPEC 13: a writer then asks its witnesses). */
+  onPublished?: () => void;
 }
 
 /** `log`'s filter (requests/read.ts LogRequest). */
@@ -248,7 +251,7 @@ export class Ledger {
       const path = this.remoteCtx.join.trust;
       const t = opts.trust;
       this.trustOf = () => (t === undefined ? readTrust(path) : typeof t === 'string' ? readTrust(t) : t);
-      this.link = openRemoteLink(this.remoteCtx, this.trustOf, { offline: opts.offline, now: opts.now, onNotice: opts.onRemoteNotice, onAdopt: () => void (this.viewsBehind = true) });
+      this.link = openRemoteLink(this.remoteCtx, this.trustOf, { offline: opts.offline, now: opts.now, onNotice: opts.onRemoteNotice, onAdopt: () => void (this.viewsBehind = true), onPublished: opts.onPublished });
       this.store.publisher = this.link;
     }
   }
@@ -438,6 +441,21 @@ export class Ledger {
     const at = this.resolve(ref, 'prove');
     const head = this.head();
     return { seq: at.seq, id: at.id, proof: proveRecord(this.store.ops!, this.paths, head, at, recordLineAt(this.store.ops!, this.paths, at.offset)) };
+  }
+
+  /**
+   * SPEC 13, a writer after a publication: the checkpoint goes to the policy's witnesses (each
+   * bounded by `timeoutMs`; absent past it), what they answered is kept for `status` and
+   * `doctor`, and the cosignatures are published beside the checkpoint while the ref is still
+   * this publication. Null when the ledger is not joined.
+   */
+  async witnessPublication(policy: Policy, timeoutMs: number): Promise<{ outcomes: WitnessOutcome[]; published: string } | null> {
+    if (!this.remoteCtx) return null;
+    const head = this.head();
+    const outcomes = await collectCosignatures(this.store.ops!, this.paths, policy, timeoutMs);
+    noteWitnessReport(this.remoteCtx.rp, { v: 1, at: this.clock().toISOString(), seq: head.seq, outcomes: outcomes.map(({ witness, outcome, detail }) => ({ witness, outcome, detail })) });
+    const published = outcomes.some((o) => o.outcome === 'cosigned') ? publishCosigned(this.store.ops!, this.paths, this.remoteCtx.rp, this.remoteCtx.join, this.clock(), this.store.waitMs) : 'skipped';
+    return { outcomes, published };
   }
 
   /** SPEC 13: the checkpoint beside HEAD sent to the policy's witnesses; their cosignatures kept beside it. */

@@ -6,7 +6,7 @@ import { cac, type CAC } from 'cac';
 import { EXIT, EXIT_MEANINGS, LedgerError } from '../errors.js';
 import { boundaryFor, runFor } from '../fs/boundary.js';
 import { neutralise, neutraliseDiagnostic, neutraliseLine } from '../text/sanitize.js';
-import { GLOBAL, restoreRawValues, type CliIO } from './commands/common.js';
+import { GLOBAL, publishedWrites, restoreRawValues, type CliIO } from './commands/common.js';
 import { declare } from './flags.js';
 import { declareVerbs, type Plane, type VerbDeclaration } from './verbs.js';
 import { withProgressLine } from './progress-line.js';
@@ -132,7 +132,12 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
     }
     try {
       // A long scan (a first fold, an index build) shows a progress line on a terminal.
-      const code = await runFor(rawIO.env, () => withProgressLine(io, async () => cli.runMatchedCommand() as unknown));
+      const code = await runFor(rawIO.env, () => withProgressLine(io, async () => {
+        const c = (await cli.runMatchedCommand()) as unknown;
+        // SPEC 13: a write that was published goes to the policy's witnesses (never failing it).
+        if (publishedWrites.has(io)) await (await import('./commands/witness-after.js')).afterPublication(io, publishedWrites.get(io)!);
+        return c;
+      }));
       return typeof code === 'number' ? code : 0;
     } catch (e) {
       throw await withNameSuggestion(await withFlagSuggestion(e, cli), io, cli);

@@ -55,6 +55,8 @@ export interface LinkOptions {
   onNotice?: (text: string) => void;
   /** Told how many records the local copy took from the remote (its views are then out of date). */
   onAdopt?: (records: number) => void;
+  /** Told when a write was published (SPEC 13: its checkpoint then goes to the witnesses). */
+  onPublished?: () => void;
 }
 
 /** A synchronous pause: the append runs in one synchronous critical section under the lock. */
@@ -246,6 +248,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
         // keeps its objects; the next fetch knows it as the anchor's.)
         writeAnchor(this.rp, { v: 1, genesis: head.genesis, seq: head.seq, tail: head.tail, size: head.size, ts: verifiedLine(lastLine).ts, commit, ...this.contention(a) });
         noteFetched(this.rp, this.clock(), commit);
+        this.opts.onPublished?.();
         return 'published';
       case 'moved':
         return 'moved';

@@ -20,6 +20,7 @@ import type { Signer } from '../sign.js';
 import { adoptCheckpoint, adoptPublished } from '../store/adopt.js';
 import { CHECKPOINT_FILE, nextCheckpoint, type PublishedCheckpoint } from '../store/checkpoint.js';
 import { publishedCheckpoint } from './checkpoint.js';
+import { readWitnessReport } from './witnesses.js';
 import { genesisDraft, placeGenesis, transact, type StoreOptions } from '../store/append.js';
 import { readHeadWithBytes } from '../store/head.js';
 import { acquireLock } from '../store/lock.js';
@@ -454,6 +455,8 @@ export interface RemoteSummary {
   hold: { kind: string; evidence: string } | null;
   /** in-sync: the local copy is the anchor; ahead: writes wait in the outbox; held: a fork or rollback. */
   state: 'in-sync' | 'ahead' | 'behind' | 'held';
+  /** SPEC 13: the witnesses that did not cosign this machine's last publication (away, refused, holding more). */
+  witnessesAway: { seq: number; at: string; names: string[] } | null;
 }
 
 export function summarizeRemote(ctx: RemoteContext, localSeq: number | null): RemoteSummary {
@@ -461,6 +464,8 @@ export function summarizeRemote(ctx: RemoteContext, localSeq: number | null): Re
   const hold = readHold(ctx.rp);
   const outbox = readOutbox(ctx.rp).length;
   const state = hold ? 'held' : outbox ? 'ahead' : anchor && localSeq !== null && localSeq < anchor.seq ? 'behind' : 'in-sync';
-  return { url: ctx.join.url, ref: ctx.join.ref, anchor: anchor ? { seq: anchor.seq, commit: anchor.commit } : null, outbox, hold: hold ? { kind: hold.kind, evidence: hold.evidence } : null, state };
+  const w = readWitnessReport(ctx.rp);
+  const away = w ? w.outcomes.filter((o) => o.outcome !== 'cosigned' && o.outcome !== 'no-url').map((o) => `${o.witness} (${o.outcome})`) : [];
+  return { url: ctx.join.url, ref: ctx.join.ref, anchor: anchor ? { seq: anchor.seq, commit: anchor.commit } : null, outbox, hold: hold ? { kind: hold.kind, evidence: hold.evidence } : null, state, witnessesAway: away.length ? { seq: w!.seq, at: w!.at, names: away } : null };
 }
 

@@ -172,6 +172,9 @@ export function emit(io: CliIO, to: { json?: boolean }, json: unknown, textOf: s
 /** The runs whose write was queued by --offline instead of published (remote-opts.ts marks them). */
 export const queuedWrites = new WeakSet<CliIO>();
 
+/** The runs that published a write: after the command, their witnesses are asked (witness-after.ts). */
+export const publishedWrites = new WeakMap<CliIO, { dir: string; trustFile: string; flags: { policy?: string } }>();
+
 /**
  * The values of `--name V` / `--name=V` exactly as typed, in order (before a `--`).
  * cac's parser (mri) turns number-like values into numbers before `type: [String]` turns them

@@ -8,9 +8,9 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { currencyLine, readPolicy, readTrust, witnessRefusal, type Currency, type WitnessRule } from '../../index.js';
 import { parseDuration } from '../../requests/fields.js';
-import { keyPath, ledgerDir, queuedWrites, trustPath, waitMs, type CliIO, type Writer } from './common.js';
+import { keyPath, ledgerDir, publishedWrites, queuedWrites, trustPath, waitMs, type CliIO, type Writer } from './common.js';
 
-export function remoteOpts(io: CliIO, f: { offline?: boolean }) {
+export function remoteOpts(io: CliIO, f: { offline?: boolean; dir?: string; trust?: string; policy?: string; witnessAge?: string }) {
   return {
     offline: f.offline === true,
     env: io.env,
@@ -18,8 +18,11 @@ export function remoteOpts(io: CliIO, f: { offline?: boolean }) {
       queuedWrites.add(io);
       io.stderr(`ledger: ${text}\n`);
     },
+    // SPEC 13: after the command, its publication goes to the policy's witnesses (cli.ts).
+    onPublished: () => void publishedWrites.set(io, { dir: ledgerDir(io, f as Writer), trustFile: trustPath(io, f as Writer), flags: { policy: f.policy } }),
   };
 }
+
 
 /**
  * A writer of the ledger the flags name. `trust`: whether the trust file (--trust, $LEDGER_TRUST,
@@ -43,7 +46,13 @@ export function writerOptions(io: CliIO, f: Writer, trust = true): OpenOptions {
  * machine's state only (no fetch: reading verbs stay fast and work offline), so it says "as of
  * the last sync"; `ledger sync` or any write brings the copy up to date.
  */
-export function remoteLine(r: { url: string; state: string; outbox: number; anchor: { seq: number } | null; hold: { kind: string; evidence: string } | null }): string {
+export function remoteLine(r: { url: string; state: string; outbox: number; anchor: { seq: number } | null; hold: { kind: string; evidence: string } | null; witnessesAway?: { seq: number; names: string[] } | null }): string {
+  // SPEC 13: a witness that did not cosign the last publication delays nothing, but is said.
+  const away = r.witnessesAway ? `; witness ${r.witnessesAway.names.join(', ')} did not cosign the publication of seq ${r.witnessesAway.seq}` : '';
+  return remoteState(r) + away;
+}
+
+function remoteState(r: { url: string; state: string; outbox: number; anchor: { seq: number } | null; hold: { kind: string; evidence: string } | null }): string {
   const at = r.anchor ? ` at seq ${r.anchor.seq}` : '';
   if (r.state === 'held') return `remote ${r.url}: HELD after a ${r.hold!.kind}; writers refuse until a person decides (evidence: ${r.hold!.evidence})`;
   if (r.state === 'ahead') return `remote ${r.url}: ahead, ${r.outbox} queued write${r.outbox === 1 ? '' : 's'} NOT published (run \`ledger sync\`)`;
