@@ -72,7 +72,8 @@ export async function team() {
   // The page's witness steps: its key and config for this ledger's log key, served on loopback,
   // and the policy that names it committed beside the trust file.
   const wstate = join(s.dir, 'witness');
-  const wvkey = must(laptop, lenv, `ledger witness init --state ${wstate} --name witness.test/w1 --log "$(ledger head --vkey)"`).trim();
+  // Every key that may sign HEAD (the laptop's, the runner's: both pinned) is one of the log's.
+  const wvkey = must(laptop, lenv, `ledger witness init --state ${wstate} --name witness.test/w1 $(ledger head --vkeys | sed 's/^/--log /')`).trim();
   const w = serveWitness(wstate);
   witness = w.child;
   const url = await w.url;

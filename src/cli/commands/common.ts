@@ -71,7 +71,7 @@ export const TRUST = { trust: one('<file>', 'Trust file of pinned keys (default:
  * "no policy". Under one, the verbs that take a remote state (init --remote, sync, gate, and the
  * writers before they build on it) accept it only when the quorum stands behind its checkpoint.
  */
-export const WITNESS = {
+export const WITNESS_POLICY = {
   policy: one('<file>', 'A C2SP tlog-policy (default: tlog-policy beside the trust file, if there is one): take a remote state only when its quorum of witnesses stands behind it (a rewound ref: exit 14)'),
   witnessAge: one('<dur>', 'With a policy: how old a cosignature may be when its witness cannot be asked (default 24h)'),
 };

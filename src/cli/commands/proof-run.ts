@@ -1,9 +1,9 @@
 // `ledger prove`, `ledger verify-proof` and `ledger head --checkpoint|--vkey` (see proof.ts, read.ts).
 import { resolve } from 'node:path';
 import { EXIT, LedgerError, Ledger, readProof, readPolicy, readTrust } from '../../index.js';
-import { verifyRecordProof, type ProofLayer } from '../../formats.js';
+import { SIG_ED25519, formatVkey, verifyRecordProof, type ProofLayer } from '../../formats.js';
 import { parseDuration } from '../../requests/fields.js';
-import { emit, ledgerDir, type CliIO, type Global } from './common.js';
+import { emit, ledgerDir, trustPath, type CliIO, type Global } from './common.js';
 
 const LAYER_EXIT: Record<ProofLayer, number> = { schema: EXIT.schema, linkage: EXIT.linkage, signature: EXIT.signature, 'key-pin': EXIT.keyPin, freshness: EXIT.freshness };
 
@@ -30,9 +30,18 @@ export function runVerifyProof(io: CliIO, file: string, f: Global & { trust?: st
   return code;
 }
 
-export function runCheckpointShow(io: CliIO, f: Global & { vkey: boolean; checkpoint: boolean }): number {
-  if (f.vkey && f.checkpoint) throw new LedgerError('USAGE', '--checkpoint and --vkey print different things: give one');
-  const c = Ledger.open({ dir: ledgerDir(io, f), env: io.env }).treeCheckpoint();
+export function runCheckpointShow(io: CliIO, f: Global & { vkey: boolean; vkeys: boolean; checkpoint: boolean }): number {
+  if ([f.vkey, f.vkeys, f.checkpoint].filter(Boolean).length > 1) throw new LedgerError('USAGE', '--checkpoint, --vkey and --vkeys print different things: give one');
+  const ledger = Ledger.open({ dir: ledgerDir(io, f), env: io.env });
+  const c = ledger.treeCheckpoint();
+  if (f.vkeys) {
+    // Policy: HEAD's key and the trust file's: every writer of a team is pinned there or
+    // authorized by an admin's key record; one authorized in the ledger adds its own line
+    // (`ledger head --vkey` on that machine after its first write) to witness.conf.
+    const vkeys = [c.vkey, ...readTrust(trustPath(io, f)).keys.map((k) => logVkey(c.origin, k.key))].filter((v, i, a) => v !== null && a.indexOf(v) === i) as string[];
+    emit(io, f, { ok: true, origin: c.origin, vkeys }, vkeys);
+    return 0;
+  }
   if (f.vkey) {
     emit(io, f, { ok: true, origin: c.origin, vkey: c.vkey }, [c.vkey]);
     return 0;
@@ -41,4 +50,10 @@ export function runCheckpointShow(io: CliIO, f: Global & { vkey: boolean; checkp
   if (f.json) emit(io, f, { ok: true, ...c, checkpoint: c.note }, '');
   else io.stdout(c.note);
   return 0;
+}
+
+/** The log verifier key of `origin` for a base64url Ed25519 key (a trust-file entry's), or null for a malformed one. */
+function logVkey(origin: string, key: string): string | null {
+  const raw = Buffer.from(key, 'base64url');
+  return raw.length === 32 && raw.toString('base64url') === key ? formatVkey({ name: origin, type: SIG_ED25519, publicKey: new Uint8Array(raw) }) : null;
 }

@@ -33,8 +33,9 @@ export const READ_VERBS = [
     flags: {
       checkpoint: bool('Print the checkpoint beside HEAD instead: a C2SP signed note with its cosignatures, verified under HEAD\'s key'),
       vkey: bool('Print the ledger\'s log verifier key (origin+key id+key) for witness.conf and tlog-policy files'),
+      vkeys: bool('Print a log verifier key for every key that may sign HEAD here (HEAD\'s, then each key of the trust file), one per line: a witness.conf lists them all'),
     },
-    examples: ['ledger head', 'ledger head --json | jq .seq', 'ledger head --checkpoint', 'ledger head --vkey'],
-    run: async (io, _args, f) => (f.checkpoint || f.vkey ? (await import('./proof-run.js')).runCheckpointShow(io, f) : (await impl()).runHead(io, f)),
+    examples: ['ledger head', 'ledger head --json | jq .seq', 'ledger head --checkpoint', 'ledger head --vkey', 'ledger witness init --state /srv/w1 --name witness.example.com/w1 $(ledger head --vkeys | sed \'s/^/--log /\')'],
+    run: async (io, _args, f) => (f.checkpoint || f.vkey || f.vkeys ? (await import('./proof-run.js')).runCheckpointShow(io, f) : (await impl()).runHead(io, f)),
   }),
 ];
