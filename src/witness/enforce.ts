@@ -17,7 +17,7 @@ import { ledgerPaths } from '../store/paths.js';
 import type { FileOps } from '../fs/ops.js';
 import { ledgerOrigin, parseCheckpoint } from '../tlog/checkpoint.js';
 import { cosignatureTime, cosignatureVerifier } from '../tlog/cosignature.js';
-import { formatNote, openNote, parseNote } from '../tlog/note.js';
+import { formatNote, openNote, parseNote, type NoteVerifier } from '../tlog/note.js';
 import { quorumMet, type Policy } from '../tlog/policy.js';
 import { proveConsistency, type HashReader } from '../tlog/tree.js';
 import { formatAddCheckpoint } from '../tlog/witness-protocol.js';
@@ -81,7 +81,11 @@ export async function checkWitnessed(o: { text: string | null; tree: TreeAccess;
         const proof = old === 0 ? [] : o.tree(cp.size, cp.root, (r) => proveConsistency(cp.size, old, r));
         if (proof !== null) a = await submitCheckpoint(w.url, formatAddCheckpoint({ oldSize: old, proof, checkpointNote: logOnly }), o.timeoutMs);
       }
-      if (a.kind === 'cosigned') return { name: w.name, counted: true, how: 'confirmed online' };
+      // Attacker-controlled: a 200 counts only with a cosignature by this witness's policy key on
+      // this very checkpoint (a junk or foreign answer confirms nothing).
+      if (a.kind === 'cosigned') {
+        return answeredCosignature(note.text, a.lines, v) ? { name: w.name, counted: true, how: 'confirmed online' } : { name: w.name, counted: false, how: 'answered without a valid cosignature by its policy key' };
+      }
       if (a.kind === 'conflict' && a.size > cp.size) return { name: w.name, counted: false, how: `has cosigned ${a.size} records of this ledger`, rewound: a.size };
       if (a.kind === 'refused' && a.status === 422) return { name: w.name, counted: false, how: 'holds another tree of this size', fork: true };
       if (a.kind !== 'absent') return { name: w.name, counted: false, how: `refused: ${a.kind === 'refused' ? `${a.status} ${a.reason}` : `409 ${a.size}`}` };
@@ -97,4 +101,14 @@ export async function checkWitnessed(o: { text: string | null; tree: TreeAccess;
   const counted = new Set(checks.filter((c) => c.counted).map((c) => c.name));
   if (!quorumMet(o.policy, counted)) return fail('freshness', `the policy's quorum (${o.policy.quorum}) does not stand behind HEAD: ${witnesses.map((w) => `${w.name} ${w.how}`).join('; ') || 'no witnesses'}`, witnesses);
   return { ok: true, failed: null, reason: `HEAD is witnessed: ${witnesses.filter((w) => w.counted).map((w) => `${w.name} ${w.how}`).join('; ') || 'quorum none'}`, witnesses };
+}
+
+/** Whether a witness's 200 answer holds a cosignature by `v` on the checkpoint `text`. Never throws. */
+function answeredCosignature(text: string, lines: string, v: NoteVerifier): boolean {
+  try {
+    const got = openNote(parseNote(text + '\n' + lines), [v]);
+    return got.verified.length > 0 && got.invalid.length === 0;
+  } catch {
+    return false;
+  }
 }
