@@ -61,6 +61,7 @@ export type { RecoverReport } from './store/recover.js';
 
 // Witnessed checkpoints (SPEC 13): a witness's folder and server, policy and proof files.
 export { readPolicy, readProof, initWitness, serveWitnessDir } from './witness/files.js';
-export { witnessRefusal, type WitnessRule } from './witness/remote-check.js';
+export { witnessRefusal } from './witness/refusal.js';
+export type { WitnessRule } from './witness/remote-check.js';
 export type { WitnessOutcome } from './witness/collect.js';
 export type { WitnessedVerdict, WitnessCheck } from './witness/enforce.js';

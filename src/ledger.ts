@@ -36,11 +36,10 @@ import { initLedger, notALedger, recoverLedger, type StoreOptions } from './stor
 import { readHead } from './store/head.js';
 import { nodeCrypto } from './node-crypto.js';
 import { readCheckpointBeside, proveRecord, recordLineAt } from './store/prove.js';
-import { collectCosignatures, type WitnessOutcome } from './witness/collect.js';
-import { checkWitnessed, localWitnessInput, type WitnessedVerdict } from './witness/enforce.js';
-import { witnessedRemoteTip, type WitnessRule } from './witness/remote-check.js';
+import type { WitnessOutcome } from './witness/collect.js';
+import type { WitnessedVerdict } from './witness/enforce.js';
+import type { WitnessRule } from './witness/remote-check.js';
 import { LEDGER_REF } from './remote/state.js';
-import { noteWitnessReport, publishCosigned } from './remote/witnesses.js';
 import type { Policy } from './tlog/policy.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { assertPublishedChain, readRecords, type RecordAt } from './store/read.js';
@@ -380,6 +379,7 @@ export class Ledger {
     const probe = new Ledger({ ...opts, trust: undefined });
     const url = resolveRemoteUrl(opts.remote, opts.cwd ?? process.cwd());
     const trust = readTrust(opts.trust);
+    const { witnessedRemoteTip } = await import('./witness/remote-check.js');
     const tip = await witnessedRemoteTip({ url, ref: opts.ref ?? LEDGER_REF, trust, rule: opts.rule, nowMs: (opts.now ?? (() => new Date()))().getTime() });
     const result = joinLedger({ dir: probe.paths.dir, url, ref: opts.ref, trustPath: resolve(opts.trust), trust, signer: probe.signer(), agent: opts.agent, name: opts.name, env: opts.env ?? process.env, now: opts.now, waitMs: opts.waitMs, expectTip: tip });
     return { ledger: new Ledger(opts), result };
@@ -452,6 +452,8 @@ export class Ledger {
   async witnessPublication(policy: Policy, timeoutMs: number): Promise<{ outcomes: WitnessOutcome[]; published: string } | null> {
     if (!this.remoteCtx) return null;
     const head = this.head();
+    // Loaded when used: the witness client (node:http) costs no other command's start.
+    const [{ collectCosignatures }, { noteWitnessReport, publishCosigned }] = await Promise.all([import('./witness/collect.js'), import('./remote/witnesses.js')]);
     const outcomes = await collectCosignatures(this.store.ops!, this.paths, policy, timeoutMs);
     noteWitnessReport(this.remoteCtx.rp, { v: 1, at: this.clock().toISOString(), seq: head.seq, outcomes: outcomes.map(({ witness, outcome, detail }) => ({ witness, outcome, detail })) });
     const published = outcomes.some((o) => o.outcome === 'cosigned') ? publishCosigned(this.store.ops!, this.paths, this.remoteCtx.rp, this.remoteCtx.join, this.clock(), this.store.waitMs) : 'skipped';
@@ -461,12 +463,14 @@ export class Ledger {
   /** SPEC 13: the checkpoint beside HEAD sent to the policy's witnesses; their cosignatures kept beside it. */
   async cosign(policy: Policy, timeoutMs: number): Promise<WitnessOutcome[]> {
     assertPublishedChain(this.store.ops!, this.paths, this.head());
+    const { collectCosignatures } = await import('./witness/collect.js');
     return collectCosignatures(this.store.ops!, this.paths, policy, timeoutMs);
   }
 
   /** SPEC 13: whether the policy's quorum of witnesses stands behind HEAD (see witness/enforce.ts). */
-  witnessed(policy: Policy, o: { trust: Trust; nowMs: number; maxAgeMs: number | null; timeoutMs: number }): Promise<WitnessedVerdict> {
+  async witnessed(policy: Policy, o: { trust: Trust; nowMs: number; maxAgeMs: number | null; timeoutMs: number }): Promise<WitnessedVerdict> {
     const head = this.head();
+    const { checkWitnessed, localWitnessInput } = await import('./witness/enforce.js');
     return checkWitnessed({ ...localWitnessInput(this.store.ops!, this.paths.dir, head), head, policy, ...o });
   }
 

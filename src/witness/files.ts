@@ -11,7 +11,7 @@ import { formatVkey, type Vkey } from '../tlog/note.js';
 import { parsePolicy, type Policy } from '../tlog/policy.js';
 import { MAX_PROOF_BYTES, parseProof, type TlogProof } from '../tlog/proof.js';
 import { formatWitnessConfig, parseWitnessConfig } from './config.js';
-import { startWitness, type RunningWitness } from './server.js';
+import type { RunningWitness } from './server.js';
 import { CONFIG_FILE, KEY_FILE } from './state.js';
 
 function readBounded(path: string, max: number, code: 'INPUT_PROOF' | 'INPUT_POLICY' | 'INPUT_SCHEMA'): Buffer {
@@ -61,6 +61,8 @@ export async function serveWitnessDir(dir: string, host: string, port: number, e
   conf.logs.push(...extra);
   if (conf.logs.length === 0) throw new LedgerError('USAGE', `the witness has no logs to witness: add "log <vkey>" lines to ${confPath} or pass --log`);
   const { seed } = readSecretKey(join(dir, KEY_FILE));
+  // Loaded here: the HTTP server (node:http, net) costs every other command's start nothing.
+  const { startWitness } = await import('./server.js');
   const w = await startWitness({ dir, config: conf, cosigner: createCosigner(conf.name, seed, Date.now), host, port, log });
   return { ...w, logs: [...new Set(conf.logs.map((l) => l.name))] };
 }

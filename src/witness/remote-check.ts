@@ -13,13 +13,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LedgerError, type ErrorCode } from '../errors.js';
+import { LedgerError } from '../errors.js';
 import type { Trust } from '../keys/trust.js';
 import { ensureRepo, fetchLedgerRef, verifyRemote } from '../remote/fetch.js';
 import { hashEqual, leafHash } from '../tlog/hash.js';
 import type { Policy } from '../tlog/policy.js';
 import { arrayReader, storedHashesForLeaf, treeHash } from '../tlog/tree.js';
-import { checkWitnessed, type WitnessedVerdict } from './enforce.js';
+import { checkWitnessed } from './enforce.js';
+import { witnessRefusal } from './refusal.js';
 
 export interface WitnessRule {
   policy: Policy;
@@ -27,15 +28,6 @@ export interface WitnessRule {
   maxAgeMs: number | null;
   /** How long each witness is waited for (then it counts as absent). */
   timeoutMs: number;
-}
-
-const LAYER_CODE: Record<NonNullable<WitnessedVerdict['failed']>, ErrorCode> = {
-  freshness: 'REMOTE_FRESHNESS', linkage: 'REMOTE_LINKAGE', signature: 'REMOTE_SIGNATURE',
-};
-
-/** A verdict that is not ok, as the refusal a verb exits with (14, 11 or 12); `what` names the state. */
-export function witnessRefusal(v: WitnessedVerdict, what: string): LedgerError {
-  return new LedgerError(LAYER_CODE[v.failed ?? 'freshness'], `${what} is not witnessed: ${v.reason}; nothing was done`, { witnessed: v }, 'review the remote ref with the ledger\'s writers before anyone acts on it; `ledger audit --policy P` says what each witness answered');
 }
 
 /**
