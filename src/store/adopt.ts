@@ -55,8 +55,14 @@ export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: { head: 
   }
   // SPEC 13: the tree through the new records (O(log n) from the kept right edge), and the
   // published checkpoint's root checked against it before anything is written.
-  assertCheckpointWritable(ops, paths);
-  const tree = extendTree(ops, paths, local ? local.head : null, lines);
+  let tree: ReturnType<typeof extendTree>;
+  try {
+    assertCheckpointWritable(ops, paths);
+    tree = extendTree(ops, paths, local ? local.head : null, lines);
+  } catch (e) {
+    // A read that fails here (EIO on the records a rebuild reads) is a coded error; nothing written.
+    throw fsError(e, 'read the tree of', paths.dir);
+  }
   assertCheckpointRoot(checkpoint, tree.root, head);
   let st: FileStat | null;
   try {
@@ -97,8 +103,13 @@ export function adoptCheckpoint(ops: FileOps, paths: LedgerPaths, head: Head, ch
   } catch {
     /* none kept, or unreadable: taken below */
   }
-  assertCheckpointWritable(ops, paths);
-  const root = withTree(ops, paths, checkpoint.size, checkpoint.root, head, (r) => treeHash(checkpoint.size, r));
+  let root: Uint8Array | null;
+  try {
+    assertCheckpointWritable(ops, paths);
+    root = withTree(ops, paths, checkpoint.size, checkpoint.root, head, (r) => treeHash(checkpoint.size, r));
+  } catch (e) {
+    throw fsError(e, 'read the tree of', paths.dir);
+  }
   assertCheckpointRoot(checkpoint, root ?? new Uint8Array(0), head);
   writeCheckpoint(ops, paths, { note: checkpoint.bytes.toString('utf8'), at: storedHashCount(checkpoint.size), hashes: [] });
 }
