@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { LedgerError, ioError } from '../src/errors.js';
 import type { Trust } from '../src/keys/trust.js';
 import type { Head, TrustFloor } from '../src/record.js';
+import { checkCheckpoint } from './checkpoint.js';
 import { placementOf, type AuditContext, type Layer, type LayerFactory } from './context.js';
 import { FindingCollector } from './findings.js';
 import { freshnessLayer } from './freshness.js';
@@ -224,6 +225,8 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
   try {
     layers.forEach((layer, rank) => sink.active(rank) && layer.checkEnd(sink));
     const head = ctx.head;
+    // SPEC 13: the checkpoint's root against the records, once the chain through HEAD holds.
+    if (sink.failedLayer() === null && head !== null && run.fd !== null) warnings.push(...checkCheckpoint(resolve(opts.dir), head, opts.trust, run.fd, sink));
     if (head !== null && ctx.fileSize > head.size) {
       warnings.push(`${ctx.fileSize - head.size} bytes past HEAD's size ${head.size} are unpublished (not part of the ledger); \`ledger recover\` moves them to quarantine/`);
     }

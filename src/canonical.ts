@@ -30,7 +30,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 // With the u flag, a surrogate code unit matches only when it is not half of a pair.
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+export const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 
 function assertPlainJson(v: unknown, path: string, open: Set<object> = new Set()): void {
   if (v === null || typeof v === 'boolean') return;

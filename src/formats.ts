@@ -23,3 +23,15 @@ export { KINDS, OUTCOMES, recordProblems, draftProblems, headProblems } from './
 
 // The one seam to the disk (tests inject faults through `Ledger.open({ ops })`).
 export { realFileOps, type FileOps } from './fs/ops.js';
+
+// Transparency-log formats (SPEC 13, C2SP): the tree, notes and verifier keys, checkpoints,
+// cosignatures, tlog-proof, tlog-policy, and a record's proof checked offline.
+export { leafHash, nodeHash, EMPTY_ROOT } from './tlog/hash.js';
+export { storedHashIndex, storedHashCount, storedHashesForLeaf, treeHash, proveInclusion, proveConsistency, arrayReader, RightEdge, type HashReader } from './tlog/tree.js';
+export { verifyInclusion, verifyConsistency } from './tlog/verify.js';
+export { parseNote, formatNote, signNote, openNote, parseVkey, formatVkey, keyIdOf, ed25519NoteSigner, ed25519NoteVerifier, SIG_ED25519, SIG_COSIGNATURE_V1, type Note, type Vkey } from './tlog/note.js';
+export { parseCheckpoint, formatCheckpoint, ledgerOrigin, type Checkpoint } from './tlog/checkpoint.js';
+export { createCosigner, cosignatureVerifier, cosignatureTime } from './tlog/cosignature.js';
+export { parseProof, formatProof, MAX_PROOF_BYTES, type TlogProof } from './tlog/proof.js';
+export { parsePolicy, quorumMet, type Policy } from './tlog/policy.js';
+export { verifyRecordProof, type ProofVerdict, type ProofLayer } from './tlog/record-proof.js';

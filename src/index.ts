@@ -58,3 +58,10 @@ export type { Trust, TrustKey } from './keys/trust.js';
 export type { RecordAt } from './store/read.js';
 export type { RecordRef } from './store/ids.js';
 export type { RecoverReport } from './store/recover.js';
+
+// Witnessed checkpoints (SPEC 13): a witness's folder and server, policy and proof files.
+export { readPolicy, readProof, initWitness, serveWitnessDir } from './witness/files.js';
+export { witnessRefusal } from './witness/refusal.js';
+export type { WitnessRule } from './witness/remote-check.js';
+export type { WitnessOutcome } from './witness/collect.js';
+export type { WitnessedVerdict, WitnessCheck } from './witness/enforce.js';

@@ -35,6 +35,12 @@ import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
 import { readHead } from './store/head.js';
 import { nodeCrypto } from './node-crypto.js';
+import { readCheckpointBeside, proveRecord, recordLineAt } from './store/prove.js';
+import type { WitnessOutcome } from './witness/collect.js';
+import type { WitnessedVerdict } from './witness/enforce.js';
+import type { WitnessRule } from './witness/remote-check.js';
+import { LEDGER_REF } from './remote/state.js';
+import type { Policy } from './tlog/policy.js';
 import { ledgerPaths, type LedgerPaths } from './store/paths.js';
 import { assertPublishedChain, readRecords, type RecordAt } from './store/read.js';
 import { recordsBackward } from './store/read-back.js';
@@ -113,6 +119,8 @@ export interface OpenOptions {
   offline?: boolean;
   /** Told, in one line, when a write was queued (--offline) instead of published. */
   onRemoteNotice?: (text: string) => void;
+  /** Told when a write was published to the remote (SPEC 13: a writer then asks its witnesses). */
+  onPublished?: () => void;
 }
 
 /** `log`'s filter (requests/read.ts LogRequest). */
@@ -242,7 +250,7 @@ export class Ledger {
       const path = this.remoteCtx.join.trust;
       const t = opts.trust;
       this.trustOf = () => (t === undefined ? readTrust(path) : typeof t === 'string' ? readTrust(t) : t);
-      this.link = openRemoteLink(this.remoteCtx, this.trustOf, { offline: opts.offline, now: opts.now, onNotice: opts.onRemoteNotice, onAdopt: () => void (this.viewsBehind = true) });
+      this.link = openRemoteLink(this.remoteCtx, this.trustOf, { offline: opts.offline, now: opts.now, onNotice: opts.onRemoteNotice, onAdopt: () => void (this.viewsBehind = true), onPublished: opts.onPublished });
       this.store.publisher = this.link;
     }
   }
@@ -363,6 +371,21 @@ export class Ledger {
   }
 
   /**
+   * Ledger.join under a witness policy (SPEC 13): the remote's state is verified and put to the
+   * policy's witnesses before anything is written (witness/remote-check.ts), and the join takes
+   * exactly that commit. A state they do not stand behind is refused (exit 14, 11 or 12).
+   */
+  static async joinWitnessed(opts: OpenOptions & { remote: string; trust: string; agent: string; ref?: string; name?: string; cwd?: string; rule: WitnessRule }): Promise<{ ledger: Ledger; result: JoinResult }> {
+    const probe = new Ledger({ ...opts, trust: undefined });
+    const url = resolveRemoteUrl(opts.remote, opts.cwd ?? process.cwd());
+    const trust = readTrust(opts.trust);
+    const { witnessedRemoteTip } = await import('./witness/remote-check.js');
+    const tip = await witnessedRemoteTip({ url, ref: opts.ref ?? LEDGER_REF, trust, rule: opts.rule, nowMs: (opts.now ?? (() => new Date()))().getTime() });
+    const result = joinLedger({ dir: probe.paths.dir, url, ref: opts.ref, trustPath: resolve(opts.trust), trust, signer: probe.signer(), agent: opts.agent, name: opts.name, env: opts.env ?? process.env, now: opts.now, waitMs: opts.waitMs, expectTip: tip });
+    return { ledger: new Ledger(opts), result };
+  }
+
+  /**
    * The key file, read once for this Ledger, with its checks (a missing, insecure, malformed or
    * non-regular key is refused): its signer and the secret the workflow scans for come from
    * the same bytes.
@@ -403,6 +426,52 @@ export class Ledger {
     if (k instanceof Uint8Array) return { seed: k, file: null, path: null };
     if (k === undefined) this.signer(); // the usual refusal: writing needs a key
     return null;
+  }
+
+  /**
+   * SPEC 13: the checkpoint beside HEAD, verified under HEAD's key (its note text with any
+   * cosignatures, its size and root), and the ledger's log verifier key.
+   */
+  treeCheckpoint(): { origin: string; vkey: string; note: string | null; size: number | null; root: string | null } {
+    return readCheckpointBeside(this.store.ops!, this.paths, this.head());
+  }
+
+  /** SPEC 13: the C2SP tlog-proof of the record `ref` names (a seq, HEAD, an id or a prefix). */
+  prove(ref: string): { seq: number; id: string; proof: string } {
+    const at = this.resolve(ref, 'prove');
+    const head = this.head();
+    return { seq: at.seq, id: at.id, proof: proveRecord(this.store.ops!, this.paths, head, at, recordLineAt(this.store.ops!, this.paths, at.offset)) };
+  }
+
+  /**
+   * SPEC 13, a writer after a publication: the checkpoint goes to the policy's witnesses (each
+   * bounded by `timeoutMs`; absent past it), what they answered is kept for `status` and
+   * `doctor`, and the cosignatures are published beside the checkpoint while the ref is still
+   * this publication. Null when the ledger is not joined.
+   */
+  async witnessPublication(policy: Policy, timeoutMs: number): Promise<{ outcomes: WitnessOutcome[]; published: string } | null> {
+    if (!this.remoteCtx) return null;
+    const head = this.head();
+    // Loaded when used: the witness client (node:http) costs no other command's start.
+    const [{ collectCosignatures }, { noteWitnessReport, publishCosigned }] = await Promise.all([import('./witness/collect.js'), import('./remote/witnesses.js')]);
+    const outcomes = await collectCosignatures(this.store.ops!, this.paths, policy, timeoutMs);
+    noteWitnessReport(this.remoteCtx.rp, { v: 1, at: this.clock().toISOString(), seq: head.seq, outcomes: outcomes.map(({ witness, outcome, detail }) => ({ witness, outcome, detail })) });
+    const published = outcomes.some((o) => o.outcome === 'cosigned') ? publishCosigned(this.store.ops!, this.paths, this.remoteCtx.rp, this.remoteCtx.join, this.clock(), this.store.waitMs) : 'skipped';
+    return { outcomes, published };
+  }
+
+  /** SPEC 13: the checkpoint beside HEAD sent to the policy's witnesses; their cosignatures kept beside it. */
+  async cosign(policy: Policy, timeoutMs: number): Promise<WitnessOutcome[]> {
+    assertPublishedChain(this.store.ops!, this.paths, this.head());
+    const { collectCosignatures } = await import('./witness/collect.js');
+    return collectCosignatures(this.store.ops!, this.paths, policy, timeoutMs);
+  }
+
+  /** SPEC 13: whether the policy's quorum of witnesses stands behind HEAD (see witness/enforce.ts). */
+  async witnessed(policy: Policy, o: { trust: Trust; nowMs: number; maxAgeMs: number | null; timeoutMs: number }): Promise<WitnessedVerdict> {
+    const head = this.head();
+    const { checkWitnessed, localWitnessInput } = await import('./witness/enforce.js');
+    return checkWitnessed({ ...localWitnessInput(this.store.ops!, this.paths.dir, head), head, policy, ...o });
   }
 
   /** The published HEAD (checked: canonical, well-formed, signature verifies). */

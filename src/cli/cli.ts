@@ -6,7 +6,7 @@ import { cac, type CAC } from 'cac';
 import { EXIT, EXIT_MEANINGS, LedgerError } from '../errors.js';
 import { boundaryFor, runFor } from '../fs/boundary.js';
 import { neutralise, neutraliseDiagnostic, neutraliseLine } from '../text/sanitize.js';
-import { GLOBAL, restoreRawValues, type CliIO } from './commands/common.js';
+import { GLOBAL, publishedWrites, restoreRawValues, type CliIO } from './commands/common.js';
 import { declare } from './flags.js';
 import { declareVerbs, type Plane, type VerbDeclaration } from './verbs.js';
 import { withProgressLine } from './progress-line.js';
@@ -19,11 +19,13 @@ import { DOCTOR_VERBS } from './commands/doctor.js';
 import { REMOTE_VERBS } from './commands/remote.js';
 import { AGENTS_VERBS } from './commands/agents.js';
 import { TRUST_VERBS } from './commands/trust.js';
+import { WITNESS_VERBS } from './commands/witness.js';
+import { PROOF_VERBS } from './commands/proof.js';
 
 export const VERSION = '0.1.0';
 
 /** Every verb, in the order the top-level help lists them: the porcelain first, then the plumbing (verbs.ts). */
-export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...HANDOFF_VERBS, ...READ_VERBS, ...CAUSAL_VERBS, ...AUDIT_VERBS, ...REMOTE_VERBS, ...TRUST_VERBS, ...AGENTS_VERBS, ...DOCTOR_VERBS]
+export const VERBS: readonly VerbDeclaration[] = [...WRITE_VERBS, ...HANDOFF_VERBS, ...READ_VERBS, ...CAUSAL_VERBS, ...AUDIT_VERBS, ...REMOTE_VERBS, ...TRUST_VERBS, ...AGENTS_VERBS, ...DOCTOR_VERBS, ...PROOF_VERBS, ...WITNESS_VERBS]
   .map((v, i) => ({ v, i }))
   .sort((a, b) => (a.v.plane === b.v.plane ? a.i - b.i : a.v.plane === 'porcelain' ? -1 : 1))
   .map(({ v }) => v);
@@ -130,7 +132,12 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
     }
     try {
       // A long scan (a first fold, an index build) shows a progress line on a terminal.
-      const code = await runFor(rawIO.env, () => withProgressLine(io, async () => cli.runMatchedCommand() as unknown));
+      const code = await runFor(rawIO.env, () => withProgressLine(io, async () => {
+        const c = (await cli.runMatchedCommand()) as unknown;
+        // SPEC 13: a write that was published goes to the policy's witnesses (never failing it).
+        if (publishedWrites.has(io)) await (await import('./commands/witness-after.js')).afterPublication(io, publishedWrites.get(io)!);
+        return c;
+      }));
       return typeof code === 'number' ? code : 0;
     } catch (e) {
       throw await withNameSuggestion(await withFlagSuggestion(e, cli), io, cli);

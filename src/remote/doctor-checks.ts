@@ -6,6 +6,7 @@
 import { readAnchor } from './anchor.js';
 import { checkRemoteUrl, gitComplaint, NETWORK_TIMEOUT_MS, runGit } from './git.js';
 import { readHold } from './hold.js';
+import { readWitnessReport } from './witnesses.js';
 import { readOutbox } from './outbox.js';
 import { FALLBACK_REF } from './publish.js';
 import { joinedRemote } from './sync.js';
@@ -83,6 +84,14 @@ export function remoteChecks(ledgerDir: string, env: Env, localSeq: number | nul
       if (anchor && tip === anchor.commit && localSeq === anchor.seq) checks.push({ name: 'remote sync', status: 'ok', detail: `the local copy is the remote's, seq ${anchor.seq}` });
       else checks.push(whatIsNew(ledgerDir, rp, join, anchor));
     }
+  }
+  // SPEC 13: what the policy's witnesses answered to this machine's last publication.
+  const w = readWitnessReport(rp);
+  if (w) {
+    const away = w.outcomes.filter((o) => o.outcome !== 'cosigned' && o.outcome !== 'no-url');
+    checks.push(away.length === 0
+      ? { name: 'witnesses', status: 'ok', detail: `every witness cosigned the publication of seq ${w.seq} (${w.at})` }
+      : { name: 'witnesses', status: 'warn', detail: `at the publication of seq ${w.seq} (${w.at}): ${away.map((o) => `witness ${o.witness} ${o.outcome} (${o.detail})`).join('; ')}`, fix: 'check that witness (its address in the policy, whether it runs); the next publication asks it again' });
   }
   const queued = readOutbox(rp).length;
   if (queued) checks.push({ name: 'outbox', status: 'warn', detail: `${queued} --offline write${queued === 1 ? '' : 's'} wait, not published`, fix: 'run `ledger sync` once the remote is reachable' });

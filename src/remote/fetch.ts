@@ -14,6 +14,8 @@ import { checkRemoteUrl, gitComplaint, gitOk, NETWORK_TIMEOUT_MS, runGit } from 
 import { join } from 'node:path';
 import { realFileOps } from '../fs/ops.js';
 import { FETCHED_REF } from './state.js';
+import { publishedCheckpoint } from './checkpoint.js';
+import type { PublishedCheckpoint } from '../store/checkpoint.js';
 import { readBlobsById, readShapeAndBlobs, recordOids, recordPath, VerifiedCommitMissing, type VerifiedBelow } from './tree.js';
 
 /** SPEC 10: the audit's default clock skew. */
@@ -92,6 +94,8 @@ export interface VerifiedRemote {
   lines: Buffer[];
   /** The seq of lines[0]. */
   firstSeq: number;
+  /** SPEC 13: the checkpoint of HEAD's whole tree the commit carries, signature checked (root: by the adopter); null: none. */
+  checkpoint: PublishedCheckpoint | null;
 }
 
 /**
@@ -154,15 +158,18 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   // very objects this machine verified (issue 23 finding 7).
   // One git process reads the shape, HEAD and the blobs at the points the ref must hold; each is
   // looked at only in the order below (a blob read early decides nothing before its check).
-  const shape = readShapeAndBlobs(repo, commit, ['HEAD', ...mustHold.map((p) => recordPath(p.seq))]);
+  const shape = readShapeAndBlobs(repo, commit, ['HEAD', 'checkpoint', ...mustHold.map((p) => recordPath(p.seq))]);
   if (shape.parents.length > 1) throw refusal('REMOTE_LINKAGE', `the remote ledger commit ${commit.slice(0, 12)} is a merge; the ref must be a line`, { commit });
-  // SPEC 11: the whole test output travels too (blobs.ts): a blobs/ folder may be beside them.
-  const known = shape.root.filter((e) => e === 'blob:HEAD' || e === 'tree:records' || e === 'tree:blobs');
+  // SPEC 11: the whole test output travels too (blobs.ts): a blobs/ folder may be beside them;
+  // SPEC 13: and the checkpoint, a regular file (checkpoint.ts).
+  const known = shape.root.filter((e) => e === 'blob:HEAD' || e === 'tree:records' || e === 'tree:blobs' || e === 'blob:checkpoint');
   if (known.length !== shape.root.length || !shape.root.includes('blob:HEAD') || !shape.root.includes('tree:records')) {
-    throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${shape.root.join(', ') || 'nothing'}, not exactly HEAD and records/ (and blobs/)`, { commit });
+    throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} holds ${shape.root.join(', ') || 'nothing'}, not exactly HEAD and records/ (and blobs/, checkpoint)`, { commit });
   }
-  const [headBytes, ...held] = shape.blobs;
+  const [headBytes, checkpointBytes, ...held] = shape.blobs;
   const head = parseRemoteHead(headBytes, commit);
+  if (shape.root.includes('blob:checkpoint') && checkpointBytes === null) throw refusal('REMOTE_SCHEMA', `the remote ledger commit ${commit.slice(0, 12)} has a checkpoint that is not a regular file`, { commit });
+  const checkpoint = publishedCheckpoint(checkpointBytes, head, commit);
   // A HEAD signed by a pinned key is checked now; one signed by a key that a `key` record
   // authorized (SPEC 7), once the records through it are folded, below.
   const pinHead = pinOf(trust, head.sig.key) ? pinProblem(trust, head.sig.key, head.seq, null) : null;
@@ -212,7 +219,7 @@ export function verifyRemote(repo: string, commit: string, from: ChainPoint | nu
   if (genesis !== null && head.genesis !== genesis) throw refusal('REMOTE_LINKAGE', 'the remote HEAD names another genesis than its records', { commit });
   if (head.tail !== prev.id || head.size !== size) throw refusal('REMOTE_LINKAGE', `the remote HEAD (seq ${head.seq}, size ${head.size}) does not match its records (size ${size})`, { commit });
   if (Date.parse(head.ts) < Date.parse(prev.ts!) || Date.parse(head.ts) > latest) throw refusal('REMOTE_FRESHNESS', 'the remote HEAD is dated before its tail or in the future', { commit });
-  return { commit, head, headBytes: headBytes!, lines, firstSeq };
+  return { commit, head, headBytes: headBytes!, lines, firstSeq, checkpoint };
 }
 
 /**

@@ -22,7 +22,7 @@ import { LedgerError } from '../errors.js';
 import type { FileOps } from '../fs/ops.js';
 import type { Trust } from '../keys/trust.js';
 import type { Head } from '../record.js';
-import { adoptPublished } from '../store/adopt.js';
+import { adoptCheckpoint, adoptPublished } from '../store/adopt.js';
 import { readHeadWithBytes } from '../store/head.js';
 import type { LedgerPaths } from '../store/paths.js';
 import { readTailLine } from '../store/read.js';
@@ -55,6 +55,8 @@ export interface LinkOptions {
   onNotice?: (text: string) => void;
   /** Told how many records the local copy took from the remote (its views are then out of date). */
   onAdopt?: (records: number) => void;
+  /** Told when a write was published (SPEC 13: its checkpoint then goes to the witnesses). */
+  onPublished?: () => void;
 }
 
 /** A synchronous pause: the append runs in one synchronous critical section under the lock. */
@@ -207,7 +209,8 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     const fresh = v.lines.slice(have + 1 - v.firstSeq);
     // The whole test output the new records name, before the records (blobs.ts).
     adoptBlobs(this.rp.repo, tip, paths.dir, blobsNamedBy(fresh));
-    if (fresh.length || !local) adoptPublished(ops, paths, localCopy, Buffer.concat(fresh), v.headBytes);
+    if (fresh.length || !local) adoptPublished(ops, paths, localCopy, Buffer.concat(fresh), v.headBytes, v.checkpoint);
+    else adoptCheckpoint(ops, paths, v.head, v.checkpoint);
     const last = v.lines.length ? v.lines[v.lines.length - 1] : null;
     writeAnchor(this.rp, {
       v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, commit: tip,
@@ -233,7 +236,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
     }
     const lastLine = lines[lines.length - 1];
     const { head, bytes } = write.head;
-    const commit = buildCommit(this.rp.repo, { parent: a.expected, firstSeq: write.base.seq + 1, lines, head: bytes, ts: head.ts, blobs: localBlobs(a.ledgerDir, blobsNamedBy(lines)) });
+    const commit = buildCommit(this.rp.repo, { parent: a.expected, firstSeq: write.base.seq + 1, lines, head: bytes, ts: head.ts, blobs: localBlobs(a.ledgerDir, blobsNamedBy(lines)), checkpoint: write.checkpoint ?? null });
     const outcome = pushWithLease(this.rp.repo, this.join.url, this.join.ref, commit, a.expected);
     // A guess that finds no remote is a refresh that found none: decided on the local copy, queued.
     if (a.basis === 'guessed' && outcome.kind === 'unreachable' && this.opts.offline) return this.queue(write);
@@ -245,6 +248,7 @@ export class RemoteLink implements Publisher<LinkAttempt> {
         // keeps its objects; the next fetch knows it as the anchor's.)
         writeAnchor(this.rp, { v: 1, genesis: head.genesis, seq: head.seq, tail: head.tail, size: head.size, ts: verifiedLine(lastLine).ts, commit, ...this.contention(a) });
         noteFetched(this.rp, this.clock(), commit);
+        this.opts.onPublished?.();
         return 'published';
       case 'moved':
         return 'moved';

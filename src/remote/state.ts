@@ -13,6 +13,8 @@
 //                                each hold's remote commit (hold.ts) name what it keeps
 //   remote/<ledger>/evidence/    both states of each fork or rollback found (hold.ts)
 //   remote/<ledger>/outbox.json  drafts queued by --offline (outbox.ts)
+//   remote/<ledger>/witnesses.json what the policy's witnesses answered to this machine's last
+//                                publication (witnesses.ts): `status` and `doctor` say which were away
 //   remote/<ledger>/fetched.json when this machine last learned the remote's state (a verified
 //                                fetch or its own publication): what a read says about how
 //                                current it is (current.ts)
@@ -42,6 +44,7 @@ export interface RemotePaths {
   evidence: string;
   outbox: string;
   fetched: string;
+  witnesses: string;
 }
 
 export function remotePaths(stateDir: string, ledgerDir: string): RemotePaths {
@@ -58,6 +61,7 @@ export function remotePaths(stateDir: string, ledgerDir: string): RemotePaths {
     evidence: join(dir, 'evidence'),
     outbox: join(dir, 'outbox.json'),
     fetched: join(dir, 'fetched.json'),
+    witnesses: join(dir, 'witnesses.json'),
   };
 }
 

@@ -8,7 +8,7 @@
 //                 store's transact, each entry decided again on the remote's tail
 //   acceptRemote  `ledger sync --accept-remote`: after a fork or rollback, clear the hold and
 //                 anchor on the remote as it is now, verified from genesis
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join as joinPath, resolve } from 'node:path';
 import { LedgerError } from '../errors.js';
 import { assertStrictRoot } from '../fs/confine.js';
 import { mkdirDurable } from '../fs/durable.js';
@@ -17,7 +17,10 @@ import { pinProblem, type Trust } from '../keys/trust.js';
 import { acceptProblem, pinOf } from '../keys/grants.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { Signer } from '../sign.js';
-import { adoptPublished } from '../store/adopt.js';
+import { adoptCheckpoint, adoptPublished } from '../store/adopt.js';
+import { CHECKPOINT_FILE, nextCheckpoint, type PublishedCheckpoint } from '../store/checkpoint.js';
+import { publishedCheckpoint } from './checkpoint.js';
+import { readWitnessReport } from './witnesses.js';
 import { genesisDraft, placeGenesis, transact, type StoreOptions } from '../store/append.js';
 import { readHeadWithBytes } from '../store/head.js';
 import { acquireLock } from '../store/lock.js';
@@ -92,6 +95,8 @@ export interface JoinOptions {
   env: Env;
   now?: () => Date;
   waitMs?: number;
+  /** Under a witness policy: the tip the witnesses stood behind (null: no ledger there); the join takes that commit or nothing. */
+  expectTip?: string | null;
 }
 
 export interface JoinResult {
@@ -182,6 +187,9 @@ function undoJoin(ops: FileOps, paths: LedgerPaths, rp: RemotePaths, madeDir: bo
 function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePaths, join: JoinInfo, ref: string, now: () => Date): JoinResult {
   for (let attempt = 1; attempt <= JOIN_ATTEMPTS; attempt++) {
     const tip = fetchLedgerRef(rp.repo, o.url, ref);
+    if (o.expectTip !== undefined && tip !== o.expectTip) {
+      throw new LedgerError('OP_REMOTE_CONTENDED', `the remote ${o.url} moved while its witnesses were asked about it; nothing was changed`, { url: o.url }, 'run the join again');
+    }
     const lock = acquireLock(ops, paths.lock, o.waitMs ?? 10_000);
     let result: JoinResult | null = null;
     try {
@@ -196,7 +204,8 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
         const v = verifyRemote(rp.repo, tip, from, hold, o.trust, now().getTime(), local ? { genesis: local.head.genesis, what: 'the local ledger' } : undefined, local ? keyRecords(ops, paths, local.head) : [], { verified: null, known: (seq) => (mine[seq] ? blobOid(mine[seq]) : null) });
         if (local && v.head.genesis !== local.head.genesis) throw new LedgerError('REMOTE_LINKAGE', 'fork: the remote holds another ledger than the local one', { kind: 'fork' });
         adoptBlobs(rp.repo, tip, paths.dir, blobsNamedBy(v.lines));
-        if (v.lines.length || !local) adoptPublished(ops, paths, local, Buffer.concat(v.lines), v.headBytes);
+        if (v.lines.length || !local) adoptPublished(ops, paths, local, Buffer.concat(v.lines), v.headBytes, v.checkpoint);
+        else adoptCheckpoint(ops, paths, v.head, v.checkpoint);
         const lastLine = v.lines.length ? v.lines[v.lines.length - 1] : null;
         writeAnchor(rp, { v: 1, genesis: v.head.genesis, seq: v.head.seq, tail: v.head.tail, size: v.head.size, ts: lastLine ? tsOf(lastLine) : from!.ts, commit: tip });
         result = { created: false, adopted: v.lines.length, head: { seq: v.head.seq, tail: v.head.tail, genesis: v.head.genesis }, commit: tip, url: o.url, ref };
@@ -217,15 +226,16 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
           lines = [genesis.placed.data];
           headBytes = genesis.head.bytes;
         }
-        const head = JSON.parse(headBytes.toString('utf8')) as { seq: number; tail: string; genesis: string; size: number; ts: string };
-        const commit = buildCommit(rp.repo, { parent: null, firstSeq: 0, lines, head: headBytes, ts: head.ts, blobs: localBlobs(paths.dir, blobsNamedBy(lines)) });
+        const head = JSON.parse(headBytes.toString('utf8')) as Head;
+        const cp = joinCheckpoint(ops, paths, local !== null, lines, head, o.signer);
+        const commit = buildCommit(rp.repo, { parent: null, firstSeq: 0, lines, head: headBytes, ts: head.ts, blobs: localBlobs(paths.dir, blobsNamedBy(lines)), checkpoint: cp?.bytes ?? null });
         const out = pushWithLease(rp.repo, o.url, ref, commit, null);
         if (out.kind === 'refused') throw refusedByHost(o.url, ref, out.detail);
         if (out.kind === 'unreachable') throw unreachable(o.url, out.detail);
         if (out.kind === 'unknown') throw pushUnknown(o.url, out.detail);
         if (out.kind === 'published') {
           gitOk(['update-ref', FETCHED_REF, commit], { gitDir: rp.repo });
-          if (!local) adoptPublished(ops, paths, null, Buffer.concat(lines), headBytes);
+          if (!local) adoptPublished(ops, paths, null, Buffer.concat(lines), headBytes, cp);
           writeAnchor(rp, { v: 1, genesis: head.genesis, seq: head.seq, tail: head.tail, size: head.size, ts: tsOf(lines[lines.length - 1]), commit });
           result = { created: !local, adopted: 0, head: { seq: head.seq, tail: head.tail, genesis: head.genesis }, commit, url: o.url, ref };
         }
@@ -245,6 +255,20 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
     }
   }
   throw new LedgerError('OP_REMOTE_CONTENDED', `the remote ${o.url} kept changing while joining; nothing was joined`, {}, 'try again');
+}
+
+/**
+ * SPEC 13: the checkpoint the first publication carries: the local copy's own (when it is of its
+ * HEAD, signed by HEAD's key), or, for a new genesis, one signed by the joining key; null when the
+ * local copy has none of its HEAD (published without one; its next append's carries one).
+ */
+function joinCheckpoint(ops: FileOps, paths: LedgerPaths, hasLocal: boolean, lines: readonly Buffer[], head: Head, signer: Signer): PublishedCheckpoint | null {
+  try {
+    const bytes = hasLocal ? ops.readFile(joinPath(paths.dir, CHECKPOINT_FILE)) : Buffer.from(nextCheckpoint(ops, paths, null, Buffer.concat(lines), head, signer).note!, 'utf8');
+    return publishedCheckpoint(bytes, head, 'local');
+  } catch {
+    return null;
+  }
 }
 
 function trustsLocal(lines: Buffer[], head: Head, trust: Trust, nowMs: number): void {
@@ -406,7 +430,8 @@ export function acceptRemote(ctx: RemoteContext, store: StoreOptions, trust: Tru
       }
       const fresh = v.lines.slice(local.head.seq + 1);
       adoptBlobs(ctx.rp.repo, tip, paths.dir, blobsNamedBy(fresh));
-      if (fresh.length) adoptPublished(ops, paths, local, Buffer.concat(fresh), v.headBytes);
+      if (fresh.length) adoptPublished(ops, paths, local, Buffer.concat(fresh), v.headBytes, v.checkpoint);
+      else adoptCheckpoint(ops, paths, v.head, v.checkpoint);
       adopted = fresh.length;
     }
     const last = v.lines[v.lines.length - 1];
@@ -430,6 +455,8 @@ export interface RemoteSummary {
   hold: { kind: string; evidence: string } | null;
   /** in-sync: the local copy is the anchor; ahead: writes wait in the outbox; held: a fork or rollback. */
   state: 'in-sync' | 'ahead' | 'behind' | 'held';
+  /** SPEC 13: the witnesses that did not cosign this machine's last publication (away, refused, holding more). */
+  witnessesAway: { seq: number; at: string; names: string[] } | null;
 }
 
 export function summarizeRemote(ctx: RemoteContext, localSeq: number | null): RemoteSummary {
@@ -437,6 +464,8 @@ export function summarizeRemote(ctx: RemoteContext, localSeq: number | null): Re
   const hold = readHold(ctx.rp);
   const outbox = readOutbox(ctx.rp).length;
   const state = hold ? 'held' : outbox ? 'ahead' : anchor && localSeq !== null && localSeq < anchor.seq ? 'behind' : 'in-sync';
-  return { url: ctx.join.url, ref: ctx.join.ref, anchor: anchor ? { seq: anchor.seq, commit: anchor.commit } : null, outbox, hold: hold ? { kind: hold.kind, evidence: hold.evidence } : null, state };
+  const w = readWitnessReport(ctx.rp);
+  const away = w ? w.outcomes.filter((o) => o.outcome !== 'cosigned' && o.outcome !== 'no-url').map((o) => `${o.witness} (${o.outcome})`) : [];
+  return { url: ctx.join.url, ref: ctx.join.ref, anchor: anchor ? { seq: anchor.seq, commit: anchor.commit } : null, outbox, hold: hold ? { kind: hold.kind, evidence: hold.evidence } : null, state, witnessesAway: away.length ? { seq: w!.seq, at: w!.at, names: away } : null };
 }
 

@@ -4,6 +4,8 @@
 //   records/SSSSSS/NNNNNNNNNNNN  one blob per record: exactly its line; NNNNNNNNNNNN is the seq
 //                                in 12 digits, SSSSSS floor(seq / 1000) in 6
 //   blobs/<64 hex>               the whole test output a record names (blobs.ts), when published
+//   checkpoint                   SPEC 13: the C2SP checkpoint of the tree through HEAD, signed by
+//                                HEAD's key, with the witnesses' cosignatures (checkpoint.ts)
 //
 // A commit's records are its parent's plus new ones: building one starts from the parent's tree
 // and adds the new blobs and the new HEAD, with exactly one parent (none for genesis).
@@ -32,6 +34,8 @@ export interface Publication {
   ts: string;
   /** The whole test output the new records name (blobs.ts): put at `blobs/<hex>`. */
   blobs?: readonly { hex: string; bytes: Buffer }[];
+  /** SPEC 13: the checkpoint of the tree through this HEAD (a note), put at `checkpoint`. */
+  checkpoint?: Buffer | null;
 }
 
 const OID_LINE = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
@@ -57,6 +61,10 @@ export function buildCommit(gitDir: string, p: Publication): string {
   p.lines.forEach((line, i) => file(recordPath(p.firstSeq + i), line));
   for (const b of p.blobs ?? []) file(`blobs/${b.hex}`, b.bytes);
   file('HEAD', p.head);
+  // Policy: with no checkpoint of this HEAD (a ledger copied in without one), the parent's entry
+  // goes: a publication never carries another HEAD's checkpoint.
+  if (p.checkpoint) file('checkpoint', p.checkpoint);
+  else if (p.parent) parts.push(Buffer.from('D checkpoint\n'));
   parts.push(Buffer.from('\nget-mark :1\ndone\n'));
   const out = gitOk(['fast-import', '--quiet', '--done', '--force'], { gitDir, input: Buffer.concat(parts) }).toString('utf8').trim();
   if (!OID_LINE.test(out)) throw new LedgerError('OP_REMOTE', `git fast-import did not name the commit it built (${out.slice(0, 80)})`);

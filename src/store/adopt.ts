@@ -14,6 +14,10 @@ import { rememberChain } from './chain-memo.js';
 import { parseHead } from './head.js';
 import type { LedgerPaths } from './paths.js';
 import { quarantineUnpublished } from './recover.js';
+import { join } from 'node:path';
+import { hashEqual } from '../tlog/hash.js';
+import { storedHashCount, treeHash } from '../tlog/tree.js';
+import { CHECKPOINT_FILE, assertCheckpointWritable, extendTree, withTree, writeCheckpoint, type PublishedCheckpoint } from './checkpoint.js';
 
 /** Whether records.jsonl's bytes past `at` are a prefix of `lines` (none past it included). */
 function pastHeadIsAdopted(ops: FileOps, paths: LedgerPaths, at: number, lines: Buffer): boolean {
@@ -41,7 +45,7 @@ function pastHeadIsAdopted(ops: FileOps, paths: LedgerPaths, at: number, lines: 
  * `headBytes` as HEAD. `local`: the local HEAD and its exact bytes, or null when there is none
  * (a join: records.jsonl is then written from byte 0).
  */
-export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: { head: Head; bytes: Buffer } | null, lines: Buffer, headBytes: Buffer): Head {
+export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: { head: Head; bytes: Buffer } | null, lines: Buffer, headBytes: Buffer, checkpoint: PublishedCheckpoint | null = null): Head {
   const head = parseHead(headBytes, 'the remote HEAD');
   const at = local ? local.head.size : 0;
   // Fail closed: a HEAD that would not end exactly where these lines do would publish other
@@ -49,6 +53,17 @@ export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: { head: 
   if (at + lines.length !== head.size) {
     throw new LedgerError('OP_REMOTE', `refusing to copy the remote's records: they end at byte ${at + lines.length}, the remote HEAD at ${head.size}; nothing was changed`, { at, lines: lines.length, size: head.size });
   }
+  // SPEC 13: the tree through the new records (O(log n) from the kept right edge), and the
+  // published checkpoint's root checked against it before anything is written.
+  let tree: ReturnType<typeof extendTree>;
+  try {
+    assertCheckpointWritable(ops, paths);
+    tree = extendTree(ops, paths, local ? local.head : null, lines);
+  } catch (e) {
+    // A read that fails here (EIO on the records a rebuild reads) is a coded error; nothing written.
+    throw fsError(e, 'read the tree of', paths.dir);
+  }
+  assertCheckpointRoot(checkpoint, tree.root, head);
   let st: FileStat | null;
   try {
     // 7: bytes past the local HEAD were never published here: aside first, as an append does.
@@ -65,5 +80,36 @@ export function adoptPublished(ops: FileOps, paths: LedgerPaths, local: { head: 
   // The adopted records were checked from a trusted point (link, id, signature, pin): the
   // verified-chain memo may cover them, so the next writer does not re-read the whole chain.
   rememberChain(paths, head.genesis, st, { offset: head.size, seq: head.seq, id: head.tail });
+  writeCheckpoint(ops, paths, { note: checkpoint ? checkpoint.bytes.toString('utf8') : null, at: tree.at, hashes: tree.hashes });
   return head;
+}
+
+/** A published checkpoint whose root is not the records' is refused: REMOTE_LINKAGE (exit 11). */
+function assertCheckpointRoot(checkpoint: PublishedCheckpoint | null, root: Uint8Array, head: Head): void {
+  if (checkpoint && !hashEqual(checkpoint.root, root)) {
+    throw new LedgerError('REMOTE_LINKAGE', `the remote's checkpoint of ${checkpoint.size} records names another root than its records (seq ${head.seq}); nothing was changed`, { checkpoint: true, seq: head.seq }, 'run `ledger doctor` and review the remote ref before anyone writes');
+  }
+}
+
+/**
+ * The local copy already holds the remote's records (nothing new): it takes the remote's
+ * checkpoint of them when that one is not the one it keeps (a writer published its witnesses'
+ * cosignatures on it), root checked. Called under the writer lock only.
+ */
+export function adoptCheckpoint(ops: FileOps, paths: LedgerPaths, head: Head, checkpoint: PublishedCheckpoint | null): void {
+  if (checkpoint === null) return;
+  try {
+    if (ops.readFile(join(paths.dir, CHECKPOINT_FILE)).equals(checkpoint.bytes)) return;
+  } catch {
+    /* none kept, or unreadable: taken below */
+  }
+  let root: Uint8Array | null;
+  try {
+    assertCheckpointWritable(ops, paths);
+    root = withTree(ops, paths, checkpoint.size, checkpoint.root, head, (r) => treeHash(checkpoint.size, r));
+  } catch (e) {
+    throw fsError(e, 'read the tree of', paths.dir);
+  }
+  assertCheckpointRoot(checkpoint, root ?? new Uint8Array(0), head);
+  writeCheckpoint(ops, paths, { note: checkpoint.bytes.toString('utf8'), at: storedHashCount(checkpoint.size), hashes: [] });
 }

@@ -11,7 +11,8 @@
 //       last published line; remove temp files a killed writer left
 //    5. let the caller decide, on that HEAD, what to append (idempotency, ownership, the gate)
 //    6. place and sign (placeDrafts, closingHead): each draft's seq, link and ts, its id and its
-//       signature; then the new HEAD over them, signed
+//       signature; then the new HEAD over them, signed; and the checkpoint of the tree through
+//       them (checkpoint.ts, SPEC 13: O(log n) hashes), written after step 9
 //    7. move bytes past HEAD's size into quarantine/ (recover.ts: they were never published)
 //    8. publish, in a joined ledger (publisher.ts): the push built on what step 3 found;
 //       'moved' (another machine published first): back to step 3 in a new attempt, bounded;
@@ -48,6 +49,7 @@ import { grantsAt } from './grants.js';
 import { writerTrust } from './head-guard.js';
 import { acceptProblem, applyKeyRecord, authorizeCommand, hasAdmin, keyRecordProblem, pinOf, type Grants } from '../keys/grants.js';
 import type { Trust } from '../keys/trust.js';
+import { CHECKPOINT_FILE, TREE_FILE, assertCheckpointWritable, nextCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
 import { assertPublishedChain, assertTailIsLastLine, type RecordAt } from './read.js';
@@ -187,6 +189,9 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   if (!current) throw notALedger(paths, ops);
   const { head } = current;
   const tail = buildableTail(ops, paths, w.guard, head, w.signer.publicKey);
+  // The tree and checkpoint are written after HEAD: a link or other non-file planted there is
+  // refused now, before anything is written (checkpoint.ts, Policy), never silently skipped.
+  assertCheckpointWritable(ops, paths);
   // 5. the caller's decision on it
   const drafts = w.decide({ paths, head, tail: { id: tail.id, record: tail.record } });
   if (drafts.length === 0) return { records: [], head, recovered: null };
@@ -203,16 +208,18 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   // 6. place and sign
   const placed = placeDrafts(drafts, head, w.now(), w.signer);
   const newHead = closingHead(head, placed, w.now(), w.signer);
+  const checkpoint = nextCheckpoint(ops, paths, head, placed.data, newHead.head, w.signer);
   // 7. quarantine
   const recovered = quarantineUnpublished(ops, paths, head);
   // 8. publish (a joined ledger)
   if (remote) {
-    const outcome = remote.pub.publish(remote.attempt, { base: head, lines: placed.data, head: newHead, drafts, ...(w.mustPublish ? { mustPublish: true } : {}) });
+    const outcome = remote.pub.publish(remote.attempt, { base: head, lines: placed.data, head: newHead, drafts, checkpoint: Buffer.from(checkpoint.note!, 'utf8'), ...(w.mustPublish ? { mustPublish: true } : {}) });
     if (outcome === 'moved') return null;
     if (outcome === 'queued') return { records: placed.appended, head, recovered: null, queued: true };
   }
   // 9. lines, then HEAD
   const st = writeLinesThenHead(ops, paths, { at: head.size, lines: placed.data, headBefore: current.bytes, head: newHead });
+  writeCheckpoint(ops, paths, checkpoint);
   // 10. remember
   const last = placed.appended[placed.appended.length - 1];
   remember(paths, w.guard, w.signer.publicKey, newHead.head, last.offset, st);
@@ -249,6 +256,7 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
     assertNoHead(ops, paths);
+    assertCheckpointWritable(ops, paths);
     // 6. place and sign
     const genesis = placeGenesis(draft, now, signer);
     // 7. quarantine (bytes of an earlier init that never published), and a killed one's temp files
@@ -256,6 +264,7 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
     removeLeftovers(ops, paths);
     // 9. the line, then HEAD
     const st = writeLinesThenHead(ops, paths, { at: 0, lines: genesis.placed.data, headBefore: null, head: genesis.head }, 'genesis');
+    writeCheckpoint(ops, paths, nextCheckpoint(ops, paths, null, genesis.placed.data, genesis.head.head, signer));
     // 10. remember
     remember(paths, guard, signer.publicKey, genesis.head.head, 0, st);
     return { records: genesis.placed.appended, head: genesis.head.head, recovered: recovered.unpublished ? recovered : null };
@@ -431,7 +440,7 @@ function marksOf(guard: WriterGuard, paths: LedgerPaths, head: Head, ownKey: str
 function removeLeftovers(ops: FileOps, paths: LedgerPaths): void {
   // Speed (the durable append): quarantine/ is listed only when the ledger directory holds one.
   let quarantine = true;
-  removeStaleTemps(ops, paths.dir, (target) => target === 'HEAD', (names) => (quarantine = names.includes('quarantine')));
+  removeStaleTemps(ops, paths.dir, (target) => target === 'HEAD' || target === CHECKPOINT_FILE || target === TREE_FILE, (names) => (quarantine = names.includes('quarantine')));
   if (quarantine) removeStaleTemps(ops, paths.quarantine, (target) => QUARANTINE_NAME_RE.test(target));
 }
 

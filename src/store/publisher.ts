@@ -49,6 +49,8 @@ export interface PlacedWrite {
   drafts: readonly Draft[];
   /** Published or refused: never queued (StoreOptions.mustPublish). */
   mustPublish?: boolean;
+  /** SPEC 13: the checkpoint of the tree through the new HEAD, signed by its key, published beside it. */
+  checkpoint?: Buffer | null;
 }
 
 export interface Publisher<A extends Attempt = Attempt> {

@@ -23,7 +23,8 @@ const serverOn = async (m: Machine) => {
   return s;
 };
 /** How many records the remote's ref holds (its tree: HEAD plus one blob per record). */
-const onRemote = () => git(['--git-dir', w.bare, 'ls-tree', '-r', '--name-only', REF]).trim().split('\n').length - 1;
+// The records on the ref (its tree holds them, HEAD and, SPEC 13, the checkpoint).
+const onRemote = () => git(['--git-dir', w.bare, 'ls-tree', '-r', '--name-only', REF]).trim().split('\n').filter((p) => p.startsWith('records/')).length;
 const tip = () => git(['--git-dir', w.bare, 'rev-parse', REF]).trim();
 
 /** Every machine of `names` joined to the remote: each world built once per file, put back per test. */

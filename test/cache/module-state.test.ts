@@ -27,6 +27,8 @@ const NOT_CACHES: Record<string, string> = {
   'src/fs/confine.ts:roots': 'the folders this process works in, registered as it opens them: where paths are resolved from, not anything read from them',
   'src/fs/boundary.ts:decided': 'whom the command acts for, keyed by that command\'s environment object (a WeakMap): it dies with the environment, and depends on nothing else',
   'src/fs/boundary.ts:scoped': 'the environment of the command running now (set by the CLI for one command)',
+  'src/tlog/hash.ts:oneShot': 'a builtin function loaded on first use',
+  'src/cli/commands/common.ts:publishedWrites': 'which runs of the CLI published a write (keyed by that run\'s io, a WeakMap): what happens after that command, gone with it',
   'src/progress.ts:sink': 'where the CLI reports a long scan\'s progress (installed by the CLI)',
   'src/launch/bundle-loader.cts:loaded': 'the launcher\'s loaded bundles: the program, not the library',
   'src/demo/demo.ts:work': 'the demo script\'s own state (not shipped)',

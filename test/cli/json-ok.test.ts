@@ -38,6 +38,11 @@ const CASES: { verb: string; args: () => string[]; stdin?: string; env?: Record<
   { verb: 'trust', args: () => ['trust', 'add', createSigner(readSecretKey(join(project.dir, 'keys/other.key')).seed).publicKey, '--name', 'other', '--agents', 'ci', '--reason', 'a CI runner'] },
   { verb: 'trust', args: () => ['trust', 'list'] },
   { verb: 'trust', args: () => ['trust', 'revoke', 'other', '--reason', 'retired'] },
+  { verb: 'witness', args: () => ['witness', 'init', '--state', join(project.dir, 'witness'), '--name', 'witness.test/w1'] },
+  { verb: 'head', args: () => ['head', '--vkey'] },
+  { verb: 'head', args: () => ['head', '--checkpoint'] },
+  { verb: 'prove', args: () => ['prove', '1'] },
+  { verb: 'verify-proof', args: () => proofToVerify() },
   { verb: 'append', args: () => handoff('op_3', 'e1') },
   { verb: 'append', args: () => handoff('op_3', 'e1') }, // an identical retry: nothing appended
   { verb: 'append', args: () => ['append', 'intent', '--op', 'op_4', '--exec', 'e1', '--action', 'deploy'] },
@@ -70,6 +75,15 @@ const CASES: { verb: string; args: () => string[]; stdin?: string; env?: Record<
   // Last: it needs a directory of its own.
   { verb: 'init', args: () => ['init', '--dir', join(project.dir, 'second', '.ledger'), '--key', join(project.dir, 'second', 'k.key'), '--trust', join(project.dir, 'second', 'trust.json')] },
 ];
+
+/** A proof of record 1 and a policy of no witnesses, in the project; the args of verifying it. */
+function proofToVerify(): string[] {
+  const r = spawnLedgerSync(['prove', '1'], { cwd: project.dir, env });
+  expect(r.code, r.stderr).toBe(0);
+  writeFileSync(join(project.dir, 'r.proof'), r.stdout);
+  writeFileSync(join(project.dir, 'none.policy'), 'quorum none\n');
+  return ['verify-proof', join(project.dir, 'r.proof'), '--trust', join(project.dir, 'keys/trust.json'), '--policy', join(project.dir, 'none.policy')];
+}
 
 /** A third ledger, joined to a bare remote by the real binary; the args of a `sync` of it. */
 function joinedForSync(): string[] {

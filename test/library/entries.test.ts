@@ -51,7 +51,7 @@ describe('when a program imports the package', () => {
     const main = await import(join(ROOT, 'dist/src/index.js'));
     expect(Object.keys(main).sort()).toEqual([
       'EXIT', 'EXIT_MEANINGS', 'Ledger', 'LedgerError', 'STATUS_MAX_ROWS', 'TERMS', 'auditLedger', 'currencyLine', 'digestSource', 'exitCodeFor', 'formatGateText', 'formatPendingText', 'formatReportText', 'formatStatus',
-      'holdKind', 'locateLedger', 'quoted', 'readSecretKey', 'readTrust', 'resumeStep', 'takenFromLine', 'takeoverStep', 'writeSecretKey',
+      'holdKind', 'initWitness', 'locateLedger', 'quoted', 'readPolicy', 'readProof', 'readSecretKey', 'readTrust', 'resumeStep', 'serveWitnessDir', 'takenFromLine', 'takeoverStep', 'witnessRefusal', 'writeSecretKey',
     ]);
   });
 });

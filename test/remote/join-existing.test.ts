@@ -44,7 +44,8 @@ function listFiles(dir: string): string[] {
   return out;
 }
 
-const remoteTree = () => git(['--git-dir', w.bare, 'ls-tree', '-r', '--name-only', REF]).trim().split('\n');
+// The records and HEAD (SPEC 11); the checkpoint beside them (SPEC 13) is checked on its own.
+const remoteTree = () => git(['--git-dir', w.bare, 'ls-tree', '-r', '--name-only', REF]).trim().split('\n').filter((p) => p !== 'checkpoint');
 
 /** A machine with a local ledger (plain `init`) holding two records, not joined to anything. */
 async function localLedger(m: Machine): Promise<void> {
@@ -67,6 +68,7 @@ describe('when a machine with a local ledger joins an empty remote', () => {
     expect(paths).toEqual(['HEAD', 'records/000000/000000000000', 'records/000000/000000000001', 'records/000000/000000000002']);
     expect(paths.slice(1).map((p) => git(['--git-dir', w.bare, 'cat-file', 'blob', `${REF}:${p}`])).join('')).toBe(before.records);
     expect(git(['--git-dir', w.bare, 'cat-file', 'blob', `${REF}:HEAD`])).toBe(before.head);
+    expect(git(['--git-dir', w.bare, 'cat-file', 'blob', `${REF}:checkpoint`])).toBe(readFileSync(join(ann.ledger, 'checkpoint'), 'utf8'));
 
     expect((await ann.run(['checkpoint', 'fix-tz', '--done', 'd', '--state', 's', '--next', 'n'])).code).toBe(0);
     expect(remoteTree()).toHaveLength(5);

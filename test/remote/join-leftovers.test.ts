@@ -57,7 +57,7 @@ describe('when a join creates the ledger and publishes its genesis', () => {
     // The project gains the ledger (and init's .gitignore) and nothing else; the process's own
     // state directory nothing.
     expect(listing(a.dir).filter((p) => !before.project.includes(p) && !/^\.ledger\/./.test(p))).toEqual(['.gitignore', '.ledger/']);
-    expect(readdirSync(a.ledger).sort()).toEqual(['HEAD', 'records.jsonl']);
+    expect(readdirSync(a.ledger).sort()).toEqual(['HEAD', 'checkpoint', 'records.jsonl', 'tree']);
     expect(processState()).toEqual(before.process);
 
     // Writing and syncing afterwards keep to the documented state too.

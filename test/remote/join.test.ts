@@ -1,7 +1,7 @@
 // Joining a remote and what lands on it (SPEC 11): the genesis published by the first machine,
 // the ledger taken (verified) by the next, one single-parent commit per publication, and the
 // ref's tree alone rebuilding records.jsonl and HEAD byte for byte.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runLedger, snapshot } from '../helpers/cli.js';
@@ -51,8 +51,10 @@ describe('when the ref is read with git cat-file alone, in a fresh repository', 
     git(['init', '--quiet', '--bare', fresh]);
     git(['--git-dir', fresh, 'fetch', '--quiet', w.bare, `${REF}:${REF}`]);
     const paths = git(['--git-dir', fresh, 'ls-tree', '-r', '--name-only', REF]).trim().split('\n');
-    expect(paths).toEqual(['HEAD', ...[0, 1, 2, 3, 4].map((s) => `records/000000/${String(s).padStart(12, '0')}`)]);
-    const rebuilt = paths.slice(1).map((p) => git(['--git-dir', fresh, 'cat-file', 'blob', `${REF}:${p}`])).join('');
+    expect(paths).toEqual(['HEAD', 'checkpoint', ...[0, 1, 2, 3, 4].map((s) => `records/000000/${String(s).padStart(12, '0')}`)]);
+    // SPEC 13: the checkpoint beside HEAD is the local copy's, byte for byte.
+    expect(git(['--git-dir', fresh, 'cat-file', 'blob', `${REF}:checkpoint`])).toBe(readFileSync(join(a.dir, '.ledger', 'checkpoint'), 'utf8'));
+    const rebuilt = paths.slice(2).map((p) => git(['--git-dir', fresh, 'cat-file', 'blob', `${REF}:${p}`])).join('');
     expect(rebuilt).toBe(bytes(a).records);
     expect(git(['--git-dir', fresh, 'cat-file', 'blob', `${REF}:HEAD`])).toBe(bytes(a).head);
   });

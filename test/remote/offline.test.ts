@@ -44,7 +44,7 @@ describe('when the remote cannot be reached', () => {
     expect(report.published[0].kinds).toEqual(['handoff']);
     expect(sync.stderr).toContain('dropped');
 
-    const onRemote = git(['--git-dir', w.bare, 'ls-tree', '-r', '--name-only', REF]).trim().split('\n').length - 1;
+    const onRemote = git(['--git-dir', w.bare, 'ls-tree', '-r', '--name-only', REF]).trim().split('\n').filter((p) => p.startsWith('records/')).length;
     const mine = records(ann);
     expect(mine).toHaveLength(onRemote);
     expect(mine.filter((r) => r.kind === 'start').map((r) => r.agent)).toEqual(['ben']);

@@ -8,7 +8,7 @@ import { checkConsumeFailed, checkGate, checkOp, checkRevoke } from '../../reque
 import type { Flags } from '../flags.js';
 import { agentOf, emit, ledgerDir, trustPath, type CliIO, type Global } from './common.js';
 import type { CONSUME_FAILED, GATE, REVOKE } from './causal.js';
-import { currentRead, writerOptions } from './remote-opts.js';
+import { NETWORK_BUDGET_MS, assertWitnessed, currentRead, witnessRule, writerOptions } from './remote-opts.js';
 
 export async function runGate(io: CliIO, op: string | undefined, f: Flags<typeof GATE> & Global): Promise<number> {
   // Everything the command line says is checked before anything is read or written; a seq, HEAD
@@ -29,6 +29,13 @@ export async function runGate(io: CliIO, op: string | undefined, f: Flags<typeof
   // SPEC 11: a plain gate decides on the remote's state (within the read budget) and says how
   // current it was; a consuming gate refreshes as every write does, under the lock.
   const cur = req.consume === null ? await currentRead(io, ledger) : { json: {}, lead: [] as string[] };
+  // SPEC 13: under a witness policy, the gate decides only on a state the witnesses stand behind
+  // (a consuming gate brings the copy to the remote first, as its write would).
+  const rule = witnessRule(io, f, trustPath(io, f));
+  if (rule) {
+    if (req.consume !== null) await ledger.current({ budgetMs: NETWORK_BUDGET_MS });
+    await assertWitnessed(ledger, rule, trustPath(io, f));
+  }
   const r = ledger.gate(req);
   for (const w of await ledger.viewsAfterAdoption()) io.stderr(`ledger: warning: ${w}\n`);
   const lines = [...cur.lead, ...formatGateText(r)];

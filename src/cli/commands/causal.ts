@@ -4,13 +4,14 @@
 // runs.
 import { bool, many, one } from '../flags.js';
 import { verb } from '../verbs.js';
-import { TRUST, WRITER } from './common.js';
+import { TRUST, WITNESS_POLICY, WRITER } from './common.js';
 
 const impl = () => import('./causal-run.js');
 
 export const GATE = {
   ...TRUST,
   ...WRITER,
+  ...WITNESS_POLICY,
   accept: many('<outcomes>', 'Outcomes to accept, comma-separated (default: success; repeatable)'),
   requireInvariant: many('<name>', 'An invariant the handoff must carry, ok (repeatable)'),
   maxAge: one('<dur>', 'Hold when the handoff is older than this (90s, 45m, 24h, 7d)'),

@@ -64,6 +64,17 @@ export const GLOBAL = {
 export type Global = Flags<typeof GLOBAL>;
 // A writer takes --trust too (SPEC 5: it builds only on a HEAD whose key is pinned or its own).
 export const TRUST = { trust: one('<file>', 'Trust file of pinned keys (default: $LEDGER_TRUST, else keys/trust.json in the project root)') };
+/**
+ * SPEC 13, a consumer's witness policy. Policy: a C2SP tlog-policy FILE (not a trust-file section:
+ * the format existing witness tooling reads), given by --policy, else `tlog-policy` beside the
+ * trust file when there is one, committed with it; a --policy that is missing is an error, never
+ * "no policy". Under one, the verbs that take a remote state (init --remote, sync, gate, and the
+ * writers before they build on it) accept it only when the quorum stands behind its checkpoint.
+ */
+export const WITNESS_POLICY = {
+  policy: one('<file>', 'A C2SP tlog-policy (default: tlog-policy beside the trust file, if there is one): take a remote state only when its quorum of witnesses stands behind it (a rewound ref: exit 14)'),
+  witnessAge: one('<dur>', 'With a policy: how old a cosignature may be when its witness cannot be asked (default 24h)'),
+};
 export const WRITER = {
   key: one('<file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key in the project root)'),
   agent: one('<name>', 'Who is writing (default: $LEDGER_AGENT)'),
@@ -160,6 +171,9 @@ export function emit(io: CliIO, to: { json?: boolean }, json: unknown, textOf: s
 
 /** The runs whose write was queued by --offline instead of published (remote-opts.ts marks them). */
 export const queuedWrites = new WeakSet<CliIO>();
+
+/** The runs that published a write: after the command, their witnesses are asked (witness-after.ts). */
+export const publishedWrites = new WeakMap<CliIO, { dir: string; trustFile: string; flags: { policy?: string } }>();
 
 /**
  * The values of `--name V` / `--name=V` exactly as typed, in order (before a `--`).

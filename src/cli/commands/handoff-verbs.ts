@@ -150,7 +150,9 @@ export async function runStatus(io: CliIO, f: F<typeof ASKER>): Promise<number> 
   const cur = await currentRead(io, ledger);
   const report = ledger.status(req);
   const remote = ledger.remote();
-  emit(io, f, remote ? { ...report, remote, ...cur.json } : report, () => (remote ? [...cur.lead, ...formatStatus(report)] : formatStatus(report)));
+  // SPEC 13: a witness that did not cosign this machine's last publication is said (it delayed nothing).
+  const away = remote?.witnessesAway ? [`witness ${remote.witnessesAway.names.join(', ')} did not cosign the publication of seq ${remote.witnessesAway.seq} (${remote.witnessesAway.at}); \`ledger doctor\` says why`] : [];
+  emit(io, f, remote ? { ...report, remote, ...cur.json } : report, () => (remote ? [...cur.lead, ...away, ...formatStatus(report)] : formatStatus(report)));
   return 0;
 }
 

@@ -1,7 +1,7 @@
 // The reading verbs: show, log, head. Declarations only (see ../verbs.ts): read-run.ts loads
 // when one of them runs.
 import { KINDS } from '../../record.js';
-import { one } from '../flags.js';
+import { bool, one } from '../flags.js';
 import { verb } from '../verbs.js';
 
 const impl = () => import('./read-run.js');
@@ -28,10 +28,14 @@ export const READ_VERBS = [
     run: async (io, [ref], f) => (await impl()).runShow(io, ref!, f),
   }),
 
-  verb('head', 'Print the published HEAD', { ok: 'printed' }, {
+  verb('head', 'Print the published HEAD; or the checkpoint beside it (SPEC 13), or the ledger\'s log verifier key', { ok: 'printed' }, {
     plane: 'plumbing',
-    flags: {},
-    examples: ['ledger head', 'ledger head --json | jq .seq'],
-    run: async (io, _args, f) => (await impl()).runHead(io, f),
+    flags: {
+      checkpoint: bool('Print the checkpoint beside HEAD instead: a C2SP signed note with its cosignatures, verified under HEAD\'s key'),
+      vkey: bool('Print the ledger\'s log verifier key (origin+key id+key) for witness.conf and tlog-policy files'),
+      vkeys: bool('Print a log verifier key for every key that may sign HEAD here (HEAD\'s, then each key of the trust file), one per line: a witness.conf lists them all'),
+    },
+    examples: ['ledger head', 'ledger head --json | jq .seq', 'ledger head --checkpoint', 'ledger head --vkey', 'ledger witness init --state /srv/w1 --name witness.example.com/w1 $(ledger head --vkeys | sed \'s/^/--log /\')'],
+    run: async (io, _args, f) => (f.checkpoint || f.vkey || f.vkeys ? (await import('./proof-run.js')).runCheckpointShow(io, f) : (await impl()).runHead(io, f)),
   }),
 ];

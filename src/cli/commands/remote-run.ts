@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { Ledger } from '../../ledger.js';
 import type { Flags } from '../flags.js';
 import { emit, keyPath, ledgerDir, trustPath, waitMs, type CliIO, type Global } from './common.js';
-import { remoteOpts } from './remote-opts.js';
+import { NETWORK_BUDGET_MS, assertWitnessed, remoteOpts, witnessRule } from './remote-opts.js';
 import type { SYNC } from './remote.js';
 
 export async function runSync(io: CliIO, f: Flags<typeof SYNC> & Global): Promise<number> {
@@ -15,6 +15,13 @@ export async function runSync(io: CliIO, f: Flags<typeof SYNC> & Global): Promis
   const kp = keyPath(io, f);
   const given = f.trust !== undefined || io.env.LEDGER_TRUST !== undefined;
   const ledger = Ledger.open({ dir, key: keyGiven || existsSync(kp) ? kp : undefined, waitMs: waitMs(f), ...remoteOpts(io, f), ...(given ? { trust: trustPath(io, f) } : {}) });
+  // SPEC 13: under a witness policy, the remote's state is brought in and put to the witnesses
+  // before anything queued is published on it (a write on a rewound ref is what a rewind is for).
+  const rule = witnessRule(io, f, trustPath(io, f));
+  if (rule && !f.acceptRemote) {
+    await ledger.current({ budgetMs: NETWORK_BUDGET_MS });
+    await assertWitnessed(ledger, rule, trustPath(io, f));
+  }
   const r = ledger.sync({ acceptRemote: f.acceptRemote });
   // SPEC 11: the views follow the local copy.
   for (const w of await ledger.viewsAfterAdoption()) io.stderr(`ledger: warning: ${w}\n`);

@@ -15,10 +15,10 @@ import { checkAgent, checkLength } from '../../requests/fields.js';
 import type { Flags } from '../flags.js';
 import { agentOf, emit, envValue, keyPath, ledgerDir, readStdinUpTo, trustPath, waitMs, type CliIO, type Global, type Writer } from './common.js';
 import { dependsOnOf, evidenceSources, invariantsOf } from './handoff-flags.js';
-import { writerOptions } from './remote-opts.js';
+import { witnessRule, writerOptions } from './remote-opts.js';
 import type { APPEND_FLAGS } from './write.js';
 
-export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: string; remoteRef?: string; newLedger?: boolean }): Promise<number> {
+export async function runInit(io: CliIO, f: Writer & { name?: string; remote?: string; remoteRef?: string; newLedger?: boolean; policy?: string; witnessAge?: string }): Promise<number> {
   const { dir, root } = initTarget({ cwd: io.cwd, ...(f.dir !== undefined ? { dir: f.dir } : {}), ...(envValue(io, 'LEDGER_DIR') !== undefined ? { envDir: envValue(io, 'LEDGER_DIR') } : {}), joining: f.remote !== undefined });
   // `init --remote` may join a ledger that exists here to a remote.
   if (existsSync(`${dir}/HEAD`) && f.remote === undefined) {
@@ -103,10 +103,13 @@ interface JoinInput {
 }
 
 /** `ledger init --remote` (SPEC 11): joins the ledger here to the remote through Ledger.join. */
-async function runJoin(io: CliIO, f: Global & { remoteRef?: string }, j: JoinInput): Promise<number> {
+async function runJoin(io: CliIO, f: Global & { remoteRef?: string; policy?: string; witnessAge?: string }, j: JoinInput): Promise<number> {
   const ref = f.remoteRef;
   if (ref !== undefined && !/^refs\/[A-Za-z0-9._/-]+$/.test(ref)) throw new LedgerError('USAGE', `--remote-ref expected a ref under refs/, got "${ref}"`);
-  const { ledger, result: r } = Ledger.join({ dir: j.dir, remote: j.remote, ...(ref !== undefined ? { ref } : {}), trust: j.trustPath, key: j.signer, agent: j.agent, name: j.name, env: io.env, waitMs: j.waitMs, cwd: io.cwd });
+  const opts = { dir: j.dir, remote: j.remote, ...(ref !== undefined ? { ref } : {}), trust: j.trustPath, key: j.signer, agent: j.agent, name: j.name, env: io.env, waitMs: j.waitMs, cwd: io.cwd };
+  // SPEC 13: under a witness policy the remote's state is taken only when its witnesses stand behind it.
+  const rule = witnessRule(io, f, j.trustPath);
+  const { ledger, result: r } = rule ? await Ledger.joinWitnessed({ ...opts, rule }) : Ledger.join(opts);
   // SPEC 11: the views follow the local copy: a join that took the remote's records renders them.
   if (r.adopted > 0) {
     try {

@@ -3,7 +3,7 @@
 // of them runs.
 import { bool, many, one } from '../flags.js';
 import { verb } from '../verbs.js';
-import { TRUST, WRITER } from './common.js';
+import { TRUST, WITNESS_POLICY, WRITER } from './common.js';
 
 const impl = () => import('./write-run.js');
 
@@ -33,6 +33,7 @@ export const WRITE_VERBS = [
       ...WRITER,
       name: one('<name>', 'A name for the ledger (kept in the genesis record)'),
       remote: one('<remote>', 'Join the ledger on this git remote (a remote name of the repository, or a URL), or publish its genesis there'),
+      ...WITNESS_POLICY,
       remoteRef: one('<ref>', 'The ref on the remote (default: refs/handoff/ledger; a host that refuses custom refs: refs/heads/handoff-ledger)'),
       newLedger: bool('Make a new, separate ledger even where the trust file or a git remote already names one'),
     },

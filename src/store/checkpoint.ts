@@ -1,0 +1,234 @@
+// The ledger's tree and checkpoint (SPEC 13), kept beside HEAD: `.ledger/tree`, the RFC 6962 tree's
+// stored hashes (src/tlog/tree.ts: 32 bytes each, in Go sumdb's order), and `.ledger/checkpoint`,
+// the C2SP checkpoint of HEAD's tree size signed by HEAD's key.
+//
+// An append (append.ts step 6) reads the right edge it merges with from `tree`, O(log n) hashes,
+// and signs the next checkpoint; after HEAD (step 9) it appends the new stored hashes and replaces
+// the checkpoint. Both files are derivable from the records and HEAD's key, so they are written
+// without fsync (fs/durable.ts replaceFileUnsynced, O_APPEND): a crash costs a rebuild,
+// never a record.
+//
+// Policy (hostile .ledger/): `tree` is believed only when the root it gives at HEAD's size is the
+// root of the checkpoint HEAD's key signed for that size; otherwise it is rebuilt from the
+// records, which the chain check has bound to HEAD. A checkpoint is never written for more than
+// HEAD covers: it is signed with the same tree size as the HEAD signed beside it.
+import { join } from 'node:path';
+import { fromBase64url } from '../canonical.js';
+import type { Head } from '../record.js';
+import { assertReplaceable, replaceFileUnsynced } from '../fs/durable.js';
+import { openToRead, linesForward } from '../fs/lines.js';
+import type { FileOps } from '../fs/ops.js';
+import type { Signer } from '../sign.js';
+import { formatCheckpoint, ledgerOrigin, parseCheckpoint } from '../tlog/checkpoint.js';
+import { HASH_SIZE, hashEqual, leafHash } from '../tlog/hash.js';
+import { SIG_ED25519, ed25519NoteVerifier, keyIdOf, openNote, parseNote, signNote, type NoteSigner } from '../tlog/note.js';
+import { storedHashCount, storedHashesForLeaf, treeHash, type HashReader } from '../tlog/tree.js';
+import type { LedgerPaths } from './paths.js';
+
+export const TREE_FILE = 'tree';
+export const CHECKPOINT_FILE = 'checkpoint';
+
+/** HEAD's key as the log's note signer: the key name is the origin (tlog-policy "Defining a log"). */
+export function logNoteSigner(origin: string, signer: Signer): NoteSigner {
+  const publicKey = fromBase64url(signer.publicKey, 32)!;
+  return { name: origin, type: SIG_ED25519, publicKey, keyId: keyIdOf(origin, SIG_ED25519, publicKey), sign: (text) => signer.sign(Buffer.from(text, 'utf8')) };
+}
+
+/** The log's verifier for a base64url Ed25519 key (a HEAD's `sig.key`, a trust-file key). */
+export function logNoteVerifier(origin: string, key: string) {
+  const publicKey = fromBase64url(key, 32);
+  if (publicKey === null) return null;
+  return ed25519NoteVerifier({ name: origin, type: SIG_ED25519, publicKey, keyId: keyIdOf(origin, SIG_ED25519, publicKey) });
+}
+
+/** Stored hashes read from an open `tree` file, plus hashes not yet written after `base`. */
+export function treeReader(ops: FileOps, fd: number | null, base: number, pending: Uint8Array[]): HashReader {
+  return {
+    readHashes: (indexes) => indexes.map((i) => {
+      if (i >= base) {
+        const h = pending[i - base];
+        if (!h) throw new RangeError(`stored hash ${i} is past the tree`);
+        return h;
+      }
+      const buf = new Uint8Array(HASH_SIZE);
+      if (fd === null || ops.read(fd, buf, i * HASH_SIZE) !== HASH_SIZE) throw new RangeError(`stored hash ${i} is not in the tree file`);
+      return buf;
+    }),
+  };
+}
+
+/** A publication's checkpoint that names its HEAD's whole tree and carries HEAD's key's signature. */
+export interface PublishedCheckpoint {
+  /** The note's exact bytes (the log's signature and any cosignatures): what the local copy keeps. */
+  bytes: Buffer;
+  size: number;
+  root: Uint8Array;
+}
+
+/** The tree after some lines are appended: its size and root, and the stored hashes to append after `at` (in hashes). */
+export interface ExtendedTree { size: number; root: Uint8Array; at: number; hashes: Uint8Array[] }
+
+/**
+ * The tree of the ledger whose HEAD is `base` (null: none yet) after `lines` (whole record lines
+ * with their newlines): O(log n) stored hashes read from `tree` when it is the one base's signed
+ * checkpoint names, else rebuilt from the records (bound to HEAD by the chain check).
+ */
+export function extendTree(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer): ExtendedTree {
+  const size = base ? base.seq + 1 : 0;
+  let pending: Uint8Array[] = [];
+  let at = storedHashCount(size);
+  let fd: number | null = null;
+  try {
+    if (base) {
+      fd = believedTree(ops, paths, base, ledgerOrigin(base.genesis));
+      if (fd === null) {
+        pending = rebuild(ops, paths, base);
+        at = 0;
+      }
+    }
+    const r = treeReader(ops, fd, at, pending);
+    let n = size;
+    for (let start = 0; start < lines.length; ) {
+      const end = lines.indexOf(0x0a, start);
+      pending.push(...storedHashesForLeaf(n++, leafHash(lines.subarray(start, end)), r));
+      start = end + 1;
+    }
+    return { size: n, root: treeHash(n, r), at, hashes: pending };
+  } finally {
+    if (fd !== null) ops.close(fd);
+  }
+}
+
+/** The next checkpoint and the stored hashes to append after `at` (in hashes) for it. */
+export interface NextCheckpoint { note: string | null; at: number; hashes: Uint8Array[] }
+
+/**
+ * Step 6's share: the checkpoint of the tree after `lines` (the new records, JCS lines with their
+ * newlines) are appended to the ledger whose HEAD is `base` (null: genesis), signed by `signer`
+ * (the key that signs the new HEAD `next`). O(log n) stored hashes read, or a rebuild from the
+ * records when the tree file is not the one base's checkpoint signed.
+ */
+export function nextCheckpoint(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer, next: Head, signer: Signer): NextCheckpoint {
+  const origin = ledgerOrigin(next.genesis);
+  const t = extendTree(ops, paths, base, lines);
+  const note = signNote(formatCheckpoint({ origin, size: t.size, root: t.root }), [logNoteSigner(origin, signer)]);
+  return { note, at: t.at, hashes: t.hashes };
+}
+
+/** An open `tree` whose root at base's size is the one base's signed checkpoint names, or null. */
+function believedTree(ops: FileOps, paths: LedgerPaths, base: Head, origin: string): number | null {
+  const size = base.seq + 1;
+  let cp;
+  try {
+    const note = parseNote(ops.readFile(join(paths.dir, CHECKPOINT_FILE)));
+    const v = logNoteVerifier(origin, base.sig.key);
+    if (!v || openNote(note, [v]).verified.length === 0) return null;
+    cp = parseCheckpoint(note.text);
+    if (cp.origin !== origin || cp.size !== size) return null;
+  } catch {
+    return null;
+  }
+  let fd: number;
+  try {
+    fd = openToRead(ops, join(paths.dir, TREE_FILE));
+  } catch {
+    return null;
+  }
+  try {
+    const st = ops.fstat?.(fd);
+    const whole = st ? st.size === BigInt(storedHashCount(size) * HASH_SIZE) : ops.size(join(paths.dir, TREE_FILE)) === storedHashCount(size) * HASH_SIZE;
+    if (whole && hashEqual(treeHash(size, treeReader(ops, fd, Infinity, [])), cp.root)) return fd;
+  } catch {
+    /* too short: rebuilt */
+  }
+  ops.close(fd);
+  return null;
+}
+
+/** Every stored hash of the records through base, from records.jsonl (bound to HEAD by the chain check). */
+function rebuild(ops: FileOps, paths: LedgerPaths, base: Head): Uint8Array[] {
+  return storedHashesOfRecords(ops, paths, base, base.seq + 1);
+}
+
+/** The stored hashes of the first `size` records of records.jsonl (through `head`), computed from the lines. */
+export function storedHashesOfRecords(ops: FileOps, paths: LedgerPaths, head: Head, size: number): Uint8Array[] {
+  const stored: Uint8Array[] = [];
+  const r = treeReader(ops, null, 0, stored);
+  const fd = openToRead(ops, paths.records);
+  try {
+    let n = 0;
+    for (const line of linesForward(ops, fd, paths.records, 0, head.size)) {
+      if (n === size) break;
+      stored.push(...storedHashesForLeaf(n++, leafHash(line.bytes), r));
+    }
+  } finally {
+    ops.close(fd);
+  }
+  return stored;
+}
+
+/**
+ * Runs `use` over the stored hashes of the first `size` records: `.ledger/tree` read by pread
+ * when it gives `root` at that size (O(log n) reads), else, with `head`, rebuilt from the records;
+ * without `head`, null when the tree file is not believed.
+ */
+export function withTree<T>(ops: FileOps, paths: LedgerPaths, size: number, root: Uint8Array, head: Head | null, use: (r: HashReader) => T): T | null {
+  let fd: number | null = null;
+  try {
+    fd = openToRead(ops, join(paths.dir, TREE_FILE));
+    const r = treeReader(ops, fd, Infinity, []);
+    if (hashEqual(treeHash(size, r), root)) return use(r);
+  } catch {
+    /* not believed */
+  } finally {
+    if (fd !== null) ops.close(fd);
+  }
+  if (head === null) return null;
+  return use(treeReader(ops, null, 0, storedHashesOfRecords(ops, paths, head, size)));
+}
+
+/**
+ * Before anything of an append is written: `tree` and `checkpoint` are regular files or absent.
+ * Policy (issue 23's rule for every file below .ledger): a planted link, FIFO, device or folder by
+ * either name fails the append closed (OP_SYMLINK / OP_NOT_REGULAR, exit 3) and nothing is
+ * written; it is never followed, replaced or removed, nor silently left stale.
+ */
+export function assertCheckpointWritable(ops: FileOps, paths: LedgerPaths): void {
+  assertReplaceable(ops, join(paths.dir, TREE_FILE));
+  assertReplaceable(ops, join(paths.dir, CHECKPOINT_FILE));
+}
+
+/**
+ * After HEAD (step 9): the new stored hashes at their place in `tree`, then the checkpoint, both
+ * through the fs layer (no link followed, StrictModes). Policy: a failure here cannot fail the
+ * append (HEAD is published already): it leaves a tree or checkpoint the next append does not
+ * believe, and rebuilds; a link planted in between is refused by that append's check above.
+ */
+export function writeCheckpoint(ops: FileOps, paths: LedgerPaths, next: NextCheckpoint): void {
+  try {
+    const bytes = Buffer.concat(next.hashes);
+    const path = join(paths.dir, TREE_FILE);
+    if (next.at === 0) replaceFileUnsynced(ops, paths.dir, TREE_FILE, bytes, 0o644);
+    else {
+      // O_APPEND | O_NOFOLLOW: never through a planted link; and only onto a file of exactly the
+      // stored hashes the new ones follow (else the next append does not believe it, and rebuilds).
+      const fd = ops.open(path, 'a');
+      try {
+        const st = ops.fstat?.(fd);
+        if (st && st.kind === 'file' && st.size === BigInt(next.at * HASH_SIZE)) {
+          for (let done = 0; done < bytes.length; ) done += ops.write(fd, bytes.subarray(done), null);
+        }
+      } finally {
+        ops.close(fd);
+      }
+    }
+  } catch {
+    /* see the Policy above */
+  }
+  if (next.note === null) return;
+  try {
+    replaceFileUnsynced(ops, paths.dir, CHECKPOINT_FILE, Buffer.from(next.note, 'utf8'), 0o644);
+  } catch {
+    /* see the Policy above */
+  }
+}
