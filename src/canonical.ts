@@ -136,20 +136,23 @@ export function canonicalAroundSig(unsigned: object): {
   /** The same line from the sig member's canonical text (canonicalJson of the sig object). */
   lineWithSigJson: (sigJson: string) => string;
 } {
-  const { a, b } = membersAroundSig(unsigned);
-  // Only the unsigned text and where "sig" goes in it are kept (a batch holds one per record
-  // until its signature exists), not the member strings it was built from.
-  const unsignedText = '{' + a + (a !== '' && b !== '' ? ',' : '') + b + '}';
-  const at = a === '' ? 1 : 1 + a.length;
-  const sep = a === '' ? (b === '' ? '' : ',') : null;
-  const lineWithSigJson = (sigJson: string) => {
-    const member = '"sig":' + sigJson;
-    // After the members before "sig" (and a comma), or first, before a comma and the rest.
-    return sep === null
-      ? unsignedText.slice(0, at) + ',' + member + unsignedText.slice(at) + '\n'
-      : '{' + member + sep + unsignedText.slice(1) + '\n';
-  };
+  const { unsignedText, before, after } = splitAroundSig(unsigned);
+  const lineWithSigJson = (sigJson: string) => before + '"sig":' + sigJson + after + '\n';
   return { unsignedText, lineWithSig: (sig) => lineWithSigJson(canonicalJson(sig)), lineWithSigJson };
+}
+
+/**
+ * canonicalAroundSig in parts, for a writer that puts the line together itself (a batch writes
+ * each line into one buffer as it is placed, leaving the signature's place to fill): the line
+ * is `before + '"sig":' + sig + after + '\n'`.
+ */
+export function splitAroundSig(unsigned: object): { unsignedText: string; before: string; after: string } {
+  const { a, b } = membersAroundSig(unsigned);
+  const unsignedText = '{' + a + (a !== '' && b !== '' ? ',' : '') + b + '}';
+  // "sig" first: `{`, the member, then a comma when members follow, and the rest.
+  if (a === '') return { unsignedText, before: '{', after: (b === '' ? '' : ',') + unsignedText.slice(1) };
+  const at = 1 + a.length; // after the members before "sig"
+  return { unsignedText, before: unsignedText.slice(0, at) + ',', after: unsignedText.slice(at) };
 }
 
 // A signature value in base64url: 64 bytes are always 86 characters of a JSON-inert alphabet.
@@ -163,6 +166,12 @@ const SIG_VALUE_RE = /^[A-Za-z0-9_-]{86}$/;
  * holds the two equal); any other value goes through canonicalJson itself.
  */
 export function ed25519SigJson(key: string): (value: string) => string {
+  const { head, tail } = ed25519SigParts(key);
+  return (value) => (SIG_VALUE_RE.test(value) ? head + value + tail : canonicalJson({ alg: 'ed25519', key, value }));
+}
+
+/** The canonical text of an ed25519 sig object under `key` is `head + value + tail` for a base64url value of 64 bytes (86 characters). */
+export function ed25519SigParts(key: string): { head: string; tail: string } {
   const placeholder = 'A'.repeat(86);
   const text = canonicalJson({ alg: 'ed25519', key, value: placeholder });
   // "value" sorts after "alg" and "key": its string is the last thing before the closing brace.
@@ -170,7 +179,7 @@ export function ed25519SigJson(key: string): (value: string) => string {
   if (text.slice(at, at + placeholder.length) !== placeholder) throw new Error('unexpected canonical sig layout');
   const head = text.slice(0, at);
   const tail = text.slice(at + placeholder.length);
-  return (value) => (SIG_VALUE_RE.test(value) ? head + value + tail : canonicalJson({ alg: 'ed25519', key, value }));
+  return { head, tail };
 }
 
 /** The canonical members of `unsigned` that sort before "sig" (a) and after it (b). */

@@ -80,8 +80,15 @@ export function signProduced(count: number, produce: (i: number) => Uint8Array, 
     Atomics.store(ctl, PUBLISHED, i + 1);
     Atomics.notify(ctl, PUBLISHED);
   };
-  publish(0, first);
-  for (let i = 1; i < count; i++) publish(i, produce(i));
+  try {
+    publish(0, first);
+    for (let i = 1; i < count; i++) publish(i, produce(i));
+  } catch (e) {
+    // A record refused while placed (too long): the worker, waiting for messages that will
+    // never come, goes with the batch.
+    void worker?.terminate();
+    throw e;
+  }
 
   const signHere = (i: number) => {
     sigs.set(sign(msgs.subarray(i * msgLen, (i + 1) * msgLen)), i * 64);

@@ -80,6 +80,26 @@ function readable(out: Record<string, unknown>): Record<string, unknown> {
   return r;
 }
 
+/**
+ * Issue 26.4 for a model: a slug it mistyped is answered "did you mean", as the CLI answers it,
+ * and the hints name tool calls, never a `ledger start` of the mistyped slug (an agent that obeys
+ * would open a second item beside the real one). With no slug close, the item does not exist:
+ * the hint says how to take it, as a call. A start refused as a typo of an open item's slug names
+ * the call that starts it anyway.
+ */
+async function namesForMcp(e: unknown, ctx: ToolContext): Promise<unknown> {
+  if (!(e instanceof LedgerError) || typeof e.data.slug !== 'string') return e;
+  const slug = e.data.slug;
+  if (e.code === 'INPUT_REFUSED' && Array.isArray(e.data.near)) {
+    return new LedgerError(e.code, e.message, e.data, `call resume with slug ${String(e.data.near[0])} to read it; to start ${slug} as a new item anyway, call start with new_item: true`);
+  }
+  if (e.code !== 'INPUT_NOT_FOUND') return e;
+  const { knownSlugs, nameSuggestion } = await import('../cli/commands/name-suggest.js');
+  const guess = await nameSuggestion(slug, ctx.dir, knownSlugs(ctx.dir));
+  const hint = guess ? `${guess} call status for the open items` : `call status for the open items; to take ${slug} as a new item, call start with slug ${slug} first`;
+  return new LedgerError(e.code, e.message, { ...e.data, ...(guess ? { suggestion: guess } : {}) }, hint);
+}
+
 function safeCurrency(ctx: ToolContext): Currency | null {
   try {
     return ctx.currency?.() ?? null;
@@ -105,7 +125,7 @@ export async function callTool(tools: readonly Tool[], ctx: ToolContext, name: s
   try {
     out = await tool.run(ctx, parsed.data, before);
   } catch (e) {
-    const r = refusal(e);
+    const r = refusal(await namesForMcp(e, ctx));
     log(`${name}: refused (${r.code}): ${r.text}`);
     if (r.code === 'INTERNAL') log(`${name}: ${(e as Error)?.stack ?? String(e)}`);
     return errorResult(r.text);

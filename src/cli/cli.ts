@@ -149,7 +149,7 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
 
 /** The error for a first word that is no verb, with the nearest verbs when one is close. */
 async function unknownVerb(word: string): Promise<LedgerError> {
-  const { closest, didYouMean } = await import('./suggest.js');
+  const { closest, didYouMean } = await import('../text/suggest.js');
   const names = VERBS.map((v) => v.name);
   const guess = didYouMean(await closest(word, [...names, 'help']), (n) => `ledger ${n}`);
   return new LedgerError('USAGE', `unknown command "${word}"`, { command: word }, `${guess ? `${guess} ` : ''}run \`ledger --help\` for the list`);
@@ -159,7 +159,7 @@ async function unknownVerb(word: string): Promise<LedgerError> {
 async function withFlagSuggestion(e: unknown, cli: CAC): Promise<unknown> {
   const m = (e as Error)?.name === 'CACError' ? /^Unknown option `(-{1,2})([^`]+)`/.exec((e as Error).message) : null;
   if (!m) return e;
-  const { closest, didYouMean } = await import('./suggest.js');
+  const { closest, didYouMean } = await import('../text/suggest.js');
   const options = [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])];
   const flags = [...new Set(options.flatMap((o) => o.rawName.split(/[ ,]+/).filter((w) => w.startsWith('--')).map((w) => w.slice(2))))];
   // cac reports the name camel-cased (`--dryRn`): compared as typed, in kebab case.

@@ -37,7 +37,8 @@ import { decideStart, decideWrite } from './ownership.js';
 import type { CapturedTests, RanTests } from './tests-cmd.js';
 import { valueContainsSecret, type KeySecret } from './secret-scan.js';
 import { readWorkLogFast } from './fold-memo.js';
-import type { WorkLog } from './workitems.js';
+import { openItems, type WorkLog } from './workitems.js';
+import type { DidYouMean } from '../text/suggest.js';
 
 /** What the workflow needs of a writer: the causal layer's, and the clock it reads once a step. */
 export interface WorkWriter extends LedgerWriter {
@@ -124,6 +125,18 @@ export function recoveredWarning(recovered: RecoverReport | null, warnings: stri
   if (recovered) warnings.push(`moved ${recovered.unpublished} unpublished bytes to ${recovered.file}`);
 }
 
+/**
+ * A start of SLUG refused as a typo of `near` (the open items it is a typo of, best first).
+ * Policy: exit 2 (INPUT_REFUSED), nothing written; the one line names the items, where to read
+ * the nearest, and the switch that starts the new item anyway.
+ */
+function refuseTypo(slug: string, near: readonly string[], didYouMean: DidYouMean): void {
+  const guess = didYouMean(near, (n) => n);
+  if (guess === null) return;
+  throw new LedgerError('INPUT_REFUSED', `no work item ${slug} in this ledger; ${guess}`, { slug, near: [...near] },
+    `\`ledger resume ${near[0]}\` shows it; to start ${slug} as a new item anyway, add --new-item`);
+}
+
 /** Takes a work item: decides ownership under the writer lock, on the current HEAD. */
 export async function startWork(w: WorkWriter, req: StartChecked): Promise<WorkResult<'start'>> {
   const { slug, agent, summary, takeover, force, reason } = req;
@@ -131,9 +144,16 @@ export async function startWork(w: WorkWriter, req: StartChecked): Promise<WorkR
   await checkViewTargets(w, req.views);
   await guardViews(w, w.head(), req.views, req.adoptViews);
   const code = await whereTheCodeIs(w, req.cwd, req.views);
+  // Issue 26.4: a new slug a typo away from an open item's is refused unless asked for. The
+  // distance is loaded before the lock, only when the slug is new (items never vanish, so one new
+  // before the lock is new or just started under it).
+  const suggest = req.newItem || workLog(w, w.head()).items.has(slug) ? null : await import('../text/suggest.js');
+  const typo = suggest ? await suggest.typoOf() : null;
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
-    const item = workLog(w, view.head).items.get(slug);
+    const log = workLog(w, view.head);
+    const item = log.items.get(slug);
+    if (item === undefined && typo) refuseTypo(slug, typo(slug, openItems(log).map((i) => i.slug)), suggest!.didYouMean);
     const payload = decideStart(item, { slug, agent, summary, leaseMs, takeover, force, reason, now, seq: view.head.seq + 1 });
     return [{ kind: 'start', agent, ...payload, code } as Draft];
   });

@@ -43,6 +43,8 @@ export interface StartRequest extends ViewsTarget {
   force?: boolean;
   /** Why it is taken over (1-4096 characters); required with force, recorded in the start. */
   reason?: string;
+  /** Start SLUG as a new item even when an open item's slug is a typo away (otherwise refused, "did you mean"). */
+  newItem?: boolean;
   /** The caller's working directory: where the code is (its work tree, branch and commit) is recorded from it (default: process.cwd()). */
   cwd?: string;
 }
@@ -56,6 +58,7 @@ export interface StartChecked extends ViewsTarget {
   takeover: boolean;
   force: boolean;
   reason: string | null;
+  newItem: boolean;
   cwd?: string;
 }
 
@@ -178,8 +181,11 @@ export function checkStart(req: StartRequest): StartChecked {
   const force = req.force === true;
   const reason = req.reason === undefined ? null : checkText(req.reason, 'reason', 'why the item is taken over');
   checkTakeoverFlags({ takeover, force, reason });
+  const newItem = req.newItem === true;
+  if (req.newItem !== undefined && typeof req.newItem !== 'boolean') throw new LedgerError('USAGE', '--new-item is a switch: give it alone, or true or false');
+  if (newItem && takeover) throw new LedgerError('USAGE', '--new-item starts an item the ledger does not hold and --takeover takes one it does; pass one');
   if (req.cwd !== undefined && (typeof req.cwd !== 'string' || req.cwd === '')) throw new LedgerError('USAGE', 'cwd expects a directory, as text');
-  return checked({ slug, agent, summary, ...(leaseMs !== undefined ? { leaseMs } : {}), takeover, force, reason, ...(req.cwd !== undefined ? { cwd: req.cwd } : {}), ...viewsOf(req) });
+  return checked({ slug, agent, summary, ...(leaseMs !== undefined ? { leaseMs } : {}), takeover, force, reason, newItem, ...(req.cwd !== undefined ? { cwd: req.cwd } : {}), ...viewsOf(req) });
 }
 
 export function checkTestsCommand(command: unknown): string {

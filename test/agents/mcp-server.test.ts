@@ -200,6 +200,10 @@ describe('when a call is refused', () => {
       [s, 'finish', { slug: 'fix-tz', done: 'd', state: 's', next: 'n', evidence: { x: '../../etc/passwd' } }, /outside|project/],
       [s, 'gate', { op: 'fix-tz', max_age: 'soon' }, /max_age/],
       [s, 'note', { slug: 'nope', text: 'hello' }, /nope/],
+      // Issue 26.4: a typo'd slug is met with "did you mean", never with an offer to start it.
+      [s, 'checkpoint', { slug: 'fix-zt', done: 'd', state: 's', next: 'n' }, /^no work item fix-zt in this ledger; did you mean `fix-tz`\? call status for the open items$/],
+      [s, 'note', { slug: 'fixtz', text: 'hello' }, /did you mean `fix-tz`\?/],
+      [other, 'start', { slug: 'fix-t', summary: 'a typo away' }, /^no work item fix-t in this ledger; did you mean `fix-tz`\?; call resume with slug fix-tz to read it; to start fix-t as a new item anyway, call start with new_item: true$/],
       [s, 'no-such-tool', {}, /no tool named/],
       [s, 'log', { limit: 0 }, /limit/],
     ];
@@ -213,6 +217,23 @@ describe('when a call is refused', () => {
     }
     // A non-owner's test command never ran (the advisory check comes first).
     expect(() => readFileSync(join(p.dir, 'ran-anyway'))).toThrow();
+    // No refusal of a name a typo away offers to start that name.
+    for (const [srv, tool, args] of cases.slice(0, -1)) {
+      if (!/fix-zt|fixtz|fix-t\b/.test(JSON.stringify(args))) continue;
+      expect((await call(srv, tool, args)).text).not.toMatch(/ledger start|call start with slug/);
+    }
+  });
+
+  it('a start a typo away from an open item is taken with new_item: true; a slug far from all is started as asked', async () => {
+    const s = await server('claude');
+    expect((await call(s, 'start', { slug: 'fix-tz', summary: 'fix it' })).isError).toBe(false);
+    const typo = await call(s, 'start', { slug: 'fix-t', summary: 'really another', new_item: true });
+    expect(typo.isError, typo.text).toBe(false);
+    expect((await call(s, 'start', { slug: 'docs-install', summary: 'far from fix-tz' })).isError).toBe(false);
+    const nope = await call(s, 'checkpoint', { slug: 'zzzzzz', done: 'd', state: 's', next: 'n' });
+    expect(nope.text).toBe('no work item zzzzzz in this ledger; call status for the open items; to take zzzzzz as a new item, call start with slug zzzzzz first');
+    const gate = await call(s, 'gate', { op: 'fix-tzz' });
+    expect((gate.structured as { next_action: string }).next_action).toMatch(/^fix-tzz has no records in this ledger; did you mean `fix-tz` or `fix-t`\? call gate with that op$/);
   });
 });
 

@@ -38,6 +38,9 @@ const ROWS: [string, string[], number, string, RegExp][] = [
   ['a release of a mistyped slug', ['release', 'fix-t', '--agent', 'claude'], 2, 'INPUT_NOT_FOUND', /did you mean `fix-tz`\?/],
   ['a note on a mistyped slug', ['note', 'dst-tests', '--agent', 'reviewer', '--text', 'hi'], 2, 'INPUT_NOT_FOUND', /did you mean `dist-tests`\?/],
   ['a resume of a mistyped slug', ['resume', 'fixtz'], 2, 'INPUT_NOT_FOUND', /did you mean `fix-tz`\?/],
+  ['a start a typo away from an open item', ['start', 'fix-zt', '--agent', 'codex', '--summary', 's'], 2, 'INPUT_REFUSED',
+    /^ledger: no work item fix-zt in this ledger; did you mean `fix-tz`\?; `ledger resume fix-tz` shows it; to start fix-zt as a new item anyway, add --new-item\n$/],
+  ['a start with --new-item and --takeover', ['start', 'fix-zt', '--agent', 'codex', '--summary', 's', '--new-item', '--takeover'], 2, 'USAGE', /--new-item starts an item the ledger does not hold and --takeover takes one it does; pass one/],
   ['a checkpoint of a slug far from every other', ['checkpoint', 'zzzzzz', '--agent', 'claude', ...CP], 2, 'INPUT_NOT_FOUND', /take it first: `ledger start zzzzzz/],
   ['the old owner checkpoints an item taken over and finished', ['checkpoint', 'dist-tests', '--agent', 'claude', ...CP], 2, 'INPUT_REFUSED',
     /work item dist-tests was finished \(success\) by codex at \S+ \(seq \d+\) \(your execution claude-\d+ was taken over by codex at \S+ while its lease was live: "claude hit its usage limit"\); a checkpoint needs an open item; read `ledger resume dist-tests` for what codex did; the item is not yours to reopen\n$/],
@@ -48,7 +51,7 @@ describe('issue 26: bad input to the new flags and names', () => {
     const r = await refusedUnchanged(p, args, exit, code);
     expect(r.stderr).toMatch(phrase);
     // Never an offer to start, or reopen, an item a typo away from one that exists.
-    if (code !== 'INPUT_NOT_FOUND' || /did you mean/.test(r.stderr)) expect(r.stderr).not.toMatch(/ledger start|reopens/);
+    if (code !== 'INPUT_NOT_FOUND' || /did you mean/.test(r.stderr)) expect(r.stderr).not.toMatch(/ledger start (?!--help)|reopens/);
   });
 });
 
@@ -88,5 +91,17 @@ describe('gate: an operation id the ledger has never seen', () => {
     const r = await runLedger(['gate', 'dst-tests'], { cwd: p.dir });
     expect(r.code).toBe(20);
     expect(r.stderr).toContain('ledger: dst-tests has no records in this ledger; did you mean `dist-tests`?');
+  });
+});
+
+describe('start: a slug a typo away from an open item (issue 26.4)', () => {
+  it('is started with --new-item; numbered siblings and a slug that extends another by a word need none', async () => {
+    const started = await ok(p, 'start', 'fix-zt', '--agent', 'codex', '--summary', 'really another item', '--new-item');
+    expect(started.slug).toBe('fix-zt');
+    await ok(p, 'start', 'task-17', '--agent', 'codex', '--summary', 'one of a series');
+    await ok(p, 'start', 'task-18', '--agent', 'codex', '--summary', 'the next of the series');
+    await ok(p, 'start', 'fix-tz-ui', '--agent', 'codex', '--summary', 'a part of fix-tz');
+    // A finished item is not open: a slug near it is started as asked.
+    await ok(p, 'start', 'dist-test', '--agent', 'codex', '--summary', 'near a finished item');
   });
 });

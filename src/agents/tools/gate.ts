@@ -37,12 +37,16 @@ export const gateTool = tool({
     const req = checkGate({ op: a.op, ...(a.accept !== undefined ? { accept: a.accept } : {}), requireInvariants: a.require_invariant ?? [], ...(a.max_age !== undefined ? { maxAge: a.max_age } : {}), trustPath: ctx.trustPath, now: Date.now() });
     const op = req.op;
     const r = ctx.reader().gate(req);
+    // An operation the ledger has never seen: the nearest it holds, as the CLI says it (issue 26.4).
+    const guess = !r.ok && r.handoff === null ? await (await import('../../cli/commands/name-suggest.js')).nameSuggestion(op, ctx.dir) : null;
     return {
       ok: true as const,
       summary: `${r.ok ? 'proceed' : 'hold'}: ${op}: ${r.reason}`,
       next_action: r.ok
         ? `a consumer may act on ${op} now (its handoff is seq ${r.handoff?.seq})`
-        : r.failed_term === 'outcome_accepted' && r.handoff === null
+        : guess
+          ? `${op} has no records in this ledger; ${guess} call gate with that op`
+          : r.failed_term === 'outcome_accepted' && r.handoff === null
           ? `${op} has no accepted outcome yet: finish it (or wait for its owner to)`
           : `do not act on ${op}: fix what ${r.failed_term} names, then call gate again`,
       proceed: r.ok,

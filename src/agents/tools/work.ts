@@ -32,6 +32,7 @@ export const startTool = tool({
     takeover: z.boolean().optional().describe('Take over an item whose lease has lapsed'),
     force: z.boolean().optional().describe('With takeover: take a live lease (needs reason)'),
     reason: textArg('With takeover: why; recorded and shown to the previous owner').optional(),
+    new_item: z.boolean().optional().describe('Start SLUG as a new item even though an open item\'s slug is a typo away (without it: refused, "did you mean")'),
   }),
   output: z.strictObject({
     ...ANSWER,
@@ -49,6 +50,7 @@ export const startTool = tool({
       takeover: a.takeover === true,
       force: a.force === true,
       ...(a.reason !== undefined ? { reason: a.reason } : {}),
+      newItem: a.new_item === true,
       cwd: ctx.cwd,
     }).catch((e: unknown) => {
       throw forMcpCaller(e, a.slug);

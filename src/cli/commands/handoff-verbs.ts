@@ -28,7 +28,7 @@ export async function runStart(io: CliIO, slug: string | undefined, f: F<typeof 
   const req = checkStart({
     slug: slug as string, agent: agentOf(io, f) as string, summary: f.summary as string,
     ...(f.lease !== undefined ? { lease: f.lease } : {}),
-    takeover: f.takeover, force: f.force,
+    takeover: f.takeover, force: f.force, newItem: f.newItem,
     ...(f.reason !== undefined ? { reason: f.reason } : {}),
     cwd: io.cwd,
     ...viewsOf(io, f), adoptViews: f.adoptViews,

@@ -38,6 +38,7 @@ export const START = {
   takeover: bool('Take over an item whose owner\'s lease has lapsed (with --force --reason: a live one)'),
   force: bool('With --takeover: take over a live lease (the owner\'s session died, e.g. at its usage limit); needs --reason'),
   reason: text('<text>', 'With --takeover: why, recorded in the start and shown in the views and resume'),
+  newItem: bool('Start SLUG as a new item even though an open item\'s slug is a typo away (without it: refused, "did you mean")'),
 };
 
 export const CHECKPOINT = { ...MILESTONE, lease: one('<dur>', 'The renewed lease (default: 60m)') };

@@ -6,7 +6,7 @@
 // second item beside the real one). With nothing close, the thrower's own hint stands.
 import { LedgerError } from '../../errors.js';
 import { Ledger } from '../../ledger.js';
-import { closest, didYouMean } from '../suggest.js';
+import { closest, didYouMean } from '../../text/suggest.js';
 
 /** The operation ids (= work-item slugs) of every published record of the ledger at `dir`. */
 export function knownOps(dir: string): string[] {

@@ -1,0 +1,58 @@
+// "Did you mean ...?" for a misspelt verb, flag, slug or operation id (issues 14.9 and 26.4). The
+// distance is the fastest-levenshtein package's, not code of ours, and it is imported only here,
+// on the error path (and by a `start` of a slug the ledger does not hold yet), so a command that
+// is typed right never loads it (test/cli/help.test.ts).
+
+type Distance = (a: string, b: string) => number;
+
+const levenshtein = async (): Promise<Distance> => (await import('fastest-levenshtein')).distance;
+
+/**
+ * The candidates closest to `word`, best first (at most three), or none when nothing is close.
+ * Policy: close means a Levenshtein distance of 1 for a word of up to 3 letters, else of at most
+ * a third of its length but at least 2 (a swap of two letters, the commonest slip, costs 2:
+ * `gaet`, `--jsno`) and at most 3; or `word` being the start of exactly one candidate (`ledger
+ * checkp`). Further than that a suggestion is more likely wrong than helpful.
+ */
+export async function closest(word: string, candidates: readonly string[]): Promise<string[]> {
+  return closestBy(await levenshtein(), word, candidates);
+}
+
+function closestBy(distance: Distance, word: string, candidates: readonly string[]): string[] {
+  const starts = candidates.filter((c) => word.length >= 2 && c.startsWith(word));
+  if (starts.length === 1) return starts;
+  const limit = word.length <= 3 ? 1 : Math.min(3, Math.max(2, Math.floor(word.length / 3)));
+  return candidates
+    .map((c) => ({ c, d: distance(word, c) }))
+    .filter((x) => x.d <= limit && x.c !== word)
+    .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
+    .slice(0, 3)
+    .map((x) => x.c);
+}
+
+/**
+ * For `start` of a new slug (issue 26.4): a synchronous test, run under the writer lock, of the
+ * slugs `slug` is a typo of. Loaded before the lock is taken.
+ *
+ * Policy: a new slug is a typo of an open item's when `closest` names it, except when the two
+ * differ only in their digits (`task-17` beside `task-18`, `v2-api` beside `v3-api`): numbered
+ * siblings are how people name a series, and refusing each would teach agents to pass the
+ * override by habit. Nor is a slug that extends another by a word (`fix-tz` and `fix-tz-ui`, or
+ * `fix` and `fix-tz`): a part of a piece of work is named so. (`fix-t` beside `fix-tz` is a typo.)
+ */
+export async function typoOf(): Promise<(slug: string, open: readonly string[]) => string[]> {
+  const distance = await levenshtein();
+  const digitless = (s: string) => s.replace(/[0-9]+/g, '#');
+  const extends_ = (long: string, short: string) => long.startsWith(short) && /^[-_.]/.test(long.slice(short.length));
+  return (slug, open) =>
+    closestBy(distance, slug, open).filter((c) => digitless(c) !== digitless(slug) && !extends_(c, slug) && !extends_(slug, c));
+}
+
+export type DidYouMean = (found: readonly string[], show: (s: string) => string) => string | null;
+
+/** "did you mean `gate`?" or "did you mean `gate` or `log`?", or null. */
+export const didYouMean: DidYouMean = (found, show) => {
+  if (found.length === 0) return null;
+  const named = found.map((f) => `\`${show(f)}\``);
+  return `did you mean ${named.length === 1 ? named[0] : `${named.slice(0, -1).join(', ')} or ${named[named.length - 1]}`}?`;
+};
