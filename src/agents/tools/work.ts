@@ -119,8 +119,9 @@ const testsShape = z
 function testsRequest(ctx: ToolContext, a: MilestoneArgs): TestsRequest | undefined {
   if (a.tests !== undefined && a.tests_cmd !== undefined) throw new LedgerError('USAGE', 'tests and tests_cmd both give test output; pass one (tests_cmd has the server run it)');
   if (a.tests_timeout !== undefined && a.tests_cmd === undefined) throw new LedgerError('USAGE', 'tests_timeout applies only with tests_cmd');
-  // As `--tests-cmd` does: in the caller's working directory (the server's), as the caller.
-  if (a.tests_cmd !== undefined) return { command: a.tests_cmd, cwd: ctx.cwd, ...(a.tests_timeout !== undefined ? { timeout: a.tests_timeout } : {}), env: { ...process.env, ...ctx.env }, callerEnv: ctx.env };
+  // As `--tests-cmd` does: from the project's top, found from the caller's working directory
+  // (the server's, the milestone's cwd; workflow.ts testsDir), as the caller.
+  if (a.tests_cmd !== undefined) return { command: a.tests_cmd, ...(a.tests_timeout !== undefined ? { timeout: a.tests_timeout } : {}), env: { ...process.env, ...ctx.env }, callerEnv: ctx.env };
   return a.tests !== undefined ? { text: a.tests } : undefined;
 }
 
