@@ -2,14 +2,21 @@
 // folded work log: no clock, no paths, no environment, so the same ledger gives the same bytes
 // on any machine (which is what lets `render --check` catch a hand edit).
 //
-// Record text is text here, never markup (../text/markdown.ts): every string a record carries
-// is in a code span or a fenced block, neutralised; only the labels, numbers, times and ids the
-// renderer itself writes are Markdown. Each entry's test excerpt is folded in a <details>, so
-// the log stays skimmable; its <summary> holds only words and numbers of ours.
-import type { Annotation, Entry, WorkLog } from './workitems.js';
+// Record text is text here, never markup (../text/markdown.ts): what people wrote reads as
+// prose with every Markdown character escaped; a test command and an evidence source are code
+// spans, test output a fenced block; only the labels, numbers, times and ids the renderer
+// itself writes are Markdown. Ids and digests are shortened in the text, each entry's in full
+// one click away (a <details> of ours), so 64 hex digits never dominate an entry. Each entry's
+// test excerpt is folded in a <details>, so the log stays skimmable; its <summary> holds only
+// words and numbers of ours.
+//
+// Policy: a view is a pure function of the ledger (no clock), so "lapsed" is said as of the
+// newest record it shows: a lease that ended before that record is marked LAPSED; one still
+// running then says until when, and `ledger status` says how it stands now.
+import type { Annotation, Entry, WorkItem, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
 import { shortId } from '../text/lines.js';
-import { codeSpan, fencedBlock, htmlText, isMultiLine } from '../text/markdown.js';
+import { codeSpan, fencedBlock, htmlText, proseLine, proseText } from '../text/markdown.js';
 import { releaseLine, takeoverLine, takeoverText } from './annotations.js';
 
 export const VIEW_MARKER = 'ledger-view through seq';
@@ -29,20 +36,30 @@ function indent(lines: string[], by = '  '): string[] {
   return lines.map((l) => (l === '' ? '' : by + l));
 }
 
-/** `- **Label:** value`: one line of text in a code span, more in a fenced block in the item. */
+/** `- **Label:** text`: record text as prose, its later lines continuing the item. */
 function field(label: string, text: string): string[] {
-  if (!isMultiLine(text)) return [`- **${label}:** ${codeSpan(text)}`];
-  return [`- **${label}:**`, ...indent(fencedBlock(text))];
+  const [first, ...rest] = proseText(text);
+  return [`- **${label}:** ${first}`, ...indent(rest)];
 }
 
-/** A list of texts, each a sub-item: a code span, or a fenced block opening on the item's line. */
+/** A list of texts, each a sub-item in prose. */
 function list(label: string, items: string[], none: string): string[] {
   if (items.length === 0) return [`- **${label}:** ${none}`];
   return [`- **${label}:**`, ...items.flatMap((i) => {
-    if (!isMultiLine(i)) return [`  - ${codeSpan(i)}`];
-    const [first, ...rest] = fencedBlock(i);
+    const [first, ...rest] = proseText(i);
     return [`  - ${first}`, ...indent(rest, '    ')];
   })];
+}
+
+/** A name a record carries (agent, slug, execution) in prose. */
+const n = proseLine;
+
+/** A digest or id shortened for the eye: `sha256:1234abcd…` (in full in the entry's ids block). */
+const short = (id: string) => `${shortId(id)}…`;
+
+/** The entry's ids and digests in full, folded: one click away, never in the way. */
+function fullIds(rows: [string, string][]): string[] {
+  return ['', '  <details><summary>ids in full</summary>', '', ...rows.map(([what, id]) => `  - ${what}: ${id}`), '', '  </details>'];
 }
 
 /** Sub-items that mix our words with record text, already made safe by the caller. */
@@ -59,10 +76,10 @@ function testsLines(e: Entry): string[] {
     return [r.verified.length ? '- **Tests:** no test output recorded — the verified items above are claims, not shown by a test run' : '- **Tests:** no test output recorded'];
   }
   const size = t.bytes !== undefined ? `${t.bytes} bytes, ` : '';
-  const where = `whole output: \`blobs/sha256/${t.digest.slice(7)}\` in the ledger directory`;
+  const where = 'whole output in the ledger\'s blobs/';
   const head = t.command !== undefined
-    ? `- **Tests:** ${codeSpan(t.command.replace(/\s+/g, ' '))} run by the ledger, exit code ${t.exit_code ?? 'unknown'}; ${size}${t.digest} (${where})`
-    : `- **Tests:** output as reported by ${codeSpan(r.agent)} (not run by the ledger); ${size}${t.digest} (${where})`;
+    ? `- **Tests:** ${codeSpan(t.command.replace(/\s+/g, ' '))} run by the ledger, exit code ${t.exit_code ?? 'unknown'}; ${size}${short(t.digest)} (${where})`
+    : `- **Tests:** output as reported by ${n(r.agent)} (not run by the ledger); ${size}${short(t.digest)} (${where})`;
   if (t.excerpt === '') return [head, '  (no output)'];
   const lines = t.excerpt.replace(/\n+$/, '').split('\n').length;
   const exit = t.exit_code !== undefined ? `, exit code ${t.exit_code}` : '';
@@ -74,19 +91,20 @@ function testsLines(e: Entry): string[] {
 
 /** A release or note as a log entry (the same shape as the workflow's entries). */
 function annotationEntryLines(a: Annotation): string[] {
-  const out = [`### ${a.ts} · ${codeSpan(a.agent)} · ${a.kind} · ${codeSpan(a.slug)}`, '', `- **Record:** seq ${a.seq}, ${shortId(a.id)}…${a.kind === 'release' ? `, execution ${codeSpan(a.execution_id)}` : ''}`];
+  const out = [`### ${a.ts} · ${n(a.agent)} · ${a.kind} · ${n(a.slug)}`, '', `- **Record:** seq ${a.seq}, ${short(a.id)}${a.kind === 'release' ? `, execution ${n(a.execution_id)}` : ''}`];
   if (a.stray) out.push(a.kind === 'release' ? '- **Not from the owning execution:** written around the CLI; it changed no ownership' : '- **No such work item then:** written around the CLI');
   const text = a.kind === 'note' ? a.text : a.note;
   const label = a.kind === 'note' ? 'Note' : 'Released';
   if (text === null) out.push(`- **${label}:** handed back without a note; open, nobody owns it`);
   else out.push(...field(label, text));
+  out.push(...fullIds([['record', a.id]]));
   return out;
 }
 
 function entryLines(e: Entry): string[] {
   const r = e.record;
-  const out = [`### ${r.ts} · ${codeSpan(r.agent)} · ${r.kind} · ${codeSpan(r.logical_operation_id)}`, ''];
-  out.push(`- **Record:** seq ${e.seq}, ${shortId(e.id)}…, execution ${codeSpan(r.execution_id)}`);
+  const out = [`### ${r.ts} · ${n(r.agent)} · ${r.kind} · ${n(r.logical_operation_id)}`, ''];
+  out.push(`- **Record:** seq ${e.seq}, ${short(e.id)}, execution ${n(r.execution_id)}`);
   if (e.stray) out.push('- **Not from the owning execution:** written around the CLI; it changed no ownership');
   if (r.kind === 'start') {
     out.push(...field('Summary', r.summary));
@@ -94,11 +112,12 @@ function entryLines(e: Entry): string[] {
     if (r.takeover) {
       const tk = r.takeover;
       out.push(tk.agent === r.agent
-        ? `- **Restarted:** replaces ${codeSpan(r.agent)}'s own execution ${codeSpan(tk.execution_id)} (lease was until ${tk.lease_until}), which ended without a finish`
+        ? `- **Restarted:** replaces ${n(r.agent)}'s own execution ${n(tk.execution_id)} (lease was until ${tk.lease_until}), which ended without a finish`
         : tk.forced
-          ? `- **TAKEN OVER:** ${takeoverText({ ...tk, by: r.agent, at: r.ts, seq: e.seq }, 300, codeSpan)} (execution ${codeSpan(tk.execution_id)})`
-          : `- **Took over:** from ${codeSpan(tk.agent)} (execution ${codeSpan(tk.execution_id)}, lease lapsed at ${tk.lease_until})${tk.reason !== undefined ? `: ${codeSpan(tk.reason.replace(/\s+/g, ' ').trim())}` : ''}`);
+          ? `- **TAKEN OVER:** ${takeoverText({ ...tk, by: r.agent, at: r.ts, seq: e.seq }, 300, n)} (execution ${n(tk.execution_id)})`
+          : `- **Took over:** from ${n(tk.agent)} (execution ${n(tk.execution_id)}, lease lapsed at ${tk.lease_until})${tk.reason !== undefined ? `: ${n(tk.reason.replace(/\s+/g, ' ').trim())}` : ''}`);
     }
+    out.push(...fullIds([['record', e.id]]));
     return out;
   }
   if (r.kind === 'finish') out.push(`- **Outcome:** ${r.outcome}`);
@@ -110,21 +129,74 @@ function entryLines(e: Entry): string[] {
   out.push(...list('Blockers', r.blockers, 'none open'));
   const evidence = r.evidence ?? {};
   const names = Object.keys(evidence).sort();
-  if (names.length) out.push(...markupList('Evidence', names.map((n) => `${codeSpan(n)}: ${codeSpan(evidence[n].source)} ${evidence[n].digest}`), ''));
+  if (names.length) out.push(...markupList('Evidence', names.map((k) => `${n(k)}: ${codeSpan(evidence[k].source)} ${short(evidence[k].digest)}`), ''));
   if (r.kind === 'finish') {
     const inv = Object.keys(r.invariants).sort();
-    out.push(...markupList('Invariants', inv.map((n) => `${codeSpan(n)}: ${r.invariants[n].ok ? 'ok' : 'FAIL'}${r.invariants[n].detail ? ` — ${codeSpan(r.invariants[n].detail)}` : ''}`), 'none'));
-    out.push(...markupList('Depends on', r.depends_on.map((d) => `${codeSpan(d.logical_operation_id)} (${d.outcome})`), 'nothing'));
-    if (r.supersedes?.length) out.push(...markupList('Supersedes', r.supersedes.map(codeSpan), ''));
+    out.push(...markupList('Invariants', inv.map((k) => `${n(k)}: ${r.invariants[k].ok ? 'ok' : 'FAIL'}${r.invariants[k].detail ? ` — ${n(r.invariants[k].detail)}` : ''}`), 'none'));
+    out.push(...markupList('Depends on', r.depends_on.map((d) => `${n(d.logical_operation_id)} (${d.outcome})`), 'nothing'));
+    if (r.supersedes?.length) out.push(...markupList('Supersedes', r.supersedes.map(short), ''));
     if (r.note !== undefined && r.note !== '') out.push(...field('Note', r.note));
   }
   out.push(...field('Next', r.next));
   if (r.kind === 'checkpoint') out.push(`- **Lease:** until ${r.lease_until}`);
   else out.push('- **Lease:** released');
+  const ids: [string, string][] = [['record', e.id]];
+  if (r.tests) ids.push(['test output', r.tests.digest]);
+  for (const k of names) ids.push([`evidence ${proseLine(k)}`, evidence[k].digest]);
+  for (const x of r.kind === 'finish' ? (r.supersedes ?? []) : []) ids.push(['supersedes', x]);
+  out.push(...fullIds(ids));
+  return out;
+}
+
+/** The time of the newest record the view shows: what "lapsed" is said against (no clock here). */
+function newestTs(log: WorkLog): string | null {
+  const e = log.entries.at(-1)?.record.ts ?? null;
+  const a = log.annotations.at(-1)?.ts ?? null;
+  return e === null ? a : a === null ? e : e > a ? e : a;
+}
+
+/** An open item: who holds it and how (the lease, LAPSED when it ended before the newest record), its summary, its next action. */
+function openItemLines(i: WorkItem, asOf: string | null): string[] {
+  const out = [`### ${n(i.slug)}`, ''];
+  if (i.released) out.push(`- **${releaseLine(i.released, 300, n, n).replace(/^RELEASED/, 'Released')}**`);
+  else {
+    const lapsed = i.lease_until !== null && asOf !== null && Date.parse(i.lease_until) < Date.parse(asOf);
+    out.push(`- **Owner:** ${n(i.owner ?? 'nobody')} (execution ${n(i.execution_id)}), ${lapsed ? `**LEASE LAPSED** at ${i.lease_until} (before the newest record here, ${asOf}): anyone may take it over` : `lease until ${i.lease_until}`}`);
+  }
+  if (i.taken_over) out.push(`- **${takeoverLine(i.taken_over, 300, n, n)}**`);
+  const start = i.entries.findLast((e) => e.record.kind === 'start');
+  out.push(...field(`Summary${start ? ` (${proseLine(start.record.agent)}, ${start.record.ts})` : ''}`, i.summary));
+  const last = i.entries.findLast((e) => e.record.kind !== 'start');
+  if (last && last.record.kind !== 'start') {
+    out.push(...field(`Next (${proseLine(last.record.agent)}'s ${last.record.kind}, seq ${last.seq}, ${last.record.ts})`, last.record.next));
+  } else out.push('- **Next:** no checkpoint yet; the summary says what was started');
+  if (i.notes.length) out.push(`- ${i.notes.length} note${i.notes.length === 1 ? '' : 's'} in the log below`);
+  return out;
+}
+
+/**
+ * The operations' story: every finish, newest first, as the gate reads it (its outcome, what it
+ * claims and what it depends on). Policy: the views fold the work log only, so what consumed
+ * or revoked an outcome is `ledger log --op SLUG` and `ledger gate SLUG`'s to say, and this
+ * section says so rather than look complete.
+ */
+function outcomeLines(log: WorkLog): string[] {
+  const finishes = log.entries.filter((e) => e.record.kind === 'finish');
+  if (finishes.length === 0) return ['No work item has finished yet.'];
+  const out: string[] = [];
+  for (const e of [...finishes].reverse()) {
+    const r = e.record;
+    if (r.kind !== 'finish') continue;
+    const inv = Object.keys(r.invariants).sort().map((k) => `${n(k)} ${r.invariants[k].ok ? 'ok' : 'FAIL'}`);
+    const deps = r.depends_on.map((d) => `${n(d.logical_operation_id)} (${d.outcome})`);
+    out.push(`- ${n(r.logical_operation_id)}: **${r.outcome}**, finished by ${n(r.agent)} at ${r.ts} (seq ${e.seq}, ${short(e.id)})${inv.length ? `; invariants: ${inv.join(', ')}` : ''}${deps.length ? `; depends on ${deps.join(', ')}` : ''}${r.supersedes?.length ? `; supersedes ${r.supersedes.map(short).join(', ')}` : ''}`);
+  }
+  out.push('', 'Whether a consumer has acted on an outcome, or it was revoked since: `ledger gate SLUG` and `ledger log --op SLUG`.');
   return out;
 }
 
 export function renderMarkdown(log: WorkLog): string {
+  const asOf = newestTs(log);
   const out = [
     '# HANDOFF',
     '',
@@ -132,16 +204,16 @@ export function renderMarkdown(log: WorkLog): string {
     `<!-- ${genesisLine(log)} -->`,
     `<!-- Written by \`ledger\` from the signed ledger${log.genesis ? ` (genesis ${log.genesis})` : ''}. Do not edit: \`ledger render --check\` reports any change, and a verb that rewrites this file keeps an edited copy beside it. Write through \`ledger start | checkpoint | finish | release | note\`. -->`,
     '',
+    `Written from the signed ledger${log.through ? ` through seq ${log.through.seq}` : ''}${asOf ? `, its newest record at ${asOf}` : ''}. What agents and people wrote is quoted as they wrote it, under who wrote it and when. Ids are shortened; each entry has them in full, and \`ledger show SEQ\` prints the record. \`ledger status\` says how the leases stand now.`,
+    '',
     '## Open work items',
     '',
   ];
   const open = openItems(log);
-  if (open.length === 0) out.push('None.');
-  for (const i of open) {
-    const who = i.released ? releaseLine(i.released, 300, codeSpan) : `owned by ${codeSpan(i.owner ?? 'nobody')} (execution ${codeSpan(i.execution_id)}), lease until ${i.lease_until}`;
-    out.push(`- ${codeSpan(i.slug)}: ${who} — ${codeSpan(i.summary.replace(/\s+/g, ' ').trim())}${i.taken_over ? ` — **${takeoverLine(i.taken_over, 300, codeSpan)}**` : ''}${i.notes.length ? ` (${i.notes.length} note${i.notes.length === 1 ? '' : 's'} in the log)` : ''}`);
-  }
-  out.push('', '## Log, newest first', '');
+  if (open.length === 0) out.push('None.', '');
+  for (const i of open) out.push(...openItemLines(i, asOf), '');
+  out.push('## Outcomes', '', ...outcomeLines(log), '');
+  out.push('## Log, newest first', '');
   if (log.entries.length === 0 && log.annotations.length === 0) out.push('No entries yet.', '');
   // The workflow's entries and the releases and notes, merged newest first by seq.
   for (let i = log.entries.length - 1, j = log.annotations.length - 1; i >= 0 || j >= 0;) {

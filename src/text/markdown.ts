@@ -1,12 +1,17 @@
-// Record text in Markdown as text, never as markup (issue 13 finding 11). Pure.
+// Record text in Markdown as text, never as markup (issue 13 finding 11, issue 26 item 6). Pure.
 //
-// Policy: every string a record carries reaches HANDOFF.md inside a code span (one line) or a
-// fenced code block (several lines), after `neutralise`: CommonMark and GitHub read neither as
-// markup, so a fake heading, raw HTML, a link, an entity, an autolink (`www.x.com`, an email), a
-// table pipe, emphasis, or a leading `>`, `-`, `1.` render literally. Escaping every Markdown
-// special with backslashes instead would leave GFM's autolinks live and make the raw file hard
-// to read. The delimiters are chosen from the text itself, so no backtick run inside it can
-// close them early. Text inside an HTML element (a `<summary>`) is HTML-escaped instead.
+// Policy: what people wrote (a summary, a next action, a note, a reason) reaches HANDOFF.md as
+// prose, `proseText`: neutralised, then every character Markdown or GitHub would read as markup
+// backslash-escaped (CommonMark 2.4: an escaped ASCII punctuation character shows literally;
+// `escapePunctuation` says which), so a fake heading, raw HTML, a link, an entity, emphasis, a
+// table pipe, or a leading `>`, `-`, `1.` render as the characters typed. An escaped `:`, `@` or
+// the `.` of `www.` also breaks the patterns GFM's autolinks need: a URL in a note reads as
+// text, not as a link. A line break in
+// the text is a hard break, and a blank line in it is kept as a line of one no-break space, so
+// no line of it can start a block of its own. What is code by nature (a test command, an
+// evidence source) is a code span, and test output a fenced block: their delimiters are chosen
+// from the text itself, so no backtick run inside can close them early. Text inside an HTML
+// element (a `<summary>`) is HTML-escaped instead.
 import { neutralise, neutraliseLine } from './sanitize.js';
 
 /** The longest run of backticks in `text` (0 when there is none). */
@@ -50,4 +55,39 @@ const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '
 /** One line of text for inside an HTML element: neutralised, then HTML-escaped. */
 export function htmlText(text: string): string {
   return neutraliseLine(text).replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]);
+}
+
+/** One line of record text as Markdown prose: every ASCII punctuation character escaped. */
+export function proseLine(text: string): string {
+  const body = neutraliseLine(text);
+  if (body.trim() === '') return '(empty)';
+  return escapePunctuation(body);
+}
+
+/**
+ * Record text of any length as Markdown prose: its lines joined by hard breaks (a backslash at
+ * the end of a line), a blank line kept as a no-break space, leading white space of a line kept
+ * as no-break spaces (a paragraph would drop it). One paragraph, whatever the text holds.
+ */
+export function proseText(text: string): string[] {
+  const body = neutralise(text).replace(/\n+$/, '');
+  if (body.trim() === '') return ['(empty)'];
+  const lines = body.split('\n').map((l) => {
+    const lead = /^[ \t]*/.exec(l)![0];
+    const rest = l.slice(lead.length);
+    return lead.replace(/\t/g, '    ').replace(/ /g, '\u00a0') + escapePunctuation(rest) || '\u00a0';
+  });
+  return lines.map((l, i) => (i < lines.length - 1 ? l + '\\' : l));
+}
+
+/**
+ * Backslash-escapes what Markdown or GitHub would read in a line of text: anywhere, the
+ * characters of inline markup (code, emphasis, links, HTML, entities, tables, strikethrough,
+ * math, issue references and mentions, emoji and URL schemes: \\ ` * _ [ ] < & | ~ $ # @ :),
+ * and the `.` of `www.`; at the line's start, what opens a block (`-`, `+`, `=`, `>`, `1.`,
+ * `1)`). Other punctuation is left as typed, so the file stays readable as text too.
+ */
+function escapePunctuation(text: string): string {
+  const inline = text.replace(/[\\`*_[\]<&|~$#@:]/g, '\\$&').replace(/(www)\./gi, '$1\\.');
+  return inline.replace(/^[-+=>]/, '\\$&').replace(/^(\d+)([.)])/, '$1\\$2');
 }

@@ -11,6 +11,12 @@ import type { LedgerRecord } from '../../src/record.js';
 import type { RecordAt } from '../../src/store/read.js';
 import { foldWorkLog } from '../../src/handoff/workitems.js';
 import { renderViews } from '../../src/handoff/views.js';
+import { neutralise, neutraliseLine } from '../../src/text/sanitize.js';
+
+const t48 = (texts: string[]) => codeOf(MARK + texts[48]);
+const t8 = (texts: string[]) => codeOf(MARK + texts[18]);
+/** What a code span of the test command holds: one line, runs of white space as one space. */
+const codeOf = (s: string) => neutraliseLine(s.replace(/\s+/g, ' '));
 
 const RUNS = process.env.SOAK === '1' ? 2_000 : 60;
 const md = new MarkdownIt({ html: true, linkify: true });
@@ -57,26 +63,42 @@ function flat(tokens: Tokens): Tokens {
 }
 
 describe('when every string of a work item is hostile Markdown, HTML or terminal control', () => {
-  it('property: HANDOFF.md has only its own structure, and the record text only in code', () => {
+  it('property: HANDOFF.md has only its own structure, and the record text as prose, never in code', () => {
     fc.assert(
       fc.property(fc.array(hostileText, { minLength: 62, maxLength: 62 }), (texts) => {
         const view = renderViews(hostileLog((i) => MARK + texts[i]))['HANDOFF.md'];
         expect(rawUnsafe(view)).toEqual([]);
         const tokens = flat(md.parse(view, {}));
-        // our headings only: the title, two sections, one per entry
-        expect(tokens.filter((t) => t.type === 'heading_open').map((t) => t.tag)).toEqual(['h1', 'h2', 'h2', 'h3', 'h3', 'h3']);
+        // our headings only: the title, three sections, one per open item (none) and per entry
+        expect(tokens.filter((t) => t.type === 'heading_open').map((t) => t.tag)).toEqual(['h1', 'h2', 'h2', 'h2', 'h3', 'h3', 'h3']);
         for (const t of tokens) {
           expect(['link_open', 'image', 'html_inline', 'em_open', 's_open', 'table_open', 'blockquote_open', 'ordered_list_open', 'hr', 'code_block']).not.toContain(t.type);
           if (t.type === 'html_block') expect(t.content).toMatch(/^(<!-- ledger-view .* -->|<!-- Written by .* -->|<details><summary>[^<>]*<\/summary>|<\/details>)\n$/);
-          // record text never lands where a renderer reads it as prose
-          if (t.type === 'text') expect(t.content).not.toContain(MARK);
+          // what people wrote is never a code chip; only the test command is code, and the output a fence
+          if (t.type === 'code_inline' && t.content.includes(MARK)) expect([t48(texts), t8(texts), neutraliseLine(MARK + texts[30])]).toContain(t.content);
         }
-        // and all of it is there, in code spans and fences
-        const code = tokens.filter((t) => t.type === 'code_inline' || t.type === 'fence').map((t) => t.content).join('\n');
-        expect(code.split(MARK).length - 1).toBe(22); // summary; 10 strings of the checkpoint; 11 of the finish
+        // what people wrote is all there, as text: the summary, and every prose field of the
+        // checkpoint and the finish (done, state, next, verified, attempted, blockers; the
+        // finish's invariant detail and note)
+        const text = tokens.filter((t) => t.type === 'text' || t.type === 'text_special').map((t) => t.content).join('');
+        const prose = [0, 10, 11, 12, 13, 14, 15, 16, 40, 41, 42, 43, 44, 45, 46, 60, 61];
+        // As shown (controls escaped), compared without white space: a line break becomes a
+        // break, and Markdown drops the spaces at a line's end.
+        const squash = (x: string) => x.replace(/\s+/g, '');
+        for (const i of prose) expect(squash(text), `text ${i}`).toContain(squash((i === 60 ? neutraliseLine : neutralise)(MARK + texts[i])));
       }),
       { numRuns: RUNS },
     );
+  });
+
+  it('renders the hostile texts of the brief inert: a heading, a script, a javascript: link, backticks, a table pipe', () => {
+    const evil = ['# x', '<script>alert(1)</script>', '[a](javascript:alert(1))', '``code`` `x`', 'a | b\n|---|---|', 'www.e.vil and a@b.co and http://x.y/z', '1. not a list\n> not a quote\n    not code\n\n- not an item'];
+    for (const e of evil) {
+      // What people wrote is hostile; the test commands, the output and the evidence source (code by nature) are not.
+      const html = md.render(renderViews(hostileLog((i) => ([17, 18, 30, 47, 48].includes(i) ? 'plain' : e)))['HANDOFF.md']);
+      expect(html, e).not.toMatch(/<script>|<a |<h1>x|<table|<blockquote|<pre><code>not|<ol|<li>not an item/);
+      expect(html.match(/<code>[^<]*(x|alert|not a)[^<]*<\/code>/g), e).toBeNull();
+    }
   });
 
   it('property: HANDOFF.yml parses back to exactly the strings the records hold', () => {
