@@ -45,10 +45,11 @@ describe('a reviewer adds a note', () => {
 
   it('shows it in HANDOFF.md\'s log, HANDOFF.yml\'s active item, and resume', async () => {
     await ok(p, 'note', 'fix-tz', '--agent', 'reviewer', '--text', REVIEW);
-    expect(md()).toMatch(/### \S+ · `reviewer` · note · `fix-tz`\n\n- \*\*Record:\*\* seq 3, sha256:\S+…\n- \*\*Note:\*\* `the -05:00 fix must not change UTC output; add a test for \+00:00`/);
-    expect(md()).toContain('(1 note in the log)');
+    expect(md()).toMatch(/### \S+ · reviewer · note · fix-tz\n\n- \*\*Record:\*\* seq 3, sha256:\S+…\n- \*\*Note:\*\* the -05\\:00 fix must not change UTC output; add a test for \+00\\:00\n/);
+    expect(md()).toContain('- 1 note in the log below');
     // newest first: the note comes before claude's checkpoint in the log
-    expect(md().indexOf('· `reviewer` · note ·')).toBeLessThan(md().indexOf('· `claude` · checkpoint ·'));
+    expect(md().indexOf('· reviewer · note ·')).toBeGreaterThan(0);
+    expect(md().indexOf('· reviewer · note ·')).toBeLessThan(md().indexOf('· claude · checkpoint ·'));
     expect(yml().active[0].notes).toEqual([expect.stringMatching(new RegExp(`^\\S+ note by reviewer: ${esc(REVIEW)}$`))]);
     const r = await p.run('resume', 'fix-tz');
     expect(r.code, r.stderr).toBe(0);

@@ -35,8 +35,8 @@ describe('claude releases, codex starts without takeover', () => {
 
   it('shows the release in HANDOFF.md, HANDOFF.yml and resume', async () => {
     await ok(p, 'release', 'fix-tz', '--agent', 'claude', '--note', NOTE);
-    expect(md()).toMatch(/- `fix-tz`: RELEASED by `claude` at \S+, nobody owns it \(the next `ledger start` takes it without --takeover\): `out of budget/);
-    expect(md()).toMatch(/### \S+ · `claude` · release · `fix-tz`\n\n- \*\*Record:\*\* seq 3, sha256:\S+, execution `claude-1`\n- \*\*Released:\*\* `out of budget/);
+    expect(md()).toMatch(/### fix-tz\n\n- \*\*Released by claude at \S+, nobody owns it \(the next `ledger start` takes it without --takeover\): out of budget/);
+    expect(md()).toMatch(/### \S+ · claude · release · fix-tz\n\n- \*\*Record:\*\* seq 3, sha256:\S+, execution claude-1\n- \*\*Released:\*\* out of budget/);
     const active = yml().active[0];
     expect(active).toMatchObject({ slug: 'fix-tz', owner: null, lease_until: null });
     expect(active.released).toMatch(/^RELEASED by claude at /);

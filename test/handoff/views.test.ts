@@ -38,7 +38,7 @@ describe('when more items are open than HANDOFF.yml lists (the snapshot is bound
     const y = parse(yml());
     expect(y.active_total).toBe(n);
     expect(y.active.map((a: { slug: string }) => a.slug)).toEqual(['item-00', ...Array.from({ length: ACTIVE_LIMIT - 1 }, (_, k) => `item-${String(n - ACTIVE_LIMIT + 1 + k).padStart(2, '0')}`)]);
-    for (let i = 0; i < n; i++) expect(md()).toContain(`\`item-${String(i).padStart(2, '0')}\``);
+    for (let i = 0; i < n; i++) expect(md()).toContain(`\n### item-${String(i).padStart(2, '0')}\n`);
   });
 
   it('with no more than the limit open, there is no active_total', async () => {
@@ -52,7 +52,9 @@ describe('after every verb', () => {
     const start = await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()');
     expectViewsMatchLedger();
     expect(md()).toContain('### ');
-    expect(md()).toContain('· `claude` · start · `fix-tz`');
+    expect(md()).toContain('· claude · start · fix-tz');
+    // the open item with its owner, summary and next action, in prose (issue 26)
+    expect(md()).toMatch(/### fix-tz\n\n- \*\*Owner:\*\* claude \(execution claude-1\), lease until \S+\n- \*\*Summary \(claude, \S+\):\*\* fix toLocal\(\)\n- \*\*Next:\*\* no checkpoint yet/);
     expect(parse(yml()).active).toEqual([{ slug: 'fix-tz', owner: 'claude', execution_id: start.execution_id, lease_until: start.lease_until, summary: 'fix toLocal()' }]);
 
     await ok(p, 'checkpoint', 'fix-tz', '--agent', 'claude', '--done', 'ran the suite', '--state', '14 pass, 2 fail',
@@ -62,7 +64,8 @@ describe('after every verb', () => {
     expect(y.latest).toMatchObject({ kind: 'checkpoint', agent: 'claude', done: 'ran the suite', state: '14 pass, 2 fail', next: 'fix toLocal()', verified: ['parser'], attempted: ['dst'], blockers: ['tz db'] });
     expect(y.latest.tests.excerpt).toBe('14 pass\n2 fail');
     expect(y.trail).toHaveLength(1);
-    expect(md()).toMatch(/- \*\*Verified:\*\*\n {2}- `parser`\n- \*\*Attempted, not verified:\*\*\n {2}- `dst`/);
+    expect(md()).toMatch(/- \*\*Verified:\*\*\n {2}- parser\n- \*\*Attempted, not verified:\*\*\n {2}- dst/);
+    expect(md()).toMatch(/- \*\*Next \(claude's checkpoint, seq 2, \S+\):\*\* fix toLocal\(\)/);
 
     await ok(p, 'finish', 'fix-tz', '--agent', 'claude', ...CP, '--outcome', 'success', '--invariant', 'tests=ok');
     expectViewsMatchLedger();
@@ -78,7 +81,7 @@ describe('after every verb', () => {
     appendRaw(p, [{ kind: 'start', agent: 'codex', logical_operation_id: 'fix-tz', execution_id: 'codex-old', summary: 'old session', lease_until: '2000-01-01T00:00:00.000Z' }]);
     await ok(p, 'start', 'fix-tz', '--agent', 'claude', '--summary', 'continue', '--takeover');
     expectViewsMatchLedger();
-    expect(md()).toContain('- **Took over:** from `codex` (execution `codex-old`, lease lapsed at 2000-01-01T00:00:00.000Z)');
+    expect(md()).toContain('- **Took over:** from codex (execution codex-old, lease lapsed at 2000-01-01T00:00:00.000Z)');
     expect(parse(yml()).latest.takeover).toEqual({ agent: 'codex', execution_id: 'codex-old', lease_until: '2000-01-01T00:00:00.000Z' });
   });
 

@@ -137,11 +137,13 @@ describe('the handoff log: claude starts fix-timezone, hits its usage limit, cod
     // --- the views say what happened ---
     const md = sc.md();
     expect(md).toMatch(/## Open work items\n\nNone\./);
-    const heads = [...md.matchAll(/^### \S+ · `(\S+)` · (\S+) · `fix-timezone`$/gm)].map((m) => `${m[1]} ${m[2]}`);
+    const heads = [...md.matchAll(/^### \S+ · (\S+) · (\S+) · fix-timezone$/gm)].map((m) => `${m[1]} ${m[2]}`);
     expect(heads).toEqual(['codex finish', 'codex start', 'claude checkpoint', 'claude start']);
     expect(md).toContain('- **Outcome:** success');
-    expect(md).toContain('- **TAKEN OVER:** from `claude` by `codex` at');
-    expect(md).toContain(`while its lease was live: \`${REASON}\``);
+    expect(md).toContain('- **TAKEN OVER:** from claude by codex at');
+    expect(md).toContain(`while its lease was live: ${REASON}`);
+    // the operations' story in a section of its own (issue 26)
+    expect(md).toMatch(/## Outcomes\n\n- fix-timezone: \*\*success\*\*, finished by codex at \S+ \(seq \d+, sha256:[0-9a-f]{12}…\); invariants: tests ok\n/);
     expect(md).toContain('`npm test` run by the ledger, exit code 1');
     expect(md).toContain('`npm test` run by the ledger, exit code 0');
     expect(md).toContain('# fail 2');
