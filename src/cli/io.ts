@@ -170,6 +170,10 @@ export function processIO(): ProcessIO {
     get isTTY() {
       return mayBeTerminal(2) && process.stderr.isTTY === true;
     },
+    // Asked only by the verbs that fit a terminal (status, resume), and told apart as above.
+    get columns() {
+      return mayBeTerminal(1) && process.stdout.isTTY === true ? process.stdout.columns : undefined;
+    },
     readStdin: async (maxBytes = STDIN_MAX, deadlineMs?: number) => {
       // node:tty is loaded here, not imported: it costs 2-3 ms, and only the verbs that read
       // stdin (append --batch, hook) ask.

@@ -6,7 +6,7 @@
 // as data (the --json output, documented in docs/handoff-log.md) and then shaped into aligned columns.
 import { formatTable } from '../text/table.js';
 import { leaseLive, span } from './lease.js';
-import { oneLine } from '../text/lines.js';
+import { clipCell, fitLines, oneLine } from '../text/lines.js';
 import type { OutcomeFold, PendingIntent, UnresolvedOutcome } from './unresolved.js';
 import { openItems, ownerGone, takenFrom, type OwnerGone, type TakenFrom, type WorkItem, type WorkLog } from './workitems.js';
 import { quoted } from './annotations.js';
@@ -108,12 +108,40 @@ export function takenFromLine(t: TakenFrom): string {
 /** Policy: the text form lists at most this many rows per section; --json has every one. */
 export const STATUS_MAX_ROWS = 30;
 
-function section<T>(title: string, rows: T[], header: string[], row: (x: T) => string[], extra: (x: T) => string[] = () => []): string[] {
+/**
+ * The narrowest a last column is kept in the table at a terminal's width; below it, the column
+ * goes under each row as a line of its own (`next: ...`), whole, wrapped by fitLines.
+ */
+const MIN_LAST_COLUMN = 24;
+/** The narrowest the first column (the item's slug) is cut to when the table is still too wide; the whole slug is then on the line under the row. */
+const MIN_FIRST_COLUMN = 12;
+
+function section<T>(title: string, rows: T[], header: string[], row: (x: T) => string[], extra: (x: T) => string[] = () => [], width?: number, lastMax = Infinity): string[] {
   if (rows.length === 0) return [`${title}: none`];
   const shown = rows.slice(0, STATUS_MAX_ROWS);
-  const table = formatTable([header, ...shown.map(row)]).map((line) => line.trimEnd());
+  const full = [header, ...shown.map(row)];
+  const last = header.length - 1;
+  const clipLast = (c: string[], max: number) => [...c.slice(0, -1), clipCell(c[last], max)];
+  let cells = full.map((c, i) => (i === 0 ? c : clipLast(c, lastMax)));
+  let under: (string | null)[] = cells.map(() => null);
+  if (width !== undefined) {
+    // Issue 26: at a terminal's width, the last column is cut to what is left of the line (with
+    // a `…`), or, when that is too little to read, goes under its row, whole (fitLines wraps
+    // it); and when even the other columns are too wide, the first is cut, and said whole there.
+    const tableWidth = (t: string[][]) => formatTable(t).reduce((m, l) => Math.max(m, [...l.trimEnd()].length), 0);
+    const room = width - 2 - tableWidth(cells.map((c) => c.slice(0, -1))) - 2;
+    if (room >= MIN_LAST_COLUMN) cells = full.map((c, i) => (i === 0 ? c : clipLast(c, Math.min(room, lastMax))));
+    else {
+      cells = full.map((c) => c.slice(0, -1));
+      const over = tableWidth(cells) - (width - 2);
+      const firstMax = Math.max(MIN_FIRST_COLUMN, Math.max(...cells.map((c) => [...c[0]].length)) - Math.max(0, over));
+      under = full.map((c, i) => (i === 0 ? null : `${[...c[0]].length > firstMax ? `${c[0]}: ` : ''}${header[last].toLowerCase()}: ${c[last]}`));
+      cells = cells.map((c, i) => (i === 0 ? c : [clipCell(c[0], firstMax), ...c.slice(1)]));
+    }
+  }
+  const table = formatTable(cells).map((line) => line.trimEnd());
   const out = [`${title}: ${rows.length}`, `  ${table[0]}`];
-  shown.forEach((x, i) => out.push(`  ${table[i + 1]}`, ...extra(x).map((l) => `      ${l}`)));
+  shown.forEach((x, i) => out.push(`  ${table[i + 1]}`, ...(under[i + 1] !== null ? [`      ${under[i + 1]}`] : []), ...extra(x).map((l) => `      ${l}`)));
   if (rows.length > shown.length) out.push(`  … (${rows.length - shown.length} more; --json lists all)`);
   return out;
 }
@@ -126,8 +154,11 @@ export function leaseCell(l: StatusItem['lease']): string {
   return `released ${ago(l.ms)}`;
 }
 
+/** The NEXT cell's most, quotes included, when it stays in the table (the text cut with a `…`). */
+const NEXT_CELL = 72;
+
 /** The text form: aligned columns, a loud line under an item that was taken over. */
-export function formatStatus(s: StatusReport): string[] {
+export function formatStatus(s: StatusReport, width?: number): string[] {
   const who = s.agent && s.items.some((i) => i.mine) ? `, ${s.agent}'s own first` : '';
   // Policy (issue 26): "through seq N" is the work log's last record, not HEAD; said so.
   const out = [`status at ${s.now}, work log through seq ${s.through?.seq ?? 0}`];
@@ -136,20 +167,20 @@ export function formatStatus(s: StatusReport): string[] {
     i.owner === null ? `nobody (released by ${i.released!.by})` : i.mine ? `${i.owner} (you)` : i.owner,
     leaseCell(i.lease),
     i.last_checkpoint ? `${ago(i.last_checkpoint.age_ms)}${i.last_checkpoint.agent !== i.owner ? ` by ${i.last_checkpoint.agent}` : ''}${i.last_checkpoint.kind === 'finish' ? ' (a finish)' : ''}` : 'none yet',
-    i.last_checkpoint ? quoted(oneLine(i.last_checkpoint.next, 70)) : `(summary) ${quoted(oneLine(i.summary, 60))}`,
+    i.last_checkpoint ? quoted(oneLine(i.last_checkpoint.next, 300)) : `(summary) ${quoted(oneLine(i.summary, 300))}`,
   ], (i) => [
     ...(i.taken_over ? [`TAKEN OVER from ${i.taken_over.from} by ${i.taken_over.by}${i.taken_over.forced ? ' (live lease)' : ''}${i.taken_over.reason !== null ? `: ${quoted(oneLine(i.taken_over.reason, 100))}` : ''}`] : []),
     ...(i.released?.note ? [`released by ${i.released.by}: ${quoted(oneLine(i.released.note, 100))}`] : []),
     ...(i.notes.latest ? [`note by ${i.notes.latest.agent}${i.notes.count > 1 ? ` (latest of ${i.notes.count})` : ''}: ${quoted(oneLine(i.notes.latest.text, 100))}`] : []),
     ...(i.owner_gone && !i.mine && i.owner !== null ? [`OWNER GONE: ${takeoverStep(i.slug, i.owner, i.owner_gone, new Date(s.now), 'cli')}`] : []),
-  ]));
+  ], width, NEXT_CELL));
   for (const t of s.taken_from_you) out.push(takenFromLine(t));
   out.push(...section('pending intents (no outcome since)', s.pending_intents, ['OPERATION', 'EXECUTION', 'AGENT', 'AGE', 'ACTION'], (p) => [
     p.logical_operation_id, p.execution_id, p.agent, ago(p.age_ms), oneLine(p.action, 70),
-  ]));
+  ], undefined, width));
   out.push(...section('unresolved outcomes (ambiguous or timeout, no success or cancel since)', s.unresolved_outcomes, ['OPERATION', 'EXECUTION', 'OUTCOME', 'AGENT', 'AGE', 'RECORD'], (u) => [
     u.logical_operation_id, u.execution_id, u.outcome, u.agent, ago(u.age_ms), `seq ${u.seq} (${u.kind})`,
-  ]));
+  ], undefined, width));
   if (s.agent && !s.items.some((i) => i.mine)) out.push(`${s.agent} owns no open item: \`ledger start SLUG\` takes one (a released one needs no --takeover)`);
-  return out;
+  return width === undefined ? out : fitLines(out, width);
 }

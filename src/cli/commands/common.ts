@@ -25,6 +25,17 @@ export interface CliIO {
   readStdin: (maxBytes?: number, deadlineMs?: number) => Promise<string>;
   /** Whether stderr is a terminal (progress lines, colour). */
   isTTY: boolean;
+  /** stdout's width in columns when it is a terminal, else undefined (issue 26: `status` and `resume` fit it). */
+  columns?: number;
+}
+
+/**
+ * The width `status` and `resume` fit their text to: the terminal's, when stdout is one at least
+ * 40 columns wide; else none (a pipe or a file gets the lines whole, as scripts expect).
+ */
+export function terminalWidth(io: CliIO): number | undefined {
+  const c = io.columns;
+  return typeof c === 'number' && Number.isInteger(c) && c >= 40 ? c : undefined;
 }
 
 /** cac's loose option values; a verb reads them only through its flag set (../flags.ts readFlags). */

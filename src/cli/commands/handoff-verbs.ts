@@ -10,7 +10,8 @@ import { Ledger, formatStatus, type ResumeAnswer } from '../../index.js';
 import { checkResume, checkStatus } from '../../requests/read.js';
 import { checkCheckpoint, checkFinish, checkNote, checkRelease, checkStart, type MilestoneChecked, type TestsRequest } from '../../requests/work.js';
 import type { FlagSet, Flags } from '../flags.js';
-import { agentOf, emit, ledgerDir, waitMs, type CliIO, type Global } from './common.js';
+import { agentOf, emit, ledgerDir, terminalWidth, waitMs, type CliIO, type Global } from './common.js';
+import { fitLines } from '../../text/lines.js';
 import { dependsOnOf, evidenceSources, invariantsOf } from './handoff-flags.js';
 import type { ASKER, CHECKPOINT, FINISH, MILESTONE, NOTE, RELEASE, RENDER, START } from './handoff.js';
 import { currentRead, remoteLine, writerOptions } from './remote-opts.js';
@@ -142,6 +143,9 @@ export async function runNote(io: CliIO, slug: string | undefined, f: F<typeof N
   return 0;
 }
 
+/** Lines fitted to a terminal's width (text/lines.ts fitLines), or as they are. */
+const fitTo = (lines: string[], width: number | undefined) => (width === undefined ? lines : fitLines(lines, width));
+
 export async function runStatus(io: CliIO, f: F<typeof ASKER>): Promise<number> {
   // Policy: `now` is the real clock, read once, before the records (a lease that lapses while
   // they are read is reported as it was then).
@@ -152,7 +156,8 @@ export async function runStatus(io: CliIO, f: F<typeof ASKER>): Promise<number> 
   const remote = ledger.remote();
   // SPEC 13: a witness that did not cosign this machine's last publication is said (it delayed nothing).
   const away = remote?.witnessesAway ? [`witness ${remote.witnessesAway.names.join(', ')} did not cosign the publication of seq ${remote.witnessesAway.seq} (${remote.witnessesAway.at}); \`ledger doctor\` says why`] : [];
-  emit(io, f, remote ? { ...report, remote, ...cur.json } : report, () => (remote ? [...cur.lead, ...away, ...formatStatus(report)] : formatStatus(report)));
+  const width = terminalWidth(io);
+  emit(io, f, remote ? { ...report, remote, ...cur.json } : report, () => (remote ? [...fitTo([...cur.lead, ...away], width), ...formatStatus(report, width)] : formatStatus(report, width)));
   return 0;
 }
 
@@ -169,8 +174,9 @@ export async function runResume(io: CliIO, slug: string | undefined, f: F<typeof
   const remote = ledger.remote();
   const lead = cur.lead;
   const r: ResumeAnswer = await ledger.resume(req, lead);
+  const width = terminalWidth(io);
   if (r.mode === 'resume') {
-    emit(io, f, { ok: true, mode: 'resume', ...r.report, ...cur.json }, r.lines);
+    emit(io, f, { ok: true, mode: 'resume', ...r.report, ...cur.json }, () => fitTo(r.lines, width));
     return 0;
   }
   const agent = req.agent;
@@ -179,7 +185,7 @@ export async function runResume(io: CliIO, slug: string | undefined, f: F<typeof
     : r.reason === 'none'
       ? `${agent} owns no open item; the status instead (\`ledger resume SLUG\` reads one item):`
       : `${agent} owns ${r.own.length} open items (${r.own.join(', ')}); \`ledger resume SLUG\` reads one. The status:`;
-  emit(io, f, { ...r.report, mode: 'status', reason: r.reason, own: r.own, ...(remote ? { remote } : {}), ...cur.json }, () => [line, ...lead, ...formatStatus(r.report)]);
+  emit(io, f, { ...r.report, mode: 'status', reason: r.reason, own: r.own, ...(remote ? { remote } : {}), ...cur.json }, () => [...fitTo([line, ...lead], width), ...formatStatus(r.report, width)]);
   return 0;
 }
 
