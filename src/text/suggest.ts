@@ -32,20 +32,34 @@ function closestBy(distance: Distance, word: string, candidates: readonly string
 
 /**
  * For `start` of a new slug (issue 26.4): a synchronous test, run under the writer lock, of the
- * slugs `slug` is a typo of. Loaded before the lock is taken.
+ * open items' slugs that `slug` is a typo of, nearest first (at most three). Loaded before the
+ * lock is taken.
  *
- * Policy: a new slug is a typo of an open item's when `closest` names it, except when the two
- * differ only in their digits (`task-17` beside `task-18`, `v2-api` beside `v3-api`): numbered
- * siblings are how people name a series, and refusing each would teach agents to pass the
- * override by habit. Nor is a slug that extends another by a word (`fix-tz` and `fix-tz-ui`, or
- * `fix` and `fix-tz`): a part of a piece of work is named so. (`fix-t` beside `fix-tz` is a typo.)
+ * Policy: stricter than a suggestion, since it refuses work: a typo is one edit (a letter left
+ * out, added or changed) or two neighbouring letters swapped (`fix-zt`), and for a slug of 9
+ * characters or more any two edits. Not a typo: two slugs that differ only in their digits
+ * (`task-17` beside `task-18`, `v2-api` beside `v3-api`), since numbered siblings are how
+ * people name a series, and refusing each would teach agents to pass the override by habit; nor
+ * a slug that extends another by a word (`fix-tz` and `fix-tz-ui`, `fix` and `fix-tz`): a part of
+ * a piece of work is named so.
  */
 export async function typoOf(): Promise<(slug: string, open: readonly string[]) => string[]> {
   const distance = await levenshtein();
   const digitless = (s: string) => s.replace(/[0-9]+/g, '#');
   const extends_ = (long: string, short: string) => long.startsWith(short) && /^[-_.]/.test(long.slice(short.length));
+  const swapped = (a: string, b: string) => {
+    if (a.length !== b.length) return false;
+    const at = [...a].findIndex((ch, i) => ch !== b[i]);
+    return at >= 0 && a[at] === b[at + 1] && a[at + 1] === b[at] && a.slice(at + 2) === b.slice(at + 2);
+  };
   return (slug, open) =>
-    closestBy(distance, slug, open).filter((c) => digitless(c) !== digitless(slug) && !extends_(c, slug) && !extends_(slug, c));
+    open
+      .filter((c) => c !== slug && digitless(c) !== digitless(slug) && !extends_(c, slug) && !extends_(slug, c))
+      .map((c) => ({ c, d: swapped(slug, c) ? 1 : distance(slug, c) }))
+      .filter((x) => x.d === 1 || (x.d === 2 && slug.length >= 9))
+      .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
+      .slice(0, 3)
+      .map((x) => x.c);
 }
 
 export type DidYouMean = (found: readonly string[], show: (s: string) => string) => string | null;
