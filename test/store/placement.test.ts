@@ -156,21 +156,30 @@ describe('when a batch is placed straight into its output buffer (issue 26: no t
   // ASCII, two- three- and four-byte UTF-8, and members that sort before and after "sig".
   const NOTES = ['14 passed', 'déjà vu', '日本語のテスト', 'emoji 🚀 ok', 'a"quote\\and\nnewline'];
 
-  it('writes, for a batch signed on two cores, exactly canonicalLine of each signed record, chained, at the offsets it reports', async () => {
+  /** A new ledger in a temporary folder, given to `use` with its directory; removed after. */
+  async function withLedger(use: (ledger: import('../../src/ledger.js').Ledger, dir: string) => Promise<void> | void): Promise<void> {
     const { Ledger } = await import('../../src/ledger.js');
-    const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
+    const { mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const dir = mkdtempSync(join(tmpdir(), 'placement-'));
     try {
       const { ledger } = Ledger.init({ dir: join(dir, '.ledger'), key: createSigner(new Uint8Array(randomBytes(32))), agent: 'bench' });
+      await use(ledger, join(dir, '.ledger'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('writes, for a batch signed on two cores, exactly canonicalLine of each signed record, chained, at the offsets it reports', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { recordId } = await import('../../src/canonical.js');
+    await withLedger((ledger, dir) => {
       const drafts = Array.from({ length: PARALLEL_THRESHOLD + 9 }, (_, i) => draftOf(i, NOTES[i % NOTES.length]));
       const res = ledger.append(drafts as never);
-      const bytes = readFileSync(join(dir, '.ledger', 'records.jsonl'));
+      const bytes = readFileSync(join(dir, 'records.jsonl'));
       const lines = bytes.toString('utf8').trimEnd().split('\n');
       expect(lines).toHaveLength(drafts.length + 1);
-      let prev = JSON.parse(lines[0]) as { seq: number };
-      const { recordId } = await import('../../src/canonical.js');
-      let prevId = recordId(prev);
+      let prevId = recordId(JSON.parse(lines[0]) as object);
       res.records.forEach((r, i) => {
         const line = lines[i + 1];
         const record = JSON.parse(line) as { prev_tail_hash: string; sig: { value: string } };
@@ -180,31 +189,22 @@ describe('when a batch is placed straight into its output buffer (issue 26: no t
         expect(verifySig('record', r.id, record.sig as never)).toBe(true);
         expect(bytes.subarray(r.offset, r.offset + Buffer.byteLength(line)).toString('utf8')).toBe(line);
         prevId = r.id;
-        prev = record as never;
       });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('refuses a batch whose last record is too long, past the two-core threshold, and writes nothing', async () => {
-    const { Ledger } = await import('../../src/ledger.js');
     const { MAX_LINE_BYTES } = await import('../../src/record.js');
-    const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const dir = mkdtempSync(join(tmpdir(), 'placement-'));
-    try {
-      const { ledger } = Ledger.init({ dir: join(dir, '.ledger'), key: createSigner(new Uint8Array(randomBytes(32))), agent: 'bench' });
-      const before = [readFileSync(join(dir, '.ledger', 'records.jsonl')), readFileSync(join(dir, '.ledger', 'HEAD'))];
+    const { readFileSync } = await import('node:fs');
+    await withLedger((ledger, dir) => {
+      const before = [readFileSync(join(dir, 'records.jsonl')), readFileSync(join(dir, 'HEAD'))];
       const drafts = Array.from({ length: PARALLEL_THRESHOLD + 2 }, (_, i) => draftOf(i, 'x'));
       // Each text within its limit; the line (two bytes a character) past MAX_LINE_BYTES.
       const big = draftOf(drafts.length, 'x');
       big.invariants = Object.fromEntries(Array.from({ length: Math.ceil(MAX_LINE_BYTES / 8000) + 1 }, (_, k) => [`inv_${k}`, { ok: true, detail: 'é'.repeat(4000) }])) as never;
       drafts.push(big);
       expect(() => ledger.append(drafts as never)).toThrow(new RegExp(`record ${drafts.length} would be \\d+ bytes; a record line is at most ${MAX_LINE_BYTES}`));
-      expect([readFileSync(join(dir, '.ledger', 'records.jsonl')), readFileSync(join(dir, '.ledger', 'HEAD'))]).toEqual(before);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+      expect([readFileSync(join(dir, 'records.jsonl')), readFileSync(join(dir, 'HEAD'))]).toEqual(before);
+    });
   });
 });
