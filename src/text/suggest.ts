@@ -38,14 +38,14 @@ function closestBy(distance: Distance, word: string, candidates: readonly string
  * Policy: stricter than a suggestion, since it refuses work: a typo is one edit (a letter left
  * out, added or changed) or two neighbouring letters swapped (`fix-zt`), and for a slug of 9
  * characters or more any two edits. Not a typo: two slugs that differ only in their digits
- * (`task-17` beside `task-18`, `v2-api` beside `v3-api`), since numbered siblings are how
+ * (`task-17` beside `task-18`, `v2-api` beside `v3-api`, `wi2` beside `wi`), since numbered siblings are how
  * people name a series, and refusing each would teach agents to pass the override by habit; nor
  * a slug that extends another by a word (`fix-tz` and `fix-tz-ui`, `fix` and `fix-tz`): a part of
  * a piece of work is named so.
  */
 export async function typoOf(): Promise<(slug: string, open: readonly string[]) => string[]> {
   const distance = await levenshtein();
-  const digitless = (s: string) => s.replace(/[0-9]+/g, '#');
+  const digitless = (s: string) => s.replace(/[0-9]+/g, '');
   const extends_ = (long: string, short: string) => long.startsWith(short) && /^[-_.]/.test(long.slice(short.length));
   const swapped = (a: string, b: string) => {
     if (a.length !== b.length) return false;
