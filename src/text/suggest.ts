@@ -38,10 +38,12 @@ function closestBy(distance: Distance, word: string, candidates: readonly string
  * Policy: stricter than a suggestion, since it refuses work: a typo is one edit (a letter left
  * out, added or changed) or two neighbouring letters swapped (`fix-zt`), and for a slug of 9
  * characters or more any two edits. Not a typo: two slugs that differ only in their digits
- * (`task-17` beside `task-18`, `v2-api` beside `v3-api`, `wi2` beside `wi`), since numbered siblings are how
+ * (`task-17` beside `task-18`, `v2-api` beside `v3-api`, `wi2` beside `wi`), or in one word that
+ * is a letter in both (`fix-a` beside `fix-b`), since numbered and lettered siblings are how
  * people name a series, and refusing each would teach agents to pass the override by habit; nor
  * a slug that extends another by a word (`fix-tz` and `fix-tz-ui`, `fix` and `fix-tz`): a part of
- * a piece of work is named so.
+ * a piece of work is named so. A slug of 3 characters or fewer is never refused: too short to
+ * tell a typo from a name.
  */
 export async function typoOf(): Promise<(slug: string, open: readonly string[]) => string[]> {
   const distance = await levenshtein();
@@ -52,9 +54,20 @@ export async function typoOf(): Promise<(slug: string, open: readonly string[]) 
     const at = [...a].findIndex((ch, i) => ch !== b[i]);
     return at >= 0 && a[at] === b[at + 1] && a[at + 1] === b[at] && a.slice(at + 2) === b.slice(at + 2);
   };
+  // `fix-a` beside `fix-b`: one word differs, and that word is a letter or a number in both.
+  const label = (w: string) => w.length <= 1 || /^[0-9]+$/.test(w);
+  const siblings = (a: string, b: string) => {
+    const wa = a.split(/[-_.]/);
+    const wb = b.split(/[-_.]/);
+    if (wa.length !== wb.length) return false;
+    const diff = wa.map((w, i) => [w, wb[i]] as const).filter(([x, y]) => x !== y);
+    return diff.length === 1 && label(diff[0][0]) && label(diff[0][1]);
+  };
   return (slug, open) =>
-    open
-      .filter((c) => c !== slug && digitless(c) !== digitless(slug) && !extends_(c, slug) && !extends_(slug, c))
+    [...slug].length <= 3
+      ? []
+      : open
+      .filter((c) => c !== slug && digitless(c) !== digitless(slug) && !siblings(c, slug) && !extends_(c, slug) && !extends_(slug, c))
       .map((c) => ({ c, d: swapped(slug, c) ? 1 : distance(slug, c) }))
       .filter((x) => x.d === 1 || (x.d === 2 && slug.length >= 9))
       .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c))
