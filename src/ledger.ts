@@ -589,6 +589,32 @@ export class Ledger {
     return readFolds(this.paths, head, { ops: this.store.ops });
   }
 
+  /**
+   * Issue 26.4: "did you mean `x`?" for a name this ledger does not hold, among its work items'
+   * slugs or among every record's operation id, or null (nothing close, it is held, or the
+   * ledger cannot be read). The distance library is loaded only here, on that path.
+   */
+  async nameSuggestion(name: string, among: 'slugs' | 'ops'): Promise<string | null> {
+    let known: string[];
+    try {
+      if (among === 'slugs') known = [...this.folds().log.items.keys()];
+      else {
+        const ops = new Set<string>();
+        for (const { record } of this.records()) {
+          const op = (record as { logical_operation_id?: unknown }).logical_operation_id;
+          if (typeof op === 'string') ops.add(op);
+        }
+        known = [...ops];
+      }
+    } catch {
+      return null;
+    }
+    if (known.includes(name)) return null; // it exists: its own refusal says what is wrong
+    const { closest, didYouMean } = await import('./text/suggest.js');
+    const { distance } = await import('fastest-levenshtein');
+    return didYouMean(closest(distance, name, known), (n) => n);
+  }
+
   /** The work log and the status from one fold (what a hook reads: `agent`'s own items first). */
   workState(req: StatusRequest | StatusChecked = {}): { log: WorkLog; status: StatusReport } {
     const { agent, now } = checkOnce(req, checkStatus);

@@ -94,8 +94,12 @@ async function namesForMcp(e: unknown, ctx: ToolContext): Promise<unknown> {
     return new LedgerError(e.code, e.message, e.data, `call resume with slug ${String(e.data.near[0])} to read it; to start ${slug} as a new item anyway, call start with new_item: true`);
   }
   if (e.code !== 'INPUT_NOT_FOUND') return e;
-  const { knownSlugs, nameSuggestion } = await import('../cli/commands/name-suggest.js');
-  const guess = await nameSuggestion(slug, ctx.dir, knownSlugs(ctx.dir));
+  let guess: string | null = null;
+  try {
+    guess = await ctx.reader().nameSuggestion(slug, 'slugs');
+  } catch {
+    /* no ledger to read: no suggestion */
+  }
   const hint = guess ? `${guess} call status for the open items` : `call status for the open items; to take ${slug} as a new item, call start with slug ${slug} first`;
   return new LedgerError(e.code, e.message, { ...e.data, ...(guess ? { suggestion: guess } : {}) }, hint);
 }

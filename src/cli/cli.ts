@@ -150,8 +150,9 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
 /** The error for a first word that is no verb, with the nearest verbs when one is close. */
 async function unknownVerb(word: string): Promise<LedgerError> {
   const { closest, didYouMean } = await import('../text/suggest.js');
+  const { distance } = await import('fastest-levenshtein');
   const names = VERBS.map((v) => v.name);
-  const guess = didYouMean(await closest(word, [...names, 'help']), (n) => `ledger ${n}`);
+  const guess = didYouMean(closest(distance, word, [...names, 'help']), (n) => `ledger ${n}`);
   return new LedgerError('USAGE', `unknown command "${word}"`, { command: word }, `${guess ? `${guess} ` : ''}run \`ledger --help\` for the list`);
 }
 
@@ -164,7 +165,8 @@ async function withFlagSuggestion(e: unknown, cli: CAC): Promise<unknown> {
   const flags = [...new Set(options.flatMap((o) => o.rawName.split(/[ ,]+/).filter((w) => w.startsWith('--')).map((w) => w.slice(2))))];
   // cac reports the name camel-cased (`--dryRn`): compared as typed, in kebab case.
   const typed = m[2].replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
-  const guess = didYouMean(await closest(typed, flags), (f) => `--${f}`);
+  const { distance } = await import('fastest-levenshtein');
+  const guess = didYouMean(closest(distance, typed, flags), (f) => `--${f}`);
   const verbHelp = cli.matchedCommand ? `see \`ledger ${cli.matchedCommand.name} --help\`` : 'see `ledger --help`';
   return new LedgerError('USAGE', `Unknown option \`${m[1]}${typed}\``, { option: `${m[1]}${typed}` }, guess ? `${guess} ${verbHelp}` : verbHelp);
 }

@@ -148,7 +148,7 @@ export async function startWork(w: WorkWriter, req: StartChecked): Promise<WorkR
   // distance is loaded before the lock, only when the slug is new (items never vanish, so one new
   // before the lock is new or just started under it).
   const suggest = req.newItem || workLog(w, w.head()).items.has(slug) ? null : await import('../text/suggest.js');
-  const typo = suggest ? await suggest.typoOf() : null;
+  const typo = suggest ? suggest.typoOf((await import('fastest-levenshtein')).distance) : null;
   const now = w.now();
   const res = transact(at(w, now), w.signer(), (view) => {
     const log = workLog(w, view.head);

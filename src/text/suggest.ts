@@ -1,11 +1,9 @@
-// "Did you mean ...?" for a misspelt verb, flag, slug or operation id (issues 14.9 and 26.4). The
-// distance is the fastest-levenshtein package's, not code of ours, and it is imported only here,
-// on the error path (and by a `start` of a slug the ledger does not hold yet), so a command that
-// is typed right never loads it (test/cli/help.test.ts).
+// "Did you mean ...?" for a misspelt verb, flag, slug or operation id (issues 14.9 and 26.4). Pure:
+// the distance is the fastest-levenshtein package's, not code of ours, and each caller imports it
+// (`levenshtein()` below, on the error path, and for a `start` of a slug the ledger does not hold
+// yet), so a command that is typed right never loads it (test/cli/help.test.ts).
 
-type Distance = (a: string, b: string) => number;
-
-const levenshtein = async (): Promise<Distance> => (await import('fastest-levenshtein')).distance;
+export type Distance = (a: string, b: string) => number;
 
 /**
  * The candidates closest to `word`, best first (at most three), or none when nothing is close.
@@ -14,11 +12,7 @@ const levenshtein = async (): Promise<Distance> => (await import('fastest-levens
  * `gaet`, `--jsno`) and at most 3; or `word` being the start of exactly one candidate (`ledger
  * checkp`). Further than that a suggestion is more likely wrong than helpful.
  */
-export async function closest(word: string, candidates: readonly string[]): Promise<string[]> {
-  return closestBy(await levenshtein(), word, candidates);
-}
-
-function closestBy(distance: Distance, word: string, candidates: readonly string[]): string[] {
+export function closest(distance: Distance, word: string, candidates: readonly string[]): string[] {
   const starts = candidates.filter((c) => word.length >= 2 && c.startsWith(word));
   if (starts.length === 1) return starts;
   const limit = word.length <= 3 ? 1 : Math.min(3, Math.max(2, Math.floor(word.length / 3)));
@@ -45,8 +39,7 @@ function closestBy(distance: Distance, word: string, candidates: readonly string
  * a piece of work is named so. A slug of 3 characters or fewer is never refused: too short to
  * tell a typo from a name.
  */
-export async function typoOf(): Promise<(slug: string, open: readonly string[]) => string[]> {
-  const distance = await levenshtein();
+export function typoOf(distance: Distance): (slug: string, open: readonly string[]) => string[] {
   const digitless = (s: string) => s.replace(/[0-9]+/g, '');
   const extends_ = (long: string, short: string) => long.startsWith(short) && /^[-_.]/.test(long.slice(short.length));
   const swapped = (a: string, b: string) => {

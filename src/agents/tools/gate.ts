@@ -38,7 +38,7 @@ export const gateTool = tool({
     const op = req.op;
     const r = ctx.reader().gate(req);
     // An operation the ledger has never seen: the nearest it holds, as the CLI says it (issue 26.4).
-    const guess = !r.ok && r.handoff === null ? await (await import('../../cli/commands/name-suggest.js')).nameSuggestion(op, ctx.dir) : null;
+    const guess = !r.ok && r.handoff === null ? await ctx.reader().nameSuggestion(op, 'ops') : null;
     return {
       ok: true as const,
       summary: `${r.ok ? 'proceed' : 'hold'}: ${op}: ${r.reason}`,

@@ -6,35 +6,14 @@
 // second item beside the real one). With nothing close, the thrower's own hint stands.
 import { LedgerError } from '../../errors.js';
 import { Ledger } from '../../ledger.js';
-import { closest, didYouMean } from '../../text/suggest.js';
 
-/** The operation ids (= work-item slugs) of every published record of the ledger at `dir`. */
-export function knownOps(dir: string): string[] {
-  const out = new Set<string>();
+/** "did you mean `x`?" for `name` among the ledger's operation ids (or its slugs), or null. */
+export async function nameSuggestion(name: string, dir: string, among: 'slugs' | 'ops' = 'ops'): Promise<string | null> {
   try {
-    for (const { record } of Ledger.open({ dir }).records()) {
-      const op = (record as { logical_operation_id?: unknown }).logical_operation_id;
-      if (typeof op === 'string') out.add(op);
-    }
+    return await Ledger.open({ dir }).nameSuggestion(name, among);
   } catch {
-    /* no ledger, or unreadable: no suggestion */
+    return null; // no ledger: no suggestion
   }
-  return [...out];
-}
-
-/** The work items' slugs, from the work-log fold (memoized: cheap on a long ledger). */
-export function knownSlugs(dir: string): string[] {
-  try {
-    return [...Ledger.open({ dir }).folds().log.items.keys()];
-  } catch {
-    return [];
-  }
-}
-
-/** "did you mean `x`?" for `name` among `known` (default: the ledger's operation ids), or null. */
-export async function nameSuggestion(name: string, dir: string, known: string[] = knownOps(dir)): Promise<string | null> {
-  if (known.includes(name)) return null; // it exists: its own refusal says what is wrong
-  return didYouMean(await closest(name, known), (n) => n);
 }
 
 /** A "no work item SLUG" refusal with the nearest slugs the ledger holds in its hint, when one is close. */
@@ -46,7 +25,7 @@ export async function withSlugSuggestion(e: unknown, dir: () => string): Promise
   } catch {
     return e;
   }
-  const guess = await nameSuggestion(e.data.slug, where, knownSlugs(where));
+  const guess = await nameSuggestion(e.data.slug, where, 'slugs');
   if (!guess) return e;
   const out = new LedgerError(e.code, e.message, { ...e.data, suggestion: guess }, `${guess} \`ledger status\` lists the open items`);
   return out;
