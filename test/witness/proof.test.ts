@@ -13,7 +13,7 @@ import { verifyRecordProof } from '../../src/tlog/record-proof.js';
 import { formatVkey } from '../../src/tlog/note.js';
 import { createCosigner } from '../../src/tlog/cosignature.js';
 import { initProject, runLedger, spawnLedgerSync } from '../helpers/cli.js';
-import { serveWitness } from './helpers/serve.js';
+import { witnessFor } from './helpers/serve.js';
 
 describe('when a record\'s proof is cosigned by a witness and checked with nothing but the proof, trust and policy', () => {
   let p: Awaited<ReturnType<typeof initProject>>;
@@ -26,13 +26,8 @@ describe('when a record\'s proof is cosigned by a witness and checked with nothi
     p = await initProject('proofs');
     expect((await runLedger(['start', 'item', '--summary', 's'], { cwd: p.dir, env })).code).toBe(0);
     for (let i = 0; i < 4; i++) expect((await runLedger(['note', 'item', '--text', `n${i}`], { cwd: p.dir, env })).code).toBe(0);
-    const logVkey = (await runLedger(['head', '--vkey'], { cwd: p.dir })).stdout.trim();
-    const init = spawnLedgerSync(['witness', 'init', '--state', join(p.dir, 'w'), '--name', 'witness.test/w1', '--log', logVkey], { cwd: p.dir });
-    expect(init.code, init.stderr).toBe(0);
-    wvkey = init.stdout.trim();
-    const w = serveWitness(join(p.dir, 'w'));
-    witness = w.child;
-    url = await w.url;
+    let logVkey: string;
+    ({ vkey: wvkey, logVkey, child: witness, url } = await witnessFor(p.dir, join(p.dir, 'w')));
     writeFileSync(join(p.dir, 'one.policy'), `log ${logVkey}\nwitness W1 ${wvkey} ${url}\nquorum W1\n`);
   });
   afterAll(() => {

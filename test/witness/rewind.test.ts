@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initProject, runLedger, spawnLedgerSync } from '../helpers/cli.js';
-import { serveWitness } from './helpers/serve.js';
+import { witnessFor } from './helpers/serve.js';
 
 describe('when a fresh runner is shown a ledger rolled back to before what a witness cosigned', () => {
   let p: Awaited<ReturnType<typeof initProject>>;
@@ -23,13 +23,9 @@ describe('when a fresh runner is shown a ledger rolled back to before what a wit
   beforeAll(async () => {
     p = await initProject('rewind');
     expect((await runLedger(['start', 'item', '--summary', 's'], { cwd: p.dir, env })).code).toBe(0);
-    const logVkey = (await runLedger(['head', '--vkey'], { cwd: p.dir })).stdout.trim();
-    const init = spawnLedgerSync(['witness', 'init', '--state', join(p.dir, 'w'), '--name', 'witness.test/w1', '--log', logVkey], { cwd: p.dir });
-    expect(init.code, init.stderr).toBe(0);
-    wvkey = init.stdout.trim();
-    const w = serveWitness(join(p.dir, 'w'));
-    witness = w.child;
-    writeFileSync(join(p.dir, 'online.policy'), `witness W1 ${wvkey} ${await w.url}\nquorum W1\n`);
+    let url: string;
+    ({ vkey: wvkey, child: witness, url } = await witnessFor(p.dir, join(p.dir, 'w')));
+    writeFileSync(join(p.dir, 'online.policy'), `witness W1 ${wvkey} ${url}\nquorum W1\n`);
     writeFileSync(join(p.dir, 'offline.policy'), `witness W1 ${wvkey}\nquorum W1\n`);
   });
   afterAll(() => {

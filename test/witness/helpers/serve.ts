@@ -1,7 +1,8 @@
 // Starting `ledger witness serve` (the shipped binary) on 127.0.0.1, any free port, for tests:
 // its URL is read from the line it prints, so nothing waits on time.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { BIN } from '../../helpers/cli.js';
+import { expect } from 'vitest';
+import { BIN, runLedger, spawnLedgerSync } from '../../helpers/cli.js';
 
 /** Resolves with the first stdout line of `child` matching `re`; rejects when it exits first. */
 export function lineOf(child: ChildProcess, re: RegExp): Promise<string> {
@@ -27,4 +28,16 @@ export function lineOf(child: ChildProcess, re: RegExp): Promise<string> {
 export function serveWitness(state: string): { child: ChildProcess; url: Promise<string> } {
   const child = spawn(process.execPath, [BIN, 'witness', 'serve', '--state', state, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
   return { child, url: lineOf(child, /^http:\/\/127\.0\.0\.1:\d+ /).then((l) => l.split(' ')[0]) };
+}
+
+/**
+ * A witness for the ledger of the project at `dir`: its key made by `ledger witness init` (in
+ * `state`, named witness.test/w1, witnessing that ledger's HEAD key), then served on 127.0.0.1.
+ */
+export async function witnessFor(dir: string, state: string): Promise<{ vkey: string; logVkey: string; child: ChildProcess; url: string }> {
+  const logVkey = (await runLedger(['head', '--vkey'], { cwd: dir })).stdout.trim();
+  const init = spawnLedgerSync(['witness', 'init', '--state', state, '--name', 'witness.test/w1', '--log', logVkey], { cwd: dir });
+  expect(init.code, init.stderr).toBe(0);
+  const w = serveWitness(state);
+  return { vkey: init.stdout.trim(), logVkey, child: w.child, url: await w.url };
 }
