@@ -2,13 +2,15 @@
 // write's stderr, `status`, `doctor`); a witness that answers junk counts for nothing; a policy
 // that is malformed or missing refuses the consumer's verb (exit 2) before anything is written.
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { projectState } from '../helpers/project-state.js';
 import { git, REF, world, type World } from '../remote/kit.js';
 import { serveWitness } from './helpers/serve.js';
+import { call, startServer } from '../agents/kit.js';
 
 let w: World;
 let witness: ChildProcess | null = null;
@@ -118,4 +120,30 @@ describe('when the policy itself is bad', () => {
     expect(projectState(ann.dir)).toEqual(annBefore);
     expect(refOf()).toBe(ref);
   });
+});
+
+describe('when an agent writes through the MCP server in a joined ledger under a policy', () => {
+  it('the server sends the publication to the witness after answering, and the cosigned checkpoint reaches the remote', async () => {
+    const { ann } = await joinedWithWitness(['ann']);
+    const s = await startServer(ann.dir, 'claude', ann.env);
+    try {
+      const r = await call(s, 'start', { slug: 'item', summary: 'through MCP' });
+      expect(r.isError, r.text).toBe(false);
+      // The collection runs after the answer, in the server: wait for what it publishes (a hang
+      // guard only; no result depends on how long it takes).
+      const seq = (JSON.parse(readFileSync(join(ann.dir, '.ledger', 'HEAD'), 'utf8')) as { seq: number }).seq;
+      let note = '';
+      for (let i = 0; i < 600 && !/^— witness\.test\/w1 /m.test(note); i++) {
+        await new Promise((res) => setTimeout(res, 100));
+        const got = spawnSync('git', ['--git-dir', w.bare, 'cat-file', 'blob', `${REF}:checkpoint`], { encoding: 'utf8' });
+        note = got.status === 0 ? got.stdout : '';
+      }
+      expect(note).toMatch(/^— witness\.test\/w1 /m);
+      // The cosigned checkpoint is of the tool's own publication (its size: every record up to it).
+      expect(note.split('\n')[1]).toBe(String(seq + 1));
+      expect(s.stderr()).not.toContain('witness w1');
+    } finally {
+      await s.close();
+    }
+  }, 120_000);
 });

@@ -39,6 +39,19 @@ export async function runMcp(io: CliIO, f: Writer): Promise<number> {
   // One line each, record text neutralised as at every text sink (src/text/sanitize.ts).
   const log = (line: string) => io.stderr(`ledger mcp: ${neutraliseLine(line)}\n`);
   if (keyError) log(`no usable key (${(keyError as Error).message.split('\n')[0]}); writing tools will be refused`);
+  // SPEC 13, issue 27 item 3: after a tool's write is published in a joined ledger, its
+  // checkpoint goes to the policy's witnesses, as after a command (witness-after.ts). Policy: in
+  // the background, one publication after another, never before the tool answers: a witness that
+  // is away delays no call; what it answered is kept for `status` and `doctor`, and a witness
+  // missed now cosigns the next publication (a checkpoint covers every record before it).
+  // Hooks never collect: they must not delay a session, and the next publication covers theirs.
+  let witnessing: Promise<void> = Promise.resolve();
+  const published = () => {
+    witnessing = witnessing.then(async () => {
+      const { afterPublication } = await import('./witness-after.js');
+      await afterPublication({ ...io, stderr: (t: string) => log(t.replace(/^ledger: /, '').trimEnd()) }, { dir: loc.dir, trustFile: trust, flags: {} });
+    }).catch((e: unknown) => log(`warning: the write is published, but its witnesses were not asked (${String((e as Error)?.message ?? e).split('\n')[0]})`));
+  };
   const ctx: ToolContext = {
     agent,
     dir: loc.dir,
@@ -51,7 +64,7 @@ export async function runMcp(io: CliIO, f: Writer): Promise<number> {
     writer: () => {
       if (!seed) throw keyError;
       // SPEC 7: the writer checks its key against the project's trust file (a joined ledger's: the one named at join).
-      return Ledger.open({ dir: loc.dir, key: seed, waitMs: wait, env: io.env, fallbackTrust: trust });
+      return Ledger.open({ dir: loc.dir, key: seed, waitMs: wait, env: io.env, fallbackTrust: trust, onPublished: published });
     },
     hasKey: () => seed !== null,
     joined: Ledger.open({ dir: loc.dir, env: io.env }).joined(),
