@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { sha256Hex } from '../canonical.js';
 import type { CodePlace } from '../record.js';
 import type { Boundary } from '../fs/boundary.js';
-import { git, isLedgerFile, type LedgerFiles } from './git.js';
+import { git, isLedgerFile, treeStatus, type LedgerFiles, type TreeStatus } from './git.js';
 
 export type { CodePlace };
 
@@ -27,59 +27,6 @@ const MAX_HASHED = 5_000;
 /** The work tree at `dir`: its top folder, or null outside one. */
 export function workTreeTop(dir: string, as?: Boundary): string | null {
   return git(dir, ['rev-parse', '--show-toplevel'], as)?.replace(/\n$/, '') || null;
-}
-
-/** What one `git status --porcelain=v2 -z --branch` says: the branch header and the changed paths. */
-interface Status {
-  /** HEAD's commit, null when none yet (`(initial)`) or not a hash. */
-  commit: string | null;
-  /** The branch checked out, null when detached. */
-  branch: string | null;
-  /** The upstream's short name (`origin/main`), null when none is set. */
-  upstream: string | null;
-  /** Every path the status reports, relative to the top (porcelain paths always are). */
-  paths: string[];
-}
-
-/** Fields before the path in each porcelain v2 entry kind (`1` ordinary, `2` renamed, `u` unmerged). */
-const FIELDS: Record<string, number> = { '1': 8, '2': 9, u: 10 };
-
-/**
- * One status for everything a code place needs (issue 22: a start, checkpoint or finish ran eight
- * git processes; the branch, commit and upstream come from the header of the status it needs
- * anyway). Untracked files listed one by one (`all`), renames as a deletion and an addition.
- */
-function status(top: string, as?: Boundary): Status | null {
-  const out = git(top, ['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=all', '--no-renames'], as);
-  if (out === null) return null;
-  const st: Status = { commit: null, branch: null, upstream: null, paths: [] };
-  const entries = out.split('\0');
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i];
-    if (e.startsWith('# branch.oid ')) {
-      const oid = e.slice('# branch.oid '.length);
-      if (oid === '(initial)') continue; // no commit yet
-      if (!/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(oid)) return null; // not the format asked for
-      st.commit = oid;
-    } else if (e.startsWith('# branch.head ')) {
-      const head = e.slice('# branch.head '.length);
-      st.branch = head === '(detached)' ? null : head;
-    } else if (e.startsWith('# branch.upstream ')) {
-      st.upstream = e.slice('# branch.upstream '.length);
-    } else if (e.startsWith('? ') || e.startsWith('! ')) {
-      st.paths.push(e.slice(2));
-    } else if (FIELDS[e[0]] !== undefined && e[1] === ' ') {
-      // The path is what follows the fixed fields; it may itself hold spaces.
-      let at = 0;
-      for (let n = 0; n < FIELDS[e[0]] && at >= 0; n++) at = e.indexOf(' ', at + 1);
-      if (at < 0) return null; // not the format asked for: cannot be told
-      st.paths.push(e.slice(at + 1));
-      if (e[0] === '2') i++; // the original path follows as an entry of its own
-    } else if (e !== '' && !e.startsWith('# ')) {
-      return null;
-    }
-  }
-  return st;
 }
 
 /** The repository's object format, asked only when no commit shows it. */
@@ -104,8 +51,8 @@ function linkBlob(path: string, algorithm: 'sha1' | 'sha256'): string | null {
  * git, too many changes). HEAD's tree, listed, with every path `git status` reports replaced by
  * what is on disk (hashed by git, as a commit would store it) or dropped when deleted.
  */
-export function workTreeContent(top: string, own: LedgerFiles, as?: Boundary, known?: Status | null): string | null {
-  const st = known === undefined ? status(top, as) : known;
+export function workTreeContent(top: string, own: LedgerFiles, as?: Boundary, known?: TreeStatus | null): string | null {
+  const st = known === undefined ? treeStatus(top, 'all', as) : known;
   if (st === null) return null;
   const entries = new Map<string, string>();
   // No commit yet: nothing listed; the status lists every file.
@@ -165,7 +112,7 @@ export function codePlace(dir: string, own: LedgerFiles, as?: Boundary): CodePla
   const machine = hostname().slice(0, 255) || 'unknown';
   const top = workTreeTop(dir, as);
   if (top === null) return { machine, path: dir, git: null };
-  const st = status(top, as);
+  const st = treeStatus(top, 'all', as);
   const commit = st?.commit ?? null;
   const branch = st?.branch ?? null;
   let pushed_to: string | null = null;

@@ -124,16 +124,68 @@ export function isLedgerFile(abs: string, own: LedgerFiles): boolean {
   return inside || own.views.includes(abs);
 }
 
+/** What one `git status --porcelain=v2 -z --branch` says: the branch header and the changed paths. */
+export interface TreeStatus {
+  /** HEAD's commit, null when none yet (`(initial)`) or not a hash. */
+  commit: string | null;
+  /** The branch checked out, null when detached. */
+  branch: string | null;
+  /** The upstream's short name (`origin/main`), null when none is set. */
+  upstream: string | null;
+  /** Every path the status reports, relative to the top (porcelain paths always are). */
+  paths: string[];
+}
+
+/** Fields before the path in each porcelain v2 entry kind (`1` ordinary, `2` renamed, `u` unmerged). */
+const FIELDS: Record<string, number> = { '1': 8, '2': 9, u: 10 };
+
+/**
+ * One `git status` for the commit, the branch, the upstream and every changed path (issue 22: a
+ * code place ran eight git processes, a test command's workdir four; each fact comes from the
+ * header of the status they need anyway). Renames as a deletion and an addition; untracked
+ * files one by one (`all`, as the content digest needs) or a new folder as one entry (`normal`).
+ */
+export function treeStatus(dir: string, untracked: 'all' | 'normal', as?: Boundary): TreeStatus | null {
+  const out = git(dir, ['status', '--porcelain=v2', '-z', '--branch', `--untracked-files=${untracked}`, '--no-renames'], as);
+  if (out === null) return null;
+  const st: TreeStatus = { commit: null, branch: null, upstream: null, paths: [] };
+  const entries = out.split('\0');
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    if (e.startsWith('# branch.oid ')) {
+      const oid = e.slice('# branch.oid '.length);
+      if (oid === '(initial)') continue; // no commit yet
+      if (!/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(oid)) return null; // not the format asked for
+      st.commit = oid;
+    } else if (e.startsWith('# branch.head ')) {
+      const head = e.slice('# branch.head '.length);
+      st.branch = head === '(detached)' ? null : head;
+    } else if (e.startsWith('# branch.upstream ')) {
+      st.upstream = e.slice('# branch.upstream '.length);
+    } else if (e.startsWith('? ') || e.startsWith('! ')) {
+      st.paths.push(e.slice(2));
+    } else if (FIELDS[e[0]] !== undefined && e[1] === ' ') {
+      // The path is what follows the fixed fields; it may itself hold spaces.
+      let at = 0;
+      for (let n = 0; n < FIELDS[e[0]] && at >= 0; n++) at = e.indexOf(' ', at + 1);
+      if (at < 0) return null; // not the format asked for: cannot be told
+      st.paths.push(e.slice(at + 1));
+      if (e[0] === '2') i++; // the original path follows as an entry of its own
+    } else if (e !== '' && !e.startsWith('# ')) {
+      return null;
+    }
+  }
+  return st;
+}
+
 /** The git facts of the folder a test command ran in (as the caller `b` names, see the Policy above). */
 export function workdirFacts(dir: string, own: LedgerFiles, as?: Boundary): Workdir {
   const path = resolve(dir);
   const top = git(path, ['rev-parse', '--show-toplevel'], as)?.replace(/\n$/, '');
   if (!top) return { path, git: null };
-  const commit = git(path, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], as)?.trim() || null;
-  const ref = git(path, ['symbolic-ref', '--quiet', 'HEAD'], as)?.trim() || null;
-  const branch = ref?.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : null;
-  const status = git(path, ['status', '--porcelain=v1', '-z', '--untracked-files=normal'], as);
-  // Policy: a status that cannot be read is not clean (fail closed: "clean" is a claim).
-  const clean = status !== null && statusPaths(status).every((p) => isLedgerFile(join(top, p.replace(/\/$/, '')), own));
-  return { path, git: { commit: commit && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(commit) ? commit : null, branch, clean } };
+  const st = treeStatus(path, 'normal', as);
+  // Policy: a status that cannot be read is not clean (fail closed: "clean" is a claim), and
+  // names no commit or branch.
+  const clean = st !== null && st.paths.every((p) => isLedgerFile(join(top, p.replace(/\/$/, '')), own));
+  return { path, git: { commit: st?.commit ?? null, branch: st?.branch ?? null, clean } };
 }
