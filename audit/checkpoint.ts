@@ -28,21 +28,54 @@ const sha256 = (...parts: Uint8Array[]) => {
 const LEAF = Buffer.from([0]);
 const NODE = Buffer.from([1]);
 
-/** The root of the first `size` lines of records.jsonl (RFC 6962), or null when there are fewer. */
-function rootOfLines(fd: number, size: number, end: number): Buffer | null {
-  if (size === 0) return sha256();
-  const edge: Buffer[] = [];
-  let n = 0;
+/**
+ * The tree's right edge after `size` leaves: the roots of its complete subtrees, largest (left)
+ * first, one per set bit of `size`. The floor carries it (SPEC 7 and 8: "the floor carries what it
+ * needs"), so an audit from a floor hashes only the records after it.
+ */
+export interface TreeEdge {
+  size: number;
+  hashes: Buffer[];
+}
+
+/** The edge of the empty tree. */
+export const EMPTY_EDGE: TreeEdge = { size: 0, hashes: [] };
+
+/** Whether `hashes` can be the edge of a tree of `size` leaves (one hash per set bit). */
+export function edgeFits(size: number, hashes: readonly unknown[]): boolean {
+  let bits = 0;
+  for (let n = size; n > 0; n = Math.floor(n / 2)) bits += n % 2;
+  return hashes.length === bits;
+}
+
+/**
+ * Extends `edge` over the lines of records.jsonl from `offset` (the line of leaf `edge.size`)
+ * until it has `size` leaves, calling `at` with the root at each size in `stops`; null when the
+ * file ends first. The edge is copied, never changed.
+ */
+function extendEdge(fd: number, edge: TreeEdge, offset: number, end: number, size: number, stops: ReadonlyMap<number, (root: Buffer) => void>): TreeEdge | null {
+  const hashes = [...edge.hashes];
+  let n = edge.size;
+  const stop = (at: number) => stops.get(at)?.(rootOf({ size: at, hashes }));
+  stop(n);
+  if (n === size) return { size: n, hashes };
   const done: ReadEnd = { consumed: 0, trailing: 0, short: false };
-  for (const line of readLines(fd, 0, end, 0, done)) {
+  for (const line of readLines(fd, offset, end, n, done)) {
     let h = sha256(LEAF, line.bytes);
-    for (let k = n; k % 2 === 1; k = Math.floor(k / 2)) h = sha256(NODE, edge.pop()!, h);
-    edge.push(h);
-    if (++n === size) break;
+    for (let k = n; k % 2 === 1; k = Math.floor(k / 2)) h = sha256(NODE, hashes.pop()!, h);
+    hashes.push(h);
+    stop(++n);
+    if (n === size) break;
   }
-  if (n !== size) return null;
-  let r = edge[edge.length - 1];
-  for (let i = edge.length - 2; i >= 0; i--) r = sha256(NODE, edge[i], r);
+  return n === size ? { size: n, hashes } : null;
+}
+
+/** The root of the tree whose right edge is `edge` (RFC 6962: folded right to left). */
+function rootOf(edge: TreeEdge): Buffer {
+  const h = edge.hashes;
+  if (h.length === 0) return sha256();
+  let r = h[h.length - 1];
+  for (let i = h.length - 2; i >= 0; i--) r = sha256(NODE, h[i], r);
   return r;
 }
 
@@ -50,26 +83,36 @@ function keyId(name: string, type: number, key: Uint8Array): number {
   return sha256(Buffer.from(name, 'utf8'), Buffer.from([0x0a, type]), key).readUInt32BE(0);
 }
 
-/** Checks `dir/checkpoint` against HEAD and the records; adds findings, returns warnings. */
-export function checkCheckpoint(dir: string, head: Head, trust: Trust, recordsFd: number, sink: FindingCollector): string[] {
+/** What the checkpoint file claims once its form, origin and signature hold: a root at a size. */
+interface Claim {
+  size: number;
+  root: string;
+}
+
+/** Reads and checks `dir/checkpoint` up to its root; a claim to check against the records, or null (with warnings or a finding). */
+function readClaim(dir: string, head: Head, trust: Trust, sink: FindingCollector, warnings: string[]): Claim | null {
   const path = join(dir, 'checkpoint');
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    return [`the checkpoint ${path} cannot be opened (${(e as NodeJS.ErrnoException).code}): the tree root was not checked`];
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    warnings.push(`the checkpoint ${path} cannot be opened (${(e as NodeJS.ErrnoException).code}): the tree root was not checked`);
+    return null;
   }
   let bytes: Buffer;
   try {
-    if (!fstatSync(fd).isFile()) return [`the checkpoint ${path} is not a regular file: the tree root was not checked`];
+    if (!fstatSync(fd).isFile()) {
+      warnings.push(`the checkpoint ${path} is not a regular file: the tree root was not checked`);
+      return null;
+    }
     bytes = readAt(fd, 0, 65537);
   } finally {
     closeSync(fd);
   }
   const fail = (expected: string, actual: string, reason: string) => {
     sink.add({ layer: 'linkage', code: 'LINKAGE_CHECKPOINT', seq: null, id: head.tail, expected, actual, reason });
-    return [];
+    return null;
   };
   // Attacker-controlled: the whole file.
   const text = bytes.toString('utf8');
@@ -83,7 +126,10 @@ export function checkCheckpoint(dir: string, head: Head, trust: Trust, recordsFd
   // the checkpoint just after HEAD, so a reader that read HEAD before an append and the checkpoint
   // after it sees exactly this; the records past HEAD are outside the audit. A consumer under a
   // witness policy still requires the checkpoint to be HEAD's exactly (src/witness/enforce.ts).
-  if (size > head.seq + 1) return [`the checkpoint covers ${size} records, past the audited HEAD's ${head.seq + 1} (an append since the audit began?): its root was not checked`];
+  if (size > head.seq + 1) {
+    warnings.push(`the checkpoint covers ${size} records, past the audited HEAD's ${head.seq + 1} (an append since the audit began?): its root was not checked`);
+    return null;
+  }
   // Signed by a key the trust file pins (or HEAD's own, which the key-pin layer checked).
   const body = Buffer.from(text.slice(0, text.indexOf('\n\n') + 1), 'utf8');
   const keys = [head.sig.key, ...trust.keys.map((k) => k.key)];
@@ -98,9 +144,40 @@ export function checkCheckpoint(dir: string, head: Head, trust: Trust, recordsFd
     });
   });
   if (!signed) return fail('a signature by HEAD\'s key or a pinned key', 'none that verifies', 'the checkpoint is not signed by a pinned key');
-  const root = rootOfLines(recordsFd, size, head.size);
-  if (root === null || root.toString('base64') !== rootB64) {
-    return fail(`the root of the first ${size} records`, root === null ? 'fewer records' : root.toString('base64'), `the checkpoint's root ${rootB64} is not the root of the records it covers`);
+  if (size < head.seq + 1) warnings.push(`the checkpoint covers ${size} of HEAD's ${head.seq + 1} records (the next append here signs one for all)`);
+  return { size, root: rootB64 };
+}
+
+/** Where the tree is known already: the floor's edge, and the offset of the line after the floor's record. */
+export interface TreeStart {
+  edge: TreeEdge;
+  offset: number;
+}
+
+/**
+ * Checks `dir/checkpoint` against HEAD and the records (a finding when its root is not theirs),
+ * hashing from `from` (the floor's edge) when it lies at or below the checkpoint, else from
+ * genesis. With `wantEdge`, also walks on to HEAD and returns the edge there, for the next floor
+ * (none without a checkpoint).
+ */
+export function checkTree(dir: string, head: Head, trust: Trust, fd: number, sink: FindingCollector, from: TreeStart | null, wantEdge: boolean): { warnings: string[]; edge: TreeEdge | null } {
+  const warnings: string[] = [];
+  const claim = readClaim(dir, head, trust, sink, warnings);
+  if (sink.failedLayer() !== null) return { warnings, edge: null };
+  // Policy: a ledger without a checkpoint (from before SPEC 13) gets no edge in its floor either:
+  // nothing to check, so nothing is hashed; the first audit after a checkpoint appears hashes
+  // from genesis once and keeps the edge.
+  if (claim === null) return { warnings, edge: null };
+  const headSize = head.seq + 1;
+  // Policy: a checkpoint below the floor (a joined ledger's that lags) is checked from genesis.
+  const start = from !== null && from.edge.size <= claim.size ? from : null;
+  let root: Buffer | null = null;
+  const stops = new Map([[claim.size, (r: Buffer) => void (root = r)]]);
+  const edge = extendEdge(fd, start?.edge ?? EMPTY_EDGE, start?.offset ?? 0, head.size, wantEdge ? headSize : claim.size, stops);
+  const got = root as Buffer | null;
+  if (got === null || got.toString('base64') !== claim.root) {
+    sink.add({ layer: 'linkage', code: 'LINKAGE_CHECKPOINT', seq: null, id: head.tail, expected: `the root of the first ${claim.size} records`, actual: got === null ? 'fewer records' : got.toString('base64'), reason: `the checkpoint's root ${claim.root} is not the root of the records it covers` });
+    return { warnings, edge: null };
   }
-  return size < head.seq + 1 ? [`the checkpoint covers ${size} of HEAD's ${head.seq + 1} records (the next append here signs one for all)`] : [];
+  return { warnings, edge: edge !== null && edge.size === headSize ? edge : null };
 }

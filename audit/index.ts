@@ -14,14 +14,15 @@
 // on, the layers above it stop (and the expensive signature checks with them).
 import { closeSync, constants, fstatSync, openSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fromBase64url, toBase64url } from '../src/canonical.js';
 import { LedgerError, ioError } from '../src/errors.js';
 import type { Trust } from '../src/keys/trust.js';
 import type { Head, TrustFloor } from '../src/record.js';
-import { checkCheckpoint } from './checkpoint.js';
+import { checkTree, edgeFits, type TreeStart } from './checkpoint.js';
 import { placementOf, type AuditContext, type Layer, type LayerFactory } from './context.js';
 import { FindingCollector } from './findings.js';
 import { freshnessLayer } from './freshness.js';
-import { isInside, readFloor, readFloorLine } from './floor.js';
+import { isInside, readFloor, readFloorLine, type FloorPlacement } from './floor.js';
 import { keyPinLayer, type KeyPinLayer } from './keypin.js';
 import { tableToFloor } from './keyrecords.js';
 import { linkageLayer } from './linkage.js';
@@ -219,14 +220,38 @@ export function checkRecords(run: AuditRun): SegmentRun | null {
   return seg;
 }
 
+/**
+ * Where the tree's hashing may start: the floor's edge (SPEC 13; the floor carries what it needs,
+ * SPEC 7) when the floor holds and its edge fits its size; else null, from genesis. Policy: an
+ * edge that does not fit is ignored with a warning, never trusted in part.
+ */
+function treeStart(floor: TrustFloor | null, placed: FloorPlacement, warnings: string[]): TreeStart | null {
+  if (floor === null || placed.kind !== 'ok' || floor.tree === undefined) return null;
+  const hashes = floor.tree.map((h) => fromBase64url(h, 32));
+  if (!edgeFits(floor.seq + 1, hashes) || hashes.some((h) => h === null)) {
+    warnings.push(`the floor's tree edge does not fit its ${floor.seq + 1} records: the tree was hashed from genesis`);
+    return null;
+  }
+  return { edge: { size: floor.seq + 1, hashes: hashes.map((h) => Buffer.from(h!)) }, offset: placed.record.next };
+}
+
 /** Step 3: HEAD against the chain's end, the unpublished-bytes warning, the floor to keep, the report. */
 export function finishAudit(run: AuditRun, checked: number, lastOffset: number): AuditReport {
   const { ctx, sink, layers, opts, warnings } = run;
   try {
     layers.forEach((layer, rank) => sink.active(rank) && layer.checkEnd(sink));
     const head = ctx.head;
-    // SPEC 13: the checkpoint's root against the records, once the chain through HEAD holds.
-    if (sink.failedLayer() === null && head !== null && run.fd !== null) warnings.push(...checkCheckpoint(resolve(opts.dir), head, opts.trust, run.fd, sink));
+    // SPEC 13: the checkpoint's root against the records, once the chain through HEAD holds,
+    // hashing only what is past the floor when the floor carries the tree's edge; and the edge at
+    // HEAD, when a floor is to be kept.
+    const placed = placementOf(ctx);
+    const wantEdge = (!!opts.advance && !!opts.floorPath) || !!opts.reportFloor;
+    let edge: string[] | null = null;
+    if (sink.failedLayer() === null && head !== null && run.fd !== null) {
+      const tree = checkTree(resolve(opts.dir), head, opts.trust, run.fd, sink, treeStart(ctx.floor, placed, warnings), wantEdge);
+      warnings.push(...tree.warnings);
+      edge = tree.edge && tree.edge.hashes.map((h) => toBase64url(h));
+    }
     if (head !== null && ctx.fileSize > head.size) {
       warnings.push(`${ctx.fileSize - head.size} bytes past HEAD's size ${head.size} are unpublished (not part of the ledger); \`ledger recover\` moves them to quarantine/`);
     }
@@ -234,14 +259,13 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
     // --advance: only after a pass. The caller keeps it (and writes only when it moved).
     const failedLayer = sink.failedLayer();
     const keys = tableToFloor((layers.find((l) => l.name === 'key-pin') as KeyPinLayer).table());
-    const placement = placementOf(ctx);
-    const floor = placement.kind === 'ok' ? ctx.floor : null;
+    const floor = placed.kind === 'ok' ? ctx.floor : null;
     let advanced: TrustFloor | null = null;
     if (failedLayer === null && ((opts.advance && opts.floorPath) || opts.reportFloor) && head !== null) {
       const offset = lastOffset >= 0 ? lastOffset : floor?.offset;
       // SPEC 7: the floor carries the keys records authorized through it, so an audit from it
       // reads only what is new. Absent when there are none (a floor as before key records).
-      if (offset !== undefined) advanced = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset, ...(keys.length ? { keys } : {}) };
+      if (offset !== undefined) advanced = { v: 1, genesis: head.genesis, seq: head.seq, id: head.tail, offset, ...(keys.length ? { keys } : {}), ...(edge ? { tree: edge } : {}) };
     }
 
     const { findings, total } = sink.verdictFindings();

@@ -485,7 +485,12 @@ export interface FloorKey { name: string; key: string; agents: string[]; added_a
  * authorized by records at or below its seq) when there are any, so an audit from the floor
  * reads only the records after it.
  */
-export interface TrustFloor { v: 1; genesis: string; seq: number; id: string; offset: number; keys?: FloorKey[] }
+/**
+ * SPEC 8's floor, carrying what an audit from it needs (SPEC 7): the keys accepted at its `seq`,
+ * and the RFC 6962 tree's right edge over records 0..seq (SPEC 13; one base64url hash per set bit
+ * of seq + 1, largest subtree first), so the checkpoint's root is checked from it.
+ */
+export interface TrustFloor { v: 1; genesis: string; seq: number; id: string; offset: number; keys?: FloorKey[]; tree?: string[] }
 const FLOOR_KEY = object({
   name: pattern(/^[A-Za-z0-9._@-]{1,64}$/, '1-64 chars of [A-Za-z0-9._@-]'),
   key: b64(32),
@@ -495,7 +500,7 @@ const FLOOR_KEY = object({
   revoked_at_seq: orNull(int(0)),
   revoked_by: orNull(digest),
 });
-const FLOOR_CHECK = object({ v: literal(1), genesis: digest, seq: int(0), id: digest, offset: int(0), keys: opt(arrayOf(FLOOR_KEY, 100_000)) });
+const FLOOR_CHECK = object({ v: literal(1), genesis: digest, seq: int(0), id: digest, offset: int(0), keys: opt(arrayOf(FLOOR_KEY, 100_000)), tree: opt(arrayOf(b64(32), 64)) });
 export function floorProblems(value: unknown): string[] {
   const errs: string[] = [];
   FLOOR_CHECK(value, '$', errs);

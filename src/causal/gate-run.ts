@@ -61,7 +61,9 @@ function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head, view?
     return { ...base, ok: false, moved: true, reason: `the ledger moved during the check (audited HEAD seq ${report.head?.seq ?? '?'}, evaluated seq ${head.seq})` };
   }
   const next = report.next_floor;
-  if (own && next && !(report.floor && report.floor.seq === next.seq && report.floor.id === next.id)) keepUserFloor(ledger.paths, own, next);
+  // Rewritten when HEAD moved, or to add the tree's edge a floor from before SPEC 13 lacks.
+  const same = report.floor && report.floor.seq === next?.seq && report.floor.id === next.id && (report.floor.tree !== undefined || next.tree === undefined);
+  if (own && next && !same) keepUserFloor(ledger.paths, own, next);
   const whose = o.floorPath ? 'the floor' : "this user's floor";
   const from = report.floor
     ? ` (${report.checked} records above ${whose} at seq ${report.floor.seq}; the records relied on verified one by one)`

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseSecretKeyFile } from '../../src/keys/trust.js';
 import { formatCheckpoint, parseCheckpoint } from '../../src/tlog/checkpoint.js';
 import { leafHash, toBase64 } from '../../src/tlog/hash.js';
+import { toBase64url } from '../../src/canonical.js';
 import { openNote, parseNote, signNote } from '../../src/tlog/note.js';
 import { RightEdge } from '../../src/tlog/tree.js';
 import { createSigner } from '../../src/sign.js';
@@ -31,10 +32,16 @@ async function project(notes: number) {
 
 /** The root of records.jsonl's lines, computed here from the file alone. */
 function recordsRoot(ledger: string, size?: number): { size: number; root: string } {
+  const e = recordsTree(ledger, size);
+  return { size: e.size, root: toBase64(e.root()) };
+}
+
+/** The tree over records.jsonl's lines (the first `size`, or all), built here from the file alone. */
+function recordsTree(ledger: string, size?: number): RightEdge {
   const lines = readFileSync(join(ledger, 'records.jsonl'), 'utf8').split('\n').filter(Boolean).slice(0, size);
   const e = new RightEdge();
   for (const l of lines) e.append(leafHash(l));
-  return { size: lines.length, root: toBase64(e.root()) };
+  return e;
 }
 
 function checkpointOf(ledger: string) {
@@ -141,3 +148,72 @@ let lastLedger = '';
 function recordsRootFromCwd(): string {
   return recordsRoot(lastLedger, 2).root;
 }
+
+// SPEC 7 and 8: the floor carries what an audit from it needs. With the tree's right edge in it,
+// an audit from a floor hashes only the records after it, and still finds a checkpoint whose root
+// is not the records'.
+describe('when the audit starts from a floor', () => {
+  async function floored(notesAfter: number) {
+    const p = await project(3);
+    const floorPath = join(p.dir, '..', `${p.dir.split('/').pop()}.floor.json`);
+    const first = await runLedger(['audit', '--floor', floorPath, '--advance'], { cwd: p.dir });
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    for (let i = 0; i < notesAfter; i++) expect((await runLedger(['note', 'item', '--text', `later ${i}`], { cwd: p.dir, env: p.env })).code).toBe(0);
+    const old = cleanup;
+    cleanup = () => {
+      rmSync(floorPath, { force: true });
+      old?.();
+    };
+    return { ...p, floorPath, floorAt: JSON.parse(readFileSync(floorPath, 'utf8')) as { seq: number; tree: string[] } };
+  }
+
+  it('keeps the tree\'s right edge at the floor, the one the records give', async () => {
+    const p = await floored(0);
+    expect(p.floorAt.tree).toEqual(recordsTree(p.ledger, p.floorAt.seq + 1).hashes.map((h) => toBase64url(h)));
+  });
+  it('passes the records appended since, and advances the floor with the new edge', async () => {
+    const p = await floored(2);
+    const r = await runLedger(['audit', '--floor', p.floorPath, '--advance', '--json'], { cwd: p.dir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).checked).toBe(2);
+    const now = JSON.parse(readFileSync(p.floorPath, 'utf8'));
+    expect(now.seq).toBe(p.floorAt.seq + 2);
+    expect(now.tree).toEqual(recordsTree(p.ledger).hashes.map((h) => toBase64url(h)));
+  });
+  it('fails linkage (exit 11) for a checkpoint above the floor whose root is not the records\'', async () => {
+    const p = await floored(2);
+    const { origin, head } = checkpointOf(p.ledger);
+    const seed = parseSecretKeyFile(readFileSync(join(p.dir, 'keys/harness.key'), 'utf8')).seed;
+    writeFileSync(join(p.ledger, 'checkpoint'), signNote(formatCheckpoint({ origin, size: head.seq + 1, root: leafHash('forged') }), [logNoteSigner(origin, createSigner(seed))]));
+    const before = readFileSync(p.floorPath);
+    const r = await runLedger(['audit', '--floor', p.floorPath, '--advance'], { cwd: p.dir });
+    expect(r.code, r.stdout).toBe(11);
+    expect(r.stdout).toContain('LINKAGE_CHECKPOINT');
+    expect(readFileSync(p.floorPath)).toEqual(before);
+  });
+  it('hashes from the floor\'s edge: another edge in the floor gives another root (the floor is trusted as its id is)', async () => {
+    const p = await floored(1);
+    const changed = { ...p.floorAt, tree: p.floorAt.tree.map((h, i) => (i === 0 ? toBase64url(leafHash('other')) : h)) };
+    writeFileSync(p.floorPath, JSON.stringify(changed));
+    const r = await runLedger(['audit', '--floor', p.floorPath], { cwd: p.dir });
+    expect(r.code, r.stdout).toBe(11);
+    expect(r.stdout).toContain('LINKAGE_CHECKPOINT');
+  });
+  it('ignores an edge that does not fit the floor\'s size, with a warning, and hashes from genesis', async () => {
+    const p = await floored(1);
+    writeFileSync(p.floorPath, JSON.stringify({ ...p.floorAt, tree: [...p.floorAt.tree, p.floorAt.tree[0]] }));
+    const r = await runLedger(['audit', '--floor', p.floorPath], { cwd: p.dir });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).toContain('tree edge does not fit');
+  });
+  it('refuses a floor whose edge is not base64url hashes (exit 2, one line): nothing written', async () => {
+    const p = await floored(0);
+    writeFileSync(p.floorPath, JSON.stringify({ ...p.floorAt, tree: ['not a hash'] }));
+    const before = projectState(p.dir);
+    const r = await runLedger(['audit', '--floor', p.floorPath, '--advance'], { cwd: p.dir });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('$.tree[0]');
+    expect(projectState(p.dir)).toEqual(before);
+  });
+});
