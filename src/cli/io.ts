@@ -175,9 +175,9 @@ export function processIO(): ProcessIO {
       return mayBeTerminal(1) && process.stdout.isTTY === true ? process.stdout.columns : undefined;
     },
     readStdin: async (maxBytes = STDIN_MAX, deadlineMs?: number) => {
-      // node:tty is loaded here, not imported: it costs 2-3 ms, and only the verbs that read
-      // stdin (append --batch, hook) ask.
-      if (process.getBuiltinModule('node:tty').isatty(0)) return '';
+      // node:tty (2-3 ms, and node:net with it) is loaded only for a stdin that may be a
+      // terminal: a pipe or file (how agents hand a hook its payload) is told apart by one fstat.
+      if (mayBeTerminal(0) && process.getBuiltinModule('node:tty').isatty(0)) return '';
       const max = Math.min(maxBytes, STDIN_MAX);
       const chunks = (deadlineMs !== undefined ? await readFd0By(max, deadlineMs) : null) ?? (await readFd0(max));
       // Policy: stdin is refused, not repaired: an invalid UTF-8 byte would otherwise become

@@ -17,17 +17,12 @@ import { join } from 'node:path';
 import { sha256Hex } from '../canonical.js';
 import type { CodePlace } from '../record.js';
 import type { Boundary } from '../fs/boundary.js';
-import { git, isLedgerFile, treeStatus, type LedgerFiles, type TreeStatus } from './git.js';
+import { git, isLedgerFile, treeSnapshot, type LedgerFiles, type TreeSnapshot } from './git.js';
 
 export type { CodePlace };
 
 /** Policy: past this many changed paths the content is not digested (null: the stop hook then uses time). */
 const MAX_HASHED = 5_000;
-
-/** The work tree at `dir`: its top folder, or null outside one. */
-export function workTreeTop(dir: string, as?: Boundary): string | null {
-  return git(dir, ['rev-parse', '--show-toplevel'], as)?.replace(/\n$/, '') || null;
-}
 
 /** The repository's object format, asked only when no commit shows it. */
 function objectFormat(top: string, as?: Boundary): string | null {
@@ -51,20 +46,18 @@ function linkBlob(path: string, algorithm: 'sha1' | 'sha256'): string | null {
  * git, too many changes). HEAD's tree, listed, with every path `git status` reports replaced by
  * what is on disk (hashed by git, as a commit would store it) or dropped when deleted.
  */
-export function workTreeContent(top: string, own: LedgerFiles, as?: Boundary, known?: TreeStatus | null): string | null {
-  const st = known === undefined ? treeStatus(top, 'all', as) : known;
-  if (st === null) return null;
+function contentOf(snap: TreeSnapshot, own: LedgerFiles, as?: Boundary): string | null {
+  const { top, status: st, listed } = snap;
+  if (st === null || listed === null) return null;
   const entries = new Map<string, string>();
-  // No commit yet: nothing listed; the status lists every file.
-  const listed = st.commit === null ? '' : git(top, ['ls-tree', '-r', '-z', '--full-tree', st.commit], as);
-  if (listed === null) return null;
   for (const e of listed.split('\0')) {
     const tab = e.indexOf('\t');
     if (tab < 0) continue;
     const [mode, , oid] = e.slice(0, tab).split(' ');
     entries.set(e.slice(tab + 1), `${mode} ${oid}`);
   }
-  const changed = st.paths.map((p) => p.replace(/\/$/, ''));
+  // The ledger's own files and views are left out of the digest: not hashed at all.
+  const changed = st.paths.map((p) => p.replace(/\/$/, '')).filter((p) => !isLedgerFile(join(top, p), own));
   if (changed.length > MAX_HASHED) return null;
   const files: string[] = [];
   for (const p of changed) {
@@ -103,26 +96,32 @@ export function workTreeContent(top: string, own: LedgerFiles, as?: Boundary, kn
   return `sha256:${sha256Hex(Buffer.from(lines.join(''), 'utf8'))}`;
 }
 
+/** The content digest of the work tree at or above `dir` (the stop hook's comparison), or null when it cannot be told. */
+export function workTreeContent(dir: string, own: LedgerFiles, as?: Boundary): string | null {
+  const snap = treeSnapshot(dir, false, as);
+  return snap === null ? null : contentOf(snap, own, as);
+}
+
 /**
  * Where the code is now, for the record a start, checkpoint or finish writes (see the header).
- * Four git processes at most: the top, one status, the remote refs holding the commit, HEAD's
- * tree (and `hash-object` when files changed).
+ * Two processes at most: one /bin/sh for the top, HEAD, the status, the remote refs holding the
+ * commit and HEAD's tree (git.ts treeSnapshot), and `hash-object` when files changed.
  */
 export function codePlace(dir: string, own: LedgerFiles, as?: Boundary): CodePlace {
   const machine = hostname().slice(0, 255) || 'unknown';
-  const top = workTreeTop(dir, as);
-  if (top === null) return { machine, path: dir, git: null };
-  const st = treeStatus(top, 'all', as);
+  const snap = treeSnapshot(dir, true, as);
+  if (snap === null) return { machine, path: dir, git: null };
+  const { top, status: st } = snap;
   const commit = st?.commit ?? null;
   const branch = st?.branch ?? null;
   let pushed_to: string | null = null;
   if (commit) {
-    const holders = (git(top, ['for-each-ref', '--contains', commit, '--format=%(refname:short)', 'refs/remotes'], as) ?? '').split('\n').filter((r) => r && !r.endsWith('/HEAD'));
+    const holders = (snap.holders ?? []).filter((r) => !r.endsWith('/HEAD'));
     const upstream = st?.upstream;
     pushed_to = (upstream && holders.includes(upstream) ? upstream : holders.find((h) => branch !== null && h.endsWith(`/${branch}`)) ?? holders[0]) ?? null;
   }
   // Policy: a status that cannot be read is dirty (fail closed: "clean" is a claim).
   const dirty = st === null || !st.paths.every((p) => isLedgerFile(join(top, p.replace(/\/$/, '')), own));
-  const content = workTreeContent(top, own, as, st);
+  const content = contentOf(snap, own, as);
   return { machine, path: top, git: { branch, commit, pushed_to: pushed_to ? pushed_to.slice(0, 4096) : null, dirty, ...(content ? { content } : {}) } };
 }

@@ -1,9 +1,9 @@
-// Where the code is (issue 24.5), from one `git status --porcelain=v2 --branch` instead of
+// Where the code is (issue 24.5), from one shell running git (git.ts treeSnapshot) instead of
 // eight git processes (issue 22): every fact is checked against what git's own plumbing says
 // (rev-parse, symbolic-ref, @{upstream}), and the content digest against the header's promise
 // (the same whatever was committed; changed by any change outside the ledger's files).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { codePlace, workTreeContent } from '../../src/handoff/code-place.js';
 import { scratch } from '../helpers/cli.js';
@@ -37,6 +37,16 @@ describe('code place', () => {
       dirty: false,
     });
     expect(p.git!.content).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it('a top folder whose name is shell text (quotes, $(...), a backslash): the folder as it is, never run', () => {
+    dir = join(s.dir, `we"ird $(touch pwned) 'x' \\ ;`);
+    gitRepo(dir);
+    const p = place();
+    expect(p.path).toBe(dir);
+    expect(p.git).toMatchObject({ branch: 'main', commit: git(dir, 'rev-parse', 'HEAD').trim(), dirty: false });
+    expect(p.git!.content).toMatch(/^sha256:[0-9a-f]{64}$/);
+    for (const where of [s.dir, dir, process.cwd()]) expect(existsSync(join(where, 'pwned'))).toBe(false);
   });
 
   it('from a subfolder: the top folder and the same facts', () => {

@@ -147,6 +147,20 @@ export function unrecordedWork(log: WorkLog, agent: string, now: Date, changedSi
   return out.sort((a, b) => (a.slug < b.slug ? -1 : 1));
 }
 
+/**
+ * Whether unrecordedWork will compare any of the agent's live items by time: one whose last
+ * record carries no content digest, or when the content now cannot be told. Only then is the
+ * work tree's last change worth a git run (the hook asks this first; `content` is memoized).
+ */
+export function comparesByTime(log: WorkLog, agent: string, now: Date, content: () => string | null): boolean {
+  for (const item of log.items.values()) {
+    if (item.status !== 'open' || item.owner !== agent || item.lease_until === null || !leaseLive(item.lease_until, now)) continue;
+    const since = lastWrite(item);
+    if (since && (since.content === null || content() === null)) return true;
+  }
+  return false;
+}
+
 /** The stop hook's reason: what is unrecorded and the one command to run. */
 export function stopReason(items: readonly Unrecorded[], now: Date): string {
   const what = items.map((u) => {

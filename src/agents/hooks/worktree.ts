@@ -108,4 +108,4 @@ export async function latestWorkTreeChange(cwd: string, ledger: { dir: string; v
 }
 
 /** The work tree's content digest, as a start or checkpoint records it (handoff/code-place.ts): what the stop rule compares. */
-export { workTreeContent, workTreeTop } from '../../handoff/code-place.js';
+export { workTreeContent } from '../../handoff/code-place.js';

@@ -12,7 +12,7 @@ import { AGENT_RE } from '../../record.js';
 import { checkAgent } from '../../requests/fields.js';
 import type { ToolContext } from '../../agents/tools/kit.js';
 import type { HookFacts, Payload } from '../../agents/hooks/events.js';
-import { alreadyNoted, ownLiveItems, ownsLiveItem, unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
+import { alreadyNoted, comparesByTime, ownLiveItems, ownsLiveItem, unrecordedWork, type Unrecorded } from '../../agents/hooks/rules.js';
 import { markStopFailure, takeStopFailure, interruptedFromTranscript } from '../../agents/hooks/stop-failure.js';
 import { VERSION } from '../cli.js';
 import { neutralise, neutraliseLine } from '../../text/sanitize.js';
@@ -162,25 +162,26 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
   const cwd = typeof payload.cwd === 'string' && isAbsolute(payload.cwd) && isDir(payload.cwd) ? payload.cwd : io.cwd;
   // git is asked (and its module loaded) only at stop and session end, only when the agent owns
   // an item with a live lease, and only once: the rule compares each item with the one answer.
-  let latest: number | null = null;
   const asksGit = event !== 'session-start' && agent !== null && payload.stop_hook_active !== true && currency?.current !== false && ownsLiveItem(read().log, agent, now);
-  if (asksGit) {
-    const { latestWorkTreeChange } = await import('../../agents/hooks/worktree.js');
+  const worktree = asksGit ? await import('../../agents/hooks/worktree.js') : null;
+  // The work tree's last change by time, asked only for an item whose record carries no content
+  // digest (an older writer, no git): a record with one is compared by content alone.
+  let latest: number | null | undefined;
+  const latestChange = async () => {
+    if (latest !== undefined) return latest;
     // The views' default folder (handoff/views.ts defaultViewsDir), without loading the views
     // module and its YAML library: a hook must start fast.
-    latest = await latestWorkTreeChange(cwd, { dir: loc.dir, views: dirname(loc.dir) });
-  }
+    return (latest = worktree ? await worktree.latestWorkTreeChange(cwd, { dir: loc.dir, views: dirname(loc.dir) }) : null);
+  };
   // The work tree's content (handoff/code-place.ts), asked once, only for a record that has one to compare.
   let content: string | null | undefined;
   const contentNow = () => {
     if (content !== undefined) return content;
     content = null;
-    if (!asksGit) return content;
-    const { workTreeContent, workTreeTop } = codePlaceModule!;
-    const top = workTreeTop(cwd);
-    return (content = top === null ? null : workTreeContent(top, { ledgerDir: realOr(loc.dir), views: [join(realOr(dirname(loc.dir)), 'HANDOFF.md'), join(realOr(dirname(loc.dir)), 'HANDOFF.yml')] }));
+    if (!worktree) return content;
+    return (content = worktree.workTreeContent(cwd, { ledgerDir: realOr(loc.dir), views: [join(realOr(dirname(loc.dir)), 'HANDOFF.md'), join(realOr(dirname(loc.dir)), 'HANDOFF.yml')] }));
   };
-  const codePlaceModule = asksGit ? await import('../../agents/hooks/worktree.js') : null;
+  if (worktree && comparesByTime(read().log, agent!, now, contentNow)) await latestChange();
   let unrecorded: Unrecorded[] | null = null;
   const facts: HookFacts = {
     agent,
@@ -190,7 +191,7 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
     unrecorded: () => {
       if (unrecorded) return unrecorded;
       if (agent === null) return (unrecorded = []);
-      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest === null ? null : latest > since), contentNow));
+      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest == null ? null : latest > since), contentNow));
     },
     ownLive: () => (agent === null ? [] : ownLiveItems(read().log, agent, now)),
     noted: (slug, sinceSeq) => {

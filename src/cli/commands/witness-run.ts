@@ -1,5 +1,4 @@
 // `ledger witness init|serve|cosign` (see witness.ts).
-import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { LedgerError, Ledger, initWitness, readPolicy, serveWitnessDir } from '../../index.js';
 import { SIG_ED25519, formatVkey, parseVkey, type Vkey } from '../../formats.js';
@@ -7,6 +6,7 @@ import { parseDuration } from '../../requests/fields.js';
 import type { Flags } from '../flags.js';
 import { emit, envValue, ledgerDir, type CliIO, type Global } from './common.js';
 import type { WITNESS } from './witness.js';
+import { nodeCrypto } from '../../node-crypto.js';
 
 type F = Flags<typeof WITNESS> & Global;
 
@@ -30,7 +30,7 @@ export async function runWitness(io: CliIO, action: string, f: F): Promise<numbe
 function init(io: CliIO, dir: string, logs: Vkey[], f: F): number {
   if (f.name === undefined) throw new LedgerError('USAGE', '--name is required (the witness\'s name, e.g. witness.example.com/w1)');
   if (f.addr !== undefined) throw new LedgerError('USAGE', '--addr is for serve');
-  const vkey = initWitness(dir, f.name, logs, new Uint8Array(randomBytes(32)));
+  const vkey = initWitness(dir, f.name, logs, new Uint8Array(nodeCrypto().randomBytes(32)));
   emit(io, f, { ok: true, state: dir, name: f.name, vkey, logs: logs.map(formatVkey) }, [vkey]);
   if (!f.json) io.stderr(`ledger: wrote ${dir}/witness.key (mode 0600) and ${dir}/witness.conf; the line above is the witness's verifier key for policy files\n`);
   return 0;
