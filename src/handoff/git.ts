@@ -195,58 +195,52 @@ export interface TreeSnapshot {
 }
 
 // Speed (issue 22: the write verbs and the stop hook <= 1.8x `node -e ''`): what were four or five
-// git processes, each spawned by Node in turn, are one /bin/sh spawned once, running git for the
-// top, the status, (the refs holding HEAD) and HEAD's tree; the folder and the flags reach sh as
-// arguments, never as script text. Its exit code says which step failed: 1 not a work tree, 2 the
-// status, 3 the tree. HEAD is read once, as a commit id, and the tree listed is that commit's;
-// a status that names another commit (HEAD moved between the two) is treated as unread. Four git
-// processes with the refs, three without, where there were five.
+// git processes, each spawned by Node in turn, are one /bin/sh spawned once. It asks git for the
+// top and HEAD's commit in one rev-parse, then runs the status, the refs holding HEAD and HEAD's
+// tree side by side, each writing to a pipe of its own (fd 1, 4 and 5; the top and the commit
+// go to fd 3). The folder and the flags reach sh as arguments, never as script text. Its exit code
+// says which step failed: 1 not a work tree, 2 the status, 3 the tree. The tree listed is that
+// commit's; a status that names another commit (HEAD moved in between) is treated as unread.
 const SNAPSHOT = [
   'refs=$1; shift',
-  // One rev-parse for both: it prints the top, then HEAD's commit, or fails on an unborn HEAD
-  // after printing the top (nothing at all outside a work tree).
+  // rev-parse prints the top, then HEAD's commit; on an unborn HEAD it fails after printing the
+  // top; outside a work tree it prints nothing.
   'nl="\n"',
   'r=$(git "$@" rev-parse --show-toplevel "HEAD^{commit}" 2>/dev/null) && c=${r#*"$nl"} || c=',
   'top=${r%%"$nl"*}',
   '[ -n "$top" ] || exit 1',
-  'printf "%s\\0%s\\0" "$top" "$c"',
-  'git "$@" -C "$top" status --porcelain=v2 -z --branch --untracked-files=all --no-renames || exit 2',
-  'printf "\\0"',
-  '[ -n "$c" ] || exit 0',
-  'if [ "$refs" = 1 ]; then git "$@" -C "$top" for-each-ref --contains "$c" "--format=%(refname:short)" refs/remotes || :; fi',
-  'printf "\\0"',
-  'git "$@" -C "$top" ls-tree -r -z --full-tree "$c" || exit 3',
+  'printf "%s\\0%s\\0" "$top" "$c" >&3',
+  'git "$@" -C "$top" status --porcelain=v2 -z --branch --untracked-files=all --no-renames & s=$!',
+  'if [ -n "$c" ]; then',
+  '  if [ "$refs" = 1 ]; then git "$@" -C "$top" for-each-ref --contains "$c" "--format=%(refname:short)" refs/remotes >&4 & fi',
+  '  git "$@" -C "$top" ls-tree -r -z --full-tree "$c" >&5 & t=$!',
+  'fi',
+  'wait "$s" || { wait; exit 2; }',
+  'if [ -n "$c" ]; then wait "$t" || { wait; exit 3; }; fi',
+  'wait',
 ].join('\n');
 
 /** The work tree at or above `dir` in one process (see SNAPSHOT), or null outside one (or when git cannot be run as the caller). */
 export function treeSnapshot(dir: string, withHolders: boolean, as?: Boundary): TreeSnapshot | null {
   const who = callerGitOrNull(as);
   if ('refused' in who) return null;
-  let out: string;
-  let code = 0;
-  try {
-    const { execFileSync } = process.getBuiltinModule('node:child_process');
-    out = execFileSync('/bin/sh', ['-c', SNAPSHOT, 'sh', withHolders ? '1' : '0', ...gitArgs(dir, [])], { ...gitOptions(who), stdio: ['ignore', 'pipe', 'ignore'] });
-  } catch (e) {
-    const err = e as { status?: number | null; stdout?: string };
-    if (typeof err.status !== 'number' || typeof err.stdout !== 'string') return null; // not run, or stopped
-    ({ status: code, stdout: out } = err as { status: number; stdout: string });
-  }
-  if (code === 1) return null;
-  const a = out.indexOf('\0');
-  const b = out.indexOf('\0', a + 1);
-  if (a <= 0 || b < 0) return null;
-  const top = out.slice(0, a);
-  const commit = out.slice(a + 1, b);
-  // A status entry is never empty: the NUL printed after the last one makes two in a row.
-  const end = code === 2 ? -1 : out.indexOf('\0\0', b);
-  const status = end < 0 ? null : parseTreeStatus(out.slice(b + 1, end + 1));
-  const fresh = status !== null && (status.commit ?? '') === commit ? status : null;
-  if (end < 0 || commit === '') return { top, status: fresh, holders: null, listed: commit === '' && fresh ? '' : null };
-  const h = out.indexOf('\0', end + 2);
-  const holders = h < 0 ? null : out.slice(end + 2, h).split('\n').filter((r) => r !== '');
-  const listed = h < 0 || code === 3 ? null : out.slice(h + 1);
-  return { top, status: fresh, holders: withHolders ? holders : null, listed };
+  const { spawnSync } = process.getBuiltinModule('node:child_process');
+  const r = spawnSync('/bin/sh', ['-c', SNAPSHOT, 'sh', withHolders ? '1' : '0', ...gitArgs(dir, [])], { ...gitOptions(who), stdio: ['ignore', 'pipe', 'ignore', 'pipe', 'pipe', 'pipe'] });
+  const code = r.status;
+  if (r.error || code === null || code === 1 || code > 3) return null; // not run, stopped, or not a work tree
+  const [, status, , place, refs, tree] = r.output as (string | null)[];
+  const m = /^([^\0]+)\0([^\0]*)\0$/.exec(place ?? '');
+  if (!m) return null;
+  const [, top, commit] = m;
+  const st = code === 2 || status === null ? null : parseTreeStatus(status);
+  const fresh = st !== null && (st.commit ?? '') === commit ? st : null;
+  if (commit === '') return { top, status: fresh, holders: null, listed: fresh ? '' : null };
+  return {
+    top,
+    status: fresh,
+    holders: withHolders && refs !== null ? refs.split('\n').filter((x) => x !== '') : null,
+    listed: code === 3 || tree === null ? null : tree,
+  };
 }
 
 /** The git facts of the folder a test command ran in (as the caller `b` names, see the Policy above). */

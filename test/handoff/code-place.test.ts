@@ -134,6 +134,17 @@ describe('code place', () => {
     expect(after).toMatchObject({ dirty: false, content: before.content });
   });
 
+  it('HEAD\'s tree unreadable (its object removed): dirty, and no content digest (never one of what could not be read)', () => {
+    gitRepo(dir);
+    const tree = git(dir, 'rev-parse', 'HEAD^{tree}').trim();
+    rmSync(join(dir, '.git', 'objects', tree.slice(0, 2), tree.slice(2)), { force: true });
+    const p = place();
+    expect(p.path).toBe(dir);
+    expect(p.git!.dirty).toBe(true);
+    expect(p.git!.content).toBeUndefined();
+    expect(workTreeContent(dir, own())).toBeNull();
+  });
+
   it('a merge in progress with a conflict: dirty, and the content can still be told', () => {
     gitRepo(dir, { 'f.txt': 'base\n' });
     git(dir, 'checkout', '-q', '-b', 'other');
