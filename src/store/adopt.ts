@@ -111,5 +111,5 @@ export function adoptCheckpoint(ops: FileOps, paths: LedgerPaths, head: Head, ch
     throw fsError(e, 'read the tree of', paths.dir);
   }
   assertCheckpointRoot(checkpoint, root ?? new Uint8Array(0), head);
-  writeCheckpoint(ops, paths, { note: checkpoint.bytes.toString('utf8'), at: storedHashCount(checkpoint.size), hashes: [] });
+  writeCheckpoint(ops, paths, { note: checkpoint.bytes.toString('utf8'), at: storedHashCount(checkpoint.size), hashes: new Uint8Array(0) });
 }

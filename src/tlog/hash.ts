@@ -18,22 +18,31 @@ function sha256(bytes: Uint8Array): Uint8Array {
 /** RFC 6962: the hash of the empty tree, SHA-256 of no bytes. */
 export const EMPTY_ROOT: Uint8Array = Uint8Array.from(Buffer.from('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', 'hex'));
 
+// Speed (issue 26: a batch hashes every line and about one inner node per record): the input
+// 0x00 || leaf and 0x01 || left || right is put together in one scratch buffer, reused, instead
+// of a new one per hash (a batch of 200,000 records made 400,000 of them for the collector).
+// Synchronous and single-threaded: nothing else runs between filling it and hashing it.
+let scratch = new Uint8Array(1024);
+function prefixed(prefix: number, length: number): Uint8Array {
+  if (scratch.length < 1 + length) scratch = new Uint8Array(Math.max(1 + length, scratch.length * 2));
+  scratch[0] = prefix;
+  return scratch;
+}
+
 /** RFC 6962: MTH({d}) = SHA-256(0x00 || d). */
 export function leafHash(leaf: Uint8Array | string): Uint8Array {
   const data = typeof leaf === 'string' ? Buffer.from(leaf, 'utf8') : leaf;
-  const buf = new Uint8Array(1 + data.length);
-  buf[0] = 0x00;
+  const buf = prefixed(0x00, data.length);
   buf.set(data, 1);
-  return sha256(buf);
+  return sha256(buf.subarray(0, 1 + data.length));
 }
 
 /** RFC 6962: MTH(D[n]) = SHA-256(0x01 || MTH(left) || MTH(right)). */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Uint8Array {
-  const buf = new Uint8Array(1 + left.length + right.length);
-  buf[0] = 0x01;
+  const buf = prefixed(0x01, left.length + right.length);
   buf.set(left, 1);
   buf.set(right, 1 + left.length);
-  return sha256(buf);
+  return sha256(buf.subarray(0, 1 + left.length + right.length));
 }
 
 export function hashEqual(a: Uint8Array, b: Uint8Array): boolean {

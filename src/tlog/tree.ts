@@ -221,9 +221,32 @@ export class RightEdge {
   /** The complete subtrees' hashes, largest (leftmost) first. */
   readonly hashes: Uint8Array[] = [];
 
-  append(leaf: Uint8Array): void {
+  /**
+   * The edge of a tree of `size` leaves from its complete subtrees' hashes, largest first (what
+   * rightEdge reads); throws when their number is not the number of one bits of `size`.
+   */
+  static of(size: number, hashes: readonly Uint8Array[]): RightEdge {
+    assertSize(size, 'size');
+    let ones = 0;
+    for (let n = size; n > 0; n = half(n)) ones += n % 2;
+    if (hashes.length !== ones) throw new RangeError(`a tree of ${size} leaves has ${ones} subtrees on its right edge, not ${hashes.length}`);
+    const e = new RightEdge();
+    e.size = size;
+    e.hashes.push(...hashes);
+    return e;
+  }
+
+  /**
+   * Appends a leaf's hash. `stored`, when given, is handed the hashes the tree stores for it
+   * (storedHashesForLeaf's, in its order: the leaf, then each subtree it completes).
+   */
+  append(leaf: Uint8Array, stored?: (h: Uint8Array) => void): void {
     let h = leaf;
-    for (let n = this.size; n % 2 === 1; n = half(n)) h = nodeHash(this.hashes.pop()!, h);
+    stored?.(h);
+    for (let n = this.size; n % 2 === 1; n = half(n)) {
+      h = nodeHash(this.hashes.pop()!, h);
+      stored?.(h);
+    }
     this.hashes.push(h);
     this.size++;
   }

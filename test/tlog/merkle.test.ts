@@ -194,6 +194,23 @@ describe('every proof made verifies, and any single change fails it (property)',
       expect(stored.length).toBe(storedHashCount(leaves.length));
     }), { numRuns: 60 });
   });
+
+  it('the right edge hands out the stored hashes storedHashesForLeaf makes, and one resumed at any size (RightEdge.of) goes on alike', () => {
+    fc.assert(fc.property(leafSet, fc.nat(), (datas, a) => {
+      const leaves = datas.map((d, i) => leafHash(Uint8Array.from([i, ...d])));
+      const stored = build(leaves);
+      const cut = a % (leaves.length + 1);
+      const handed: Uint8Array[] = [];
+      const first = new RightEdge();
+      leaves.slice(0, cut).forEach((h) => first.append(h, (x) => handed.push(x)));
+      const resumed = RightEdge.of(cut, rightEdge(cut, arrayReader(stored)));
+      expect(resumed.hashes.map(toHex)).toEqual(first.hashes.map(toHex));
+      leaves.slice(cut).forEach((h) => resumed.append(h, (x) => handed.push(x)));
+      expect(handed.map(toHex)).toEqual(stored.map(toHex));
+      expect(toHex(resumed.root())).toBe(toHex(treeHash(leaves.length, arrayReader(stored))));
+    }), { numRuns: 60 });
+    expect(() => RightEdge.of(3, [leafHash('x')])).toThrow(RangeError);
+  });
 });
 
 describe('when a size or index is not a safe integer', () => {
