@@ -336,14 +336,21 @@ export function recoverLedger(opts: StoreOptions, dryRun: boolean, ownKey: strin
 // ---------------------------------------------------------------------------------------------
 // Step 1: validate.
 
-/** Throws INPUT_SCHEMA naming every problem of every bad draft. */
+/**
+ * Throws INPUT_SCHEMA naming every problem of every bad draft; its details carry them per draft
+ * (`payloads`: index and problems), so a caller that read the drafts from lines can name the
+ * lines (append --batch) without checking every draft a second time.
+ */
 export function assertDrafts(drafts: readonly unknown[]): asserts drafts is Draft[] {
   const bad: string[] = [];
+  const payloads: { index: number; problems: string[] }[] = [];
   drafts.forEach((d, i) => {
-    for (const p of draftProblems(d)) bad.push(drafts.length > 1 ? `payload ${i + 1}: ${p}` : p);
+    const problems = draftProblems(d);
+    if (problems.length) payloads.push({ index: i, problems });
+    for (const p of problems) bad.push(drafts.length > 1 ? `payload ${i + 1}: ${p}` : p);
   });
   if (bad.length) {
-    throw new LedgerError('INPUT_SCHEMA', `${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more problem${bad.length > 2 ? 's' : ''})` : ''}`, { problems: bad });
+    throw new LedgerError('INPUT_SCHEMA', `${bad[0]}${bad.length > 1 ? ` (and ${bad.length - 1} more problem${bad.length > 2 ? 's' : ''})` : ''}`, { problems: bad, payloads });
   }
 }
 
