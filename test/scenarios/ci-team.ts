@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { parse } from 'yaml';
-import { BIN, ROOT, scratch, withSuiteEnv } from '../helpers/cli.js';
+import { BIN, ROOT, copyTree, scratch, withSuiteEnv } from '../helpers/cli.js';
 import { serveWitness } from '../witness/helpers/serve.js';
 
 /** The `run:` steps of the yaml block that follows the CI heading in docs/across-machines.md. */
@@ -40,7 +40,7 @@ export async function team() {
       last.kill('SIGTERM');
       await exited;
     }
-    cpA(kept.copy, kept.dir);
+    copyTree(kept.copy, kept.dir);
     // The witness again, on the port the committed policy names (free since the last test's
     // witness exited). Should another process have taken it meanwhile, the team is built afresh.
     const w = serveWitness(join(kept.dir, 'witness'), new URL(kept.url).host);
@@ -53,7 +53,7 @@ export async function team() {
   if (!kept) {
     // Taken while the witness is idle (it has cosigned nothing yet); without its lock, as a
     // witness that stopped leaves the folder.
-    cpA(t.root, `${t.root}.kept`);
+    copyTree(t.root, `${t.root}.kept`);
     rmSync(join(`${t.root}.kept`, 'witness', 'lock'), { force: true });
     KEPT.set(key, { dir: t.root, copy: `${t.root}.kept`, url: t.witnessUrl });
   }
@@ -74,10 +74,6 @@ process.once('exit', () => {
   for (const { copy } of KEPT.values()) rmSync(copy, { recursive: true, force: true });
 });
 
-function cpA(from: string, to: string): void {
-  const r = spawnSync('cp', ['-a', from, to], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`cp -a ${from} ${to}: ${r.stderr}`);
-}
 
 /** The team in `root`: built there first, unless it is a copy of one already (its witness given). */
 async function teamAt(root: string, restored: { child: ChildProcess; url: string } | null) {

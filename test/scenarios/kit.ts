@@ -3,12 +3,11 @@
 // it (`spawnLedgerSync`: a real process, its real exit code; `npm run build` first, `npm test`
 // does). Every refusal is checked the same way: its exit code, its --json error code, one line on
 // stderr, and the ledger (every file under .ledger/) and both views byte-identical afterwards.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
 import { parse } from 'yaml';
-import { scratch, spawnLedgerSync, type Run } from '../helpers/cli.js';
+import { copyTree, scratch, spawnLedgerSync, type Run } from '../helpers/cli.js';
 import { git, statusPaths } from '../helpers/git-repo.js';
 import { projectState } from '../helpers/project-state.js';
 
@@ -41,7 +40,7 @@ export function scenario(name: string, files: Record<string, string>): Scenario 
   const key = JSON.stringify([name, files, process.env.LEDGER_NO_CACHE ?? '']);
   const kept = KEPT.get(key);
   if (kept && !existsSync(kept.base)) {
-    cpA(kept.copy, kept.base);
+    copyTree(kept.copy, kept.base);
     return scenarioAt(name, kept.base);
   }
   const s = scratch(`ledger-scenario-${name}-`);
@@ -49,7 +48,7 @@ export function scenario(name: string, files: Record<string, string>): Scenario 
   const sc = scenarioAt(name, base, files);
   if (!kept) {
     KEPT.set(key, { base, copy: `${base}.kept` });
-    cpA(base, `${base}.kept`);
+    copyTree(base, `${base}.kept`);
   }
   return sc;
 }
@@ -68,10 +67,6 @@ process.once('exit', () => {
   for (const { copy } of KEPT.values()) rmSync(copy, { recursive: true, force: true });
 });
 
-function cpA(from: string, to: string): void {
-  const r = spawnSync('cp', ['-a', from, to], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`cp -a ${from} ${to}: ${r.stderr}`);
-}
 
 /** The scenario whose folder is `base`, made there first when `files` are given. */
 function scenarioAt(name: string, base: string, files?: Record<string, string>): Scenario {
