@@ -74,6 +74,12 @@ export function scratch(prefix = 'ledger-test-'): { dir: string; cleanup: () => 
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** `cp -a from to`: a folder copied with its modes, owners and times (the kept worlds and scenarios). */
+export function copyTree(from: string, to: string): void {
+  const r = spawnSync('cp', ['-a', from, to], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cp -a ${from} ${to}: ${r.stderr}`);
+}
+
 /** The bytes of records.jsonl and HEAD (and whether they exist), to prove a command changed nothing. */
 export function snapshot(ledgerDir: string): { records: string | null; head: string | null } {
   const read = (p: string) => (existsSync(p) ? readFileSync(p).toString('base64') : null);

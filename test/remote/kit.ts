@@ -8,7 +8,7 @@ import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
-import { BIN, runLedger, scratch, withSuiteEnv, type Run } from '../helpers/cli.js';
+import { BIN, copyTree, runLedger, scratch, withSuiteEnv, type Run } from '../helpers/cli.js';
 import { readSecretKey, writeSecretKey } from '../../src/keys/key-file.js';
 import { trustEntry } from '../../src/keys/trust.js';
 import { readTrust } from '../../src/keys/trust-file.js';
@@ -122,19 +122,14 @@ export function keptWorld(build: () => Promise<World>): () => Promise<World> {
     if (!kept) {
       const world = await build();
       const copy = `${world.root}.kept`;
-      cp(world.root, copy);
+      copyTree(world.root, copy);
       kept = { world, copy };
       return world;
     }
     rmSync(kept.world.root, { recursive: true, force: true });
-    cp(kept.copy, kept.world.root);
+    copyTree(kept.copy, kept.world.root);
     return kept.world;
   };
-}
-
-function cp(from: string, to: string): void {
-  const r = spawnSync('cp', ['-a', from, to], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`cp -a ${from} ${to}: ${r.stderr}`);
 }
 
 /** A free port on 127.0.0.1, chosen by the kernel (bound and released). */

@@ -3,11 +3,11 @@
 // it (`spawnLedgerSync`: a real process, its real exit code; `npm run build` first, `npm test`
 // does). Every refusal is checked the same way: its exit code, its --json error code, one line on
 // stderr, and the ledger (every file under .ledger/) and both views byte-identical afterwards.
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
 import { parse } from 'yaml';
-import { scratch, spawnLedgerSync, type Run } from '../helpers/cli.js';
+import { copyTree, scratch, spawnLedgerSync, type Run } from '../helpers/cli.js';
 import { git, statusPaths } from '../helpers/git-repo.js';
 import { projectState } from '../helpers/project-state.js';
 
@@ -37,11 +37,41 @@ export interface Scenario {
 /** A git repository at `<scratch>/<name>` holding `files`, committed once, with `ledger init`
  * run in it (which makes git ignore the key and the ledger) and that commit made too. */
 export function scenario(name: string, files: Record<string, string>): Scenario {
+  const key = JSON.stringify([name, files, process.env.LEDGER_NO_CACHE ?? '']);
+  const kept = KEPT.get(key);
+  if (kept && !existsSync(kept.base)) {
+    copyTree(kept.copy, kept.base);
+    return scenarioAt(name, kept.base);
+  }
   const s = scratch(`ledger-scenario-${name}-`);
   const base = realpathSync(s.dir);
+  const sc = scenarioAt(name, base, files);
+  if (!kept) {
+    KEPT.set(key, { base, copy: `${base}.kept` });
+    copyTree(base, `${base}.kept`);
+  }
+  return sc;
+}
+
+/**
+ * Speed: the scenarios built so far in this worker (by name, files and LEDGER_NO_CACHE), each as
+ * its folder was right after `scenario()` made it. The next call with the same arguments copies it
+ * back to the same path (`cp -a`: modes and times as they were), so the absolute paths inside (the
+ * per-user state directory's marks, keyed by the ledger's real path) stay true: eight processes
+ * (git init, two commits, `ledger init`) become one `cp`. A test still gets a repository and a
+ * ledger no other test has touched, as the one before it left the copy alone; a call while that
+ * path is still in use builds afresh. The copies go when the worker exits.
+ */
+const KEPT = new Map<string, { base: string; copy: string }>();
+process.once('exit', () => {
+  for (const { copy } of KEPT.values()) rmSync(copy, { recursive: true, force: true });
+});
+
+
+/** The scenario whose folder is `base`, made there first when `files` are given. */
+function scenarioAt(name: string, base: string, files?: Record<string, string>): Scenario {
   const root = join(base, name);
   const home = join(base, 'home');
-  mkdirSync(home);
   // HOME and the state directory inside the scratch folder: a writer's marks (SPEC 5) and npm's
   // cache never touch the machine's own.
   const env = { HOME: home, LEDGER_STATE_DIR: join(base, 'state'), npm_config_cache: join(home, '.npm'), npm_config_update_notifier: 'false' };
@@ -56,13 +86,16 @@ export function scenario(name: string, files: Record<string, string>): Scenario 
     git(cwd, 'commit', '-q', '-m', subject);
     return git(cwd, 'rev-parse', 'HEAD').trim();
   };
-  mkdirSync(root);
-  git(root, 'init', '-q', '-b', 'main');
-  for (const [path, text] of Object.entries(files)) write(path, text);
-  commit('initial');
-  const init = run(['init', '--name', name]);
-  if (init.code !== 0) throw new Error(`init failed: ${init.stderr}`);
-  commit('handoff-ledger: the trust file and the ignore rules');
+  if (files) {
+    mkdirSync(home);
+    mkdirSync(root);
+    git(root, 'init', '-q', '-b', 'main');
+    for (const [path, text] of Object.entries(files)) write(path, text);
+    commit('initial');
+    const init = run(['init', '--name', name]);
+    if (init.code !== 0) throw new Error(`init failed: ${init.stderr}`);
+    commit('handoff-ledger: the trust file and the ignore rules');
+  }
 
   const sc: Scenario = {
     root, base, ledgerDir: join(root, '.ledger'),
@@ -89,7 +122,7 @@ export function scenario(name: string, files: Record<string, string>): Scenario 
     commit,
     md: () => readFileSync(join(root, 'HANDOFF.md'), 'utf8'),
     yml: () => parse(readFileSync(join(root, 'HANDOFF.yml'), 'utf8')),
-    cleanup: s.cleanup,
+    cleanup: () => rmSync(base, { recursive: true, force: true }),
   };
   return sc;
 }

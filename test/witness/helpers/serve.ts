@@ -24,9 +24,9 @@ export function lineOf(child: ChildProcess, re: RegExp): Promise<string> {
   });
 }
 
-/** `ledger witness serve --state STATE --addr 127.0.0.1:0`, and the URL it listens on. */
-export function serveWitness(state: string): { child: ChildProcess; url: Promise<string> } {
-  const child = spawn(process.execPath, [BIN, 'witness', 'serve', '--state', state, '--addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** `ledger witness serve --state STATE --addr ADDR` (default 127.0.0.1:0, any free port), and the URL it listens on. */
+export function serveWitness(state: string, addr = '127.0.0.1:0'): { child: ChildProcess; url: Promise<string> } {
+  const child = spawn(process.execPath, [BIN, 'witness', 'serve', '--state', state, '--addr', addr], { stdio: ['ignore', 'pipe', 'pipe'] });
   return { child, url: lineOf(child, /^http:\/\/127\.0\.0\.1:\d+ /).then((l) => l.split(' ')[0]) };
 }
 
