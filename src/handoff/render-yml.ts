@@ -15,6 +15,7 @@ import { genesisLine, throughLine } from './render-md.js';
 import { oneLine } from '../text/lines.js';
 import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
 import { annotationData } from './annotations.js';
+import { operationsNewestFirst, type Attempt } from './operations.js';
 
 export const TRAIL_LENGTH = 5;
 /**
@@ -93,7 +94,40 @@ function sortedObject<T>(o: Record<string, T>): Record<string, T> {
 /** HANDOFF.yml's text: the document as the yaml library writes it whole. */
 export function renderYaml(log: WorkLog): string {
   const { head, active } = yamlData(log);
-  return yamlHeader(log) + safeYaml({ ...head, active });
+  return yamlHeader(log) + safeYaml({ ...head, active, ...operationsData(log) });
+}
+
+/** The last `max` of `list`, and `<key>_total` when there were more. */
+function lastOf<T>(key: string, list: T[], max: number, as: (x: T) => unknown): Record<string, unknown> {
+  if (list.length === 0) return {};
+  return { [key]: list.slice(-max).map(as), ...(list.length > max ? { [`${key}_total`]: list.length } : {}) };
+}
+
+/**
+ * The operations' story, bounded as the rest of the file is (Policy: the same facts HANDOFF.md
+ * tells, for a tool or agent that reads only this file: a revoked outcome is a fact a consumer
+ * must not miss). At most ACTIVE_LIMIT operations, the one with the newest record first
+ * (`operations_total` when there are more); for each, its last TRAIL_LENGTH outcomes, oldest
+ * first, each with its last TRAIL_LENGTH consumptions and revocations; reasons and notes exactly
+ * as signed, like `latest`.
+ */
+function operationsData(log: WorkLog): Record<string, unknown> {
+  const ops = operationsNewestFirst(log.operations);
+  if (ops.length === 0) return {};
+  const attempt = (a: Attempt): Record<string, unknown> => ({
+    seq: a.seq, id: a.id, kind: a.kind, ts: a.ts, agent: a.agent, execution_id: a.execution_id, outcome: a.outcome,
+    ...(a.stray ? { not_from_owning_execution: true } : {}),
+    ...(a.note !== null ? { note: a.note } : {}),
+    ...lastOf('consumed', a.consumed, TRAIL_LENGTH, (c) => ({
+      consumer: c.consumer, agent: c.agent, ts: c.ts, seq: c.seq, id: c.id, seen_head_seq: c.seen_head.seq,
+      ...(c.failed ? { failed: { ts: c.failed.ts, seq: c.failed.seq, id: c.failed.id, reason: c.failed.reason } } : {}),
+    })),
+    ...lastOf('revoked', a.revoked, TRAIL_LENGTH, (r) => ({ agent: r.agent, ts: r.ts, seq: r.seq, id: r.id, reason: r.reason })),
+  });
+  return {
+    operations: ops.slice(0, ACTIVE_LIMIT).map((op) => ({ slug: op.slug, ...lastOf('outcomes', op.attempts, TRAIL_LENGTH, attempt) })),
+    ...(ops.length > ACTIVE_LIMIT ? { operations_total: ops.length } : {}),
+  };
 }
 
 /** The document's data: every key before `active`, and the `active` items. */
@@ -130,7 +164,8 @@ function yamlHeader(log: WorkLog): string {
     '# its strings exactly as signed; trail: the five before it, newest first; active: open work items with',
     '# their owner and lease end (compare it with the time now), and when there are any, how the item was',
     `# taken over, its release (owner null) and its last notes; at most ${ACTIVE_LIMIT}, the most recently worked on`,
-    '# (active_total: how many are open; `ledger status` lists every one).',
+    '# (active_total: how many are open; `ledger status` lists every one). operations: the finished work',
+    `# items' outcomes (newest first, at most ${ACTIVE_LIMIT}), each with who consumed it and whether it was revoked.`,
   ];
   return header.join('\n') + '\n';
 }
