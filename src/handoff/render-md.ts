@@ -1,6 +1,8 @@
-// HANDOFF.md: the running log for people and agents, newest entry first. A pure function of the
-// folded work log: no clock, no paths, no environment, so the same ledger gives the same bytes
-// on any machine (which is what lets `render --check` catch a hand edit).
+// HANDOFF.md: the open items, the operations' story (each work item's outcomes, who consumed
+// each and whether it was revoked: operations.ts), and the running log for people and agents,
+// newest entry first. A pure function of the folded work log: no clock, no paths, no
+// environment, so the same ledger gives the same bytes on any machine (which is what lets
+// `render --check` catch a hand edit).
 //
 // Record text is text here, never markup (../text/markdown.ts): what people wrote reads as
 // prose with every Markdown character escaped; a test command and an evidence source are code
