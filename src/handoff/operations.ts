@@ -152,8 +152,10 @@ export function operationsNewestFirst(ops: ReadonlyMap<string, Operation>): Oper
  */
 export function supersededBy(op: Operation): Map<string, Attempt> {
   const out = new Map<string, Attempt>();
-  op.attempts.forEach((a, i) => {
-    for (const id of a.supersedes) if (op.attempts.slice(0, i).some((e) => e.id === id) && !out.has(id)) out.set(id, a);
-  });
+  const before = new Set<string>();
+  for (const a of op.attempts) {
+    for (const id of a.supersedes) if (before.has(id) && !out.has(id)) out.set(id, a);
+    before.add(a.id);
+  }
   return out;
 }
