@@ -97,37 +97,28 @@ export function renderYaml(log: WorkLog): string {
   return yamlHeader(log) + safeYaml({ ...head, active, ...operationsData(log) });
 }
 
-/** The last `max` of `list`, and `<key>_total` when there were more. */
-function lastOf<T>(key: string, list: T[], max: number, as: (x: T) => unknown): Record<string, unknown> {
-  if (list.length === 0) return {};
-  return { [key]: list.slice(-max).map(as), ...(list.length > max ? { [`${key}_total`]: list.length } : {}) };
-}
-
 /**
- * The operations' story, bounded as the rest of the file is (Policy: the same facts HANDOFF.md
- * tells, for a tool or agent that reads only this file: a revoked outcome is a fact a consumer
- * must not miss). At most ACTIVE_LIMIT operations, the one with the newest record first
- * (`operations_total` when there are more); for each, its last TRAIL_LENGTH outcomes, oldest
- * first, each with its last TRAIL_LENGTH consumptions and revocations; reasons and notes exactly
- * as signed, like `latest`.
+ * The operations' story in one line each, bounded as the rest of the file is (Policy: the facts
+ * HANDOFF.md tells first, for a tool or agent that reads only this file: a revoked outcome is a
+ * fact a consumer must not miss; one line each, like `trail`, because each node costs the yaml
+ * library, and `checkpoint` renders this file every time: as maps, the story cost `checkpoint` 8%
+ * more instructions on the field bench). At most ACTIVE_LIMIT operations, the one with the newest
+ * record first (`operations_total` when there are more); HANDOFF.md has each in full.
  */
 function operationsData(log: WorkLog): Record<string, unknown> {
   const ops = operationsNewestFirst(log.operations);
   if (ops.length === 0) return {};
-  const attempt = (a: Attempt): Record<string, unknown> => ({
-    seq: a.seq, id: a.id, kind: a.kind, ts: a.ts, agent: a.agent, execution_id: a.execution_id, outcome: a.outcome,
-    ...(a.stray ? { not_from_owning_execution: true } : {}),
-    ...(a.note !== null ? { note: a.note } : {}),
-    ...lastOf('consumed', a.consumed, TRAIL_LENGTH, (c) => ({
-      consumer: c.consumer, agent: c.agent, ts: c.ts, seq: c.seq, id: c.id, seen_head_seq: c.seen_head.seq,
-      ...(c.failed ? { failed: { ts: c.failed.ts, seq: c.failed.seq, id: c.failed.id, reason: c.failed.reason } } : {}),
-    })),
-    ...lastOf('revoked', a.revoked, TRAIL_LENGTH, (r) => ({ agent: r.agent, ts: r.ts, seq: r.seq, id: r.id, reason: r.reason })),
-  });
   return {
-    operations: ops.slice(0, ACTIVE_LIMIT).map((op) => ({ slug: op.slug, ...lastOf('outcomes', op.attempts, TRAIL_LENGTH, attempt) })),
+    operations: ops.slice(0, ACTIVE_LIMIT).map((op) => operationLine(op.slug, op.attempts[op.attempts.length - 1], op.attempts.length)),
     ...(ops.length > ACTIVE_LIMIT ? { operations_total: ops.length } : {}),
   };
+}
+
+/** "fix-tz: success (finish by claude, seq 7; 2 outcomes), consumed by prod at T; REVOKED by alice at T: reason". */
+function operationLine(slug: string, a: Attempt, outcomes: number): string {
+  const consumed = a.consumed.map((c) => `${c.consumer} at ${c.ts}${c.failed ? ' (its action failed)' : ''}`);
+  const r = a.revoked[0];
+  return `${slug}: ${a.outcome} (${a.kind} by ${a.agent}, seq ${a.seq}${outcomes > 1 ? `; ${outcomes} outcomes` : ''})${consumed.length ? `, consumed by ${consumed.join(', ')}` : ', not consumed'}${r ? `; REVOKED by ${r.agent} at ${r.ts}: ${oneLine(r.reason, 120)}` : ''}`;
 }
 
 /** The document's data: every key before `active`, and the `active` items. */
@@ -164,8 +155,8 @@ function yamlHeader(log: WorkLog): string {
     '# its strings exactly as signed; trail: the five before it, newest first; active: open work items with',
     '# their owner and lease end (compare it with the time now), and when there are any, how the item was',
     `# taken over, its release (owner null) and its last notes; at most ${ACTIVE_LIMIT}, the most recently worked on`,
-    '# (active_total: how many are open; `ledger status` lists every one). operations: the finished work',
-    `# items' outcomes (newest first, at most ${ACTIVE_LIMIT}), each with who consumed it and whether it was revoked.`,
+    '# (active_total: how many are open; `ledger status` lists every one). operations: each finished work',
+    `# item's latest outcome in a line (newest first, at most ${ACTIVE_LIMIT}): who consumed it, whether it was revoked.`,
   ];
   return header.join('\n') + '\n';
 }

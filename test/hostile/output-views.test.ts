@@ -119,13 +119,10 @@ describe('when every string of a work item is hostile Markdown, HTML or terminal
           kind: 'finish', done: t(40), state: t(41), next: t(42), verified: [t(43), t(44)], attempted: [t(45)], blockers: [t(46)],
           tests: { excerpt: t(47), command: t(48), exit_code: 1 }, invariants: { tests: { ok: false, detail: t(60) } }, note: t(61),
         });
-        // the operation's story, its record text exactly as signed
-        const [op] = parse(view).operations;
-        expect(op.slug).toBe('fix-tz');
-        expect(op.outcomes.map((o: { seq: number }) => o.seq)).toEqual([3, 4]);
-        expect(op.outcomes[0].consumed[0]).toMatchObject({ consumer: 'prod', agent: 'deployer', seq: 5, failed: { seq: 6, reason: t(62) } });
-        expect(op.outcomes[0].revoked).toEqual([{ agent: 'alice', ts: TS, seq: 7, id: digest(7), reason: t(63) }]);
-        expect(op.outcomes[1].note).toBe(t(64));
+        // the operation's story in one line, whatever the revocation's reason holds
+        const ops = parse(view).operations as string[];
+        expect(ops).toHaveLength(1);
+        expect(ops[0]).toMatch(/^fix-tz: timeout \(handoff by ci, seq 4; 2 outcomes\), not consumed$/);
         // the trail is one line per entry, whatever the text
         for (const line of parse(view).trail as string[]) expect(line).not.toMatch(/[\n\r]/);
       }),
