@@ -217,16 +217,17 @@ function operationLines(log: WorkLog): string[] {
     const superseded = supersededBy(op);
     out.push(`### ${n(op.slug)}`, '', latestLine(op.attempts[op.attempts.length - 1]), `- **Outcomes, oldest first:**`);
     for (const a of op.attempts) out.push(...indent(attemptLines(op.slug, a, superseded.get(a.id))));
+    // The ids in full of what the log below does not show (a finish's are in its entry's block).
     const ids: [string, string][] = [];
     for (const a of op.attempts) {
-      ids.push([`${a.kind} seq ${a.seq}`, a.id]);
+      if (a.kind === 'handoff') ids.push([`handoff seq ${a.seq}`, a.id]);
       for (const c of a.consumed) {
         ids.push([`consume seq ${c.seq}`, c.id]);
         if (c.failed) ids.push([`consume\\_failed seq ${c.failed.seq}`, c.failed.id]);
       }
       for (const r of a.revoked) ids.push([`revoke seq ${r.seq}`, r.id]);
     }
-    out.push(...fullIds(ids), '');
+    out.push(...(ids.length ? fullIds(ids) : []), '');
   }
   return out.slice(0, -1);
 }
