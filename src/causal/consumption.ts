@@ -37,10 +37,19 @@ export function consumptionsOf(records: readonly VerifiedRecord[]): Consumption[
     } else if (v.record.kind === 'consume_failed') {
       const r = v.record as FailedRec;
       const c = byId.get(r.consume);
-      if (c && c.failed === null && c.agent === r.agent && c.handoff === r.handoff) c.failed = { id: v.id, seq: v.seq, reason: r.reason };
+      if (c && failureCounts(c, r)) c.failed = { id: v.id, seq: v.seq, reason: r.reason };
     }
   }
   return out;
+}
+
+/**
+ * Whether a consume_failed record (`report`) counts against the consumption it names (the Policy
+ * above): none counted yet, and the report is from the agent that consumed, of the handoff it
+ * consumed. HANDOFF.md tells the same story by the same rule (../handoff/operations.ts).
+ */
+export function failureCounts(c: { agent: string; handoff: string; failed: unknown }, report: { agent: string; handoff: string }): boolean {
+  return c.failed === null && c.agent === report.agent && c.handoff === report.handoff;
 }
 
 /** The consumptions that still stand (no failure reported), oldest first. */

@@ -4,19 +4,24 @@
 //
 // The fold memo, `<ledger>/index/work-fold.json`, is derived data (SPEC 3) beside the record
 // index: as of one record (seq, the byte offset where its line ends, its id) it locates every
-// record the work-log fold uses (the genesis and every start, checkpoint, finish, release and
-// note) and the records the outcome fold still holds (intents still waiting, ambiguous and
-// timed-out outcomes nothing resolved). A read then folds those records and every record after
-// the memo, in seq order, which gives exactly the state a fold over the whole ledger gives:
-// the work-log fold skips every other kind, and the outcome fold's state after any prefix is a
-// function of the records it holds (re-adding them in seq order rebuilds it).
+// record the work-log fold took (the genesis and every start, checkpoint, finish, release and
+// note, and the handoff, consume, consume_failed and revoke records of the work items' story:
+// workitems.ts WorkLogFold) and the records the outcome fold still holds (intents still
+// waiting, ambiguous and timed-out outcomes nothing resolved). A read then folds those records
+// and every record after the memo, in seq order, which gives exactly the state a fold over the
+// whole ledger gives: a record the work-log fold does not take changes nothing, and whether it
+// takes one depends only on the records it took before; the outcome fold's state after any
+// prefix is a function of the records it holds (re-adding them in seq order rebuilds it).
 //
 // What it is trusted for, and what not (as the record index, ../causal/index/README.md):
 // - It only locates records. Every record it names is read again and verified from its bytes
 //   (canonical, its seq, its id, and linked to by the record after it) before a fold
-//   uses it (readLocated says how); the record that ends it must be the one it names. Any of that failing, or a memo
-//   that does not parse, or one for another genesis, is no memo: the whole ledger is folded, as
-//   without it, and a fresh memo replaces it.
+//   uses it (readLocated says how), and must be of a kind its list may hold (WORK_FOLD_KINDS,
+//   OUTCOME_KINDS); the record that ends it must be the one it names. Any of that failing, or
+//   a memo that does not parse, is of another version (MEMO_VERSION: a version-1 memo located
+//   no story records), or is for another genesis, is no memo: the whole ledger is folded, as
+//   without it, and a fresh memo replaces it. A record of a story kind that the fold would not
+//   take (a CI's handoff named by a planted memo) is folded and left, as in a full fold.
 // - Policy: it is trusted for completeness (that it leaves no work record out) as far as it
 //   matches the ledger, like an index segment: someone who can rewrite files under the ledger
 //   directory can hide a record from it (docs/guarantees.md). `ledger audit` never reads it.
@@ -50,10 +55,12 @@ import type { LedgerPaths } from '../store/paths.js';
 import { assertPublishedChain, type RecordAt } from '../store/read.js';
 import { LineProblem, decodeRecordLine } from '../record-line.js';
 import { OutcomeFold } from './unresolved.js';
-import { foldWorkLog, type WorkLog } from './workitems.js';
+import { WORK_FOLD_KINDS, WorkLogFold, foldWorkLog, type WorkLog } from './workitems.js';
 import { KEEP_MAX, atOf, freeze as frozenRecordOf, keepInProcess, keptInProcess, type Kept, type Loaded } from './fold-kept.js';
 
 export const MEMO_FILE = 'work-fold.json';
+/** Version 2 (issue 26): `work` locates the story records too; a version-1 memo is not believed. */
+export const MEMO_VERSION = 2;
 /** Policy: past this many records after the memo, the command that folds writes a new one. */
 export const MEMO_EVERY = 256;
 /** Records are usually well under 4 KiB: the byte before a located record and the record, in one read. */
@@ -67,19 +74,18 @@ const PROCESS_TAIL_MAX = 4096;
 /** A fold kept by this Ledger at most this many records behind HEAD is taken without reading the memo. */
 const NEAR = 64;
 
-const WORK_LOG_KINDS: ReadonlySet<string> = new Set(['genesis', 'start', 'checkpoint', 'finish', 'release', 'note']);
 const OUTCOME_KINDS: ReadonlySet<string> = new Set(['intent', 'handoff', 'finish']);
 
 type Locator = [seq: number, offset: number];
 
 interface Memo {
-  v: 1;
+  v: typeof MEMO_VERSION;
   genesis: string;
   /** The memo is as of record `seq`, whose line ends at byte `end` and whose id is `id`. */
   seq: number;
   end: number;
   id: string;
-  /** Every record the work-log fold uses through `seq`, in seq order. */
+  /** Every record the work-log fold took through `seq`, in seq order. */
   work: Locator[];
   /** The records the outcome fold holds after `seq`, in seq order. */
   outcomes: Locator[];
@@ -187,37 +193,29 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
     // for a short tail: for a long one, where each is, and the few the outcome fold still holds
     // at the end are read again.
     const keepOutcomes = tailLength <= PROCESS_TAIL_MAX;
-    const work: Kept[] = start ? [...start.work] : [];
+    const workFold = new WorkLogFold();
+    // Only what the fold took is kept: a record a planted memo named that the fold left is not
+    // named again.
+    const work: Kept[] = start ? start.work.filter((k) => workFold.add(atOf(k))) : [];
     const outcomeAt = new Map<number, Kept | number>(start ? start.outcomes.map((k) => [k.seq, k]) : []);
-    function* tail(): Generator<RecordAt> {
-      for (const r of verifiedTail(ops, fd, paths, head, start)) {
-        outcomes.add(r);
-        if ((r.seq - fromSeq + 1) % PROGRESS_EVERY === 0) reportProgress('reading the work log', r.seq - fromSeq + 1, head.seq - fromSeq + 1);
-        const kind = r.record.kind;
-        const isWork = WORK_LOG_KINDS.has(kind);
-        const isOutcome = OUTCOME_KINDS.has(kind);
-        if (!isWork && !isOutcome) {
-          yield r;
-          continue;
-        }
-        // Kept records are frozen (fold-kept.ts): the next fold of this Ledger shares them.
-        const k: Kept = { seq: r.seq, offset: r.offset, id: r.id, ...(isWork || keepOutcomes ? { record: frozenRecordOf(r.record) } : {}) };
-        if (isWork) work.push(k);
-        if (isOutcome) outcomeAt.set(r.seq, k.record ? k : r.offset);
-        yield r;
-      }
+    for (const r of verifiedTail(ops, fd, paths, head, start)) {
+      outcomes.add(r);
+      if ((r.seq - fromSeq + 1) % PROGRESS_EVERY === 0) reportProgress('reading the work log', r.seq - fromSeq + 1, head.seq - fromSeq + 1);
+      const isWork = workFold.add(r);
+      const isOutcome = OUTCOME_KINDS.has(r.record.kind);
+      if (!isWork && !isOutcome) continue;
+      // Kept records are frozen (fold-kept.ts): the next fold of this Ledger shares them.
+      const k: Kept = { seq: r.seq, offset: r.offset, id: r.id, ...(isWork || keepOutcomes ? { record: frozenRecordOf(r.record) } : {}) };
+      if (isWork) work.push(k);
+      if (isOutcome) outcomeAt.set(r.seq, k.record ? k : r.offset);
     }
-    function* all(): Generator<RecordAt> {
-      if (start) for (const k of start.work) yield atOf(k);
-      yield* tail();
-    }
-    const log = foldWorkLog(all());
+    const log = workFold.log;
     const heldSeqs = [...outcomes.pendingIntents(), ...outcomes.unresolvedOutcomes()].map((x) => x.seq).sort((a, b) => a - b);
     const held: Locator[] = heldSeqs.map((seq) => {
       const k = outcomeAt.get(seq)!;
       return [seq, typeof k === 'number' ? k : k.offset];
     });
-    if (build) writeMemo(ops, paths, { v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work: work.map((k) => [k.seq, k.offset]), outcomes: held });
+    if (build) writeMemo(ops, paths, { v: MEMO_VERSION, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work: work.map((k) => [k.seq, k.offset]), outcomes: held });
     // The held outcome records whole, for the fold kept: read again where only their place was
     // (Policy: not for more than KEEP_MAX of them; then no fold is kept, and the memo serves).
     const keptOutcomes = heldSeqs.every((seq) => typeof outcomeAt.get(seq) !== 'number')
@@ -256,7 +254,7 @@ function memoFile(paths: LedgerPaths, head: Head): Memo | null {
  */
 function loadMemo(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, memo: Memo): Loaded | null {
   if (!endsAt(ops, fd, paths, head, memo)) return null;
-  const work = readLocated(ops, fd, paths, head, memo.work, WORK_LOG_KINDS);
+  const work = readLocated(ops, fd, paths, head, memo.work, WORK_FOLD_KINDS);
   const outcomes = work && readLocated(ops, fd, paths, head, memo.outcomes, OUTCOME_KINDS);
   // The genesis is a work-log record: a memo without it at seq 0 left something out.
   if (!work || !outcomes || work[0]?.seq !== 0 || work[0].id !== head.genesis) return null;
@@ -360,7 +358,7 @@ function parseMemo(bytes: Buffer | null): Memo | null {
   } catch {
     return null;
   }
-  if (m === null || typeof m !== 'object' || m.v !== 1 || typeof m.genesis !== 'string' || typeof m.id !== 'string') return null;
+  if (m === null || typeof m !== 'object' || m.v !== MEMO_VERSION || typeof m.genesis !== 'string' || typeof m.id !== 'string') return null;
   if (!Number.isSafeInteger(m.seq) || m.seq! < 0 || !Number.isSafeInteger(m.end) || m.end! <= 0) return null;
   if (!isLocators(m.work) || !isLocators(m.outcomes)) return null;
   const seq = m.seq!;

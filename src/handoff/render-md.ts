@@ -1,6 +1,8 @@
-// HANDOFF.md: the running log for people and agents, newest entry first. A pure function of the
-// folded work log: no clock, no paths, no environment, so the same ledger gives the same bytes
-// on any machine (which is what lets `render --check` catch a hand edit).
+// HANDOFF.md: the open items, the operations' story (each work item's outcomes, who consumed
+// each and whether it was revoked: operations.ts), and the running log for people and agents,
+// newest entry first. A pure function of the folded work log: no clock, no paths, no
+// environment, so the same ledger gives the same bytes on any machine (which is what lets
+// `render --check` catch a hand edit).
 //
 // Record text is text here, never markup (../text/markdown.ts): what people wrote reads as
 // prose with every Markdown character escaped; a test command and an evidence source are code
@@ -15,6 +17,7 @@
 // running then says until when, and `ledger status` says how it stands now.
 import type { Annotation, Entry, WorkItem, WorkLog } from './workitems.js';
 import { openItems } from './workitems.js';
+import { operationsNewestFirst, supersededBy, type Attempt } from './operations.js';
 import { shortId } from '../text/lines.js';
 import { codeSpan, fencedBlock, htmlText, proseLine, proseText } from '../text/markdown.js';
 import { releaseLine, takeoverLine, takeoverText } from './annotations.js';
@@ -148,13 +151,6 @@ function entryLines(e: Entry): string[] {
   return out;
 }
 
-/** The time of the newest record the view shows: what "lapsed" is said against (no clock here). */
-function newestTs(log: WorkLog): string | null {
-  const e = log.entries.at(-1)?.record.ts ?? null;
-  const a = log.annotations.at(-1)?.ts ?? null;
-  return e === null ? a : a === null ? e : e > a ? e : a;
-}
-
 /** An open item: who holds it and how (the lease, LAPSED when it ended before the newest record), its summary, its next action. */
 function openItemLines(i: WorkItem, asOf: string | null): string[] {
   const out = [`### ${n(i.slug)}`, ''];
@@ -174,29 +170,70 @@ function openItemLines(i: WorkItem, asOf: string | null): string[] {
   return out;
 }
 
-/**
- * The operations' story: every finish, newest first, as the gate reads it (its outcome, what it
- * claims and what it depends on). Policy: the views fold the work log only, so what consumed
- * or revoked an outcome is `ledger log --op SLUG` and `ledger gate SLUG`'s to say, and this
- * section says so rather than look complete.
- */
-function outcomeLines(log: WorkLog): string[] {
-  const finishes = log.entries.filter((e) => e.record.kind === 'finish');
-  if (finishes.length === 0) return ['No work item has finished yet.'];
-  const out: string[] = [];
-  for (const e of [...finishes].reverse()) {
-    const r = e.record;
-    if (r.kind !== 'finish') continue;
-    const inv = Object.keys(r.invariants).sort().map((k) => `${n(k)} ${r.invariants[k].ok ? 'ok' : 'FAIL'}`);
-    const deps = r.depends_on.map((d) => `${n(d.logical_operation_id)} (${d.outcome})`);
-    out.push(`- ${n(r.logical_operation_id)}: **${r.outcome}**, finished by ${n(r.agent)} at ${r.ts} (seq ${e.seq}, ${short(e.id)})${inv.length ? `; invariants: ${inv.join(', ')}` : ''}${deps.length ? `; depends on ${deps.join(', ')}` : ''}${r.supersedes?.length ? `; supersedes ${r.supersedes.map(short).join(', ')}` : ''}`);
+/** A label and record text as one sub-item `depth` levels down: its later lines continue the item. */
+function proseItem(depth: number, lead: string, text: string): string[] {
+  const pad = '  '.repeat(depth);
+  const [first, ...rest] = proseText(text);
+  return [`${pad}- ${lead}${first}`, ...indent(rest, pad + '  ')];
+}
+
+/** One attempt (a finish, or a handoff of the operation), what consumed it and what revoked it. */
+function attemptLines(slug: string, a: Attempt, by: Attempt | undefined): string[] {
+  const what = a.kind === 'finish' ? 'finished' : 'handed off';
+  const inv = Object.keys(a.invariants).sort().map((k) => `${n(k)} ${a.invariants[k].ok ? 'ok' : 'FAIL'}`);
+  const deps = a.depends_on.map((d) => `${n(d.logical_operation_id)} (${d.outcome})`);
+  const out = [`- **${a.outcome}**, ${what} by ${n(a.agent)} at ${a.ts}, execution ${n(a.execution_id)} (seq ${a.seq}, ${short(a.id)})${inv.length ? `; invariants: ${inv.join(', ')}` : ''}${deps.length ? `; depends on ${deps.join(', ')}` : ''}${a.supersedes.length ? `; supersedes ${a.supersedes.map(short).join(', ')}` : ''}${by ? `; superseded by the ${by.outcome} at seq ${by.seq}` : ''}`];
+  if (a.stray) out.push('  - **Not from the owning execution:** written around the CLI; it changed no ownership');
+  if (a.note !== null) out.push(...proseItem(1, '**Note:** ', a.note));
+  for (const c of a.consumed) {
+    const filed = c.logical_operation_id !== slug ? `; its record names operation ${n(c.logical_operation_id)}` : '';
+    out.push(`  - **Consumed** by ${n(c.consumer)} (${n(c.agent)}'s gate) at ${c.ts}, deciding on the ledger through seq ${c.seen_head.seq} (seq ${c.seq}, ${short(c.id)})${filed}`);
+    if (c.failed) out.push(...proseItem(2, `**Its action failed**, reported by ${n(c.agent)} at ${c.failed.ts} (seq ${c.failed.seq}, ${short(c.failed.id)}): `, c.failed.reason));
   }
-  out.push('', 'Whether a consumer has acted on an outcome, or it was revoked since: `ledger gate SLUG` and `ledger log --op SLUG`.');
+  for (const r of a.revoked) out.push(...proseItem(1, `**REVOKED** by ${n(r.agent)} at ${r.ts} (seq ${r.seq}, ${short(r.id)}): `, r.reason));
   return out;
 }
 
+/** The latest outcome in a line: what a reader wants first (the gate decides, with the evidence as it is then). */
+function latestLine(latest: Attempt): string {
+  // Each consumer once: "its action failed" when every consumption of it was reported failed.
+  const consumers = [...new Set(latest.consumed.map((c) => c.consumer))].map((who) =>
+    `${n(who)}${latest.consumed.every((c) => c.consumer !== who || c.failed !== null) ? ' (its action failed)' : ''}`);
+  const revoked = latest.revoked[0];
+  return `- **Latest outcome:** **${latest.outcome}** (${latest.kind} by ${n(latest.agent)}, seq ${latest.seq}), ${consumers.length ? `consumed by ${consumers.join(', ')}` : 'not consumed'}${revoked ? `; **REVOKED** by ${n(revoked.agent)} at ${revoked.ts}, so a gate on it holds` : ''}`;
+}
+
+/**
+ * The operations' story (issue 26): each work item's operation that has an outcome, the one
+ * with the newest record first: its latest outcome, then every outcome recorded for it (its
+ * finishes and the handoffs of it), oldest first, each with who consumed it and when, and
+ * whether it was revoked, by whom, when and why (operations.ts says which records count).
+ */
+function operationLines(log: WorkLog): string[] {
+  const ops = operationsNewestFirst(log.operations);
+  const out = ['Each finished work item\'s outcomes, oldest first, with who consumed each (a gate\'s `--consume-as`) and whether it was revoked. Whether a consumer may act on one now is `ledger gate SLUG`\'s to decide, with the evidence as it is then; `ledger log --op SLUG` lists every record of it.', ''];
+  if (ops.length === 0) return [...out, 'No work item has an outcome yet.'];
+  for (const op of ops) {
+    const superseded = supersededBy(op);
+    out.push(`### ${n(op.slug)}`, '', latestLine(op.attempts[op.attempts.length - 1]), `- **Outcomes, oldest first:**`);
+    for (const a of op.attempts) out.push(...indent(attemptLines(op.slug, a, superseded.get(a.id))));
+    // The ids in full of what the log below does not show (a finish's are in its entry's block).
+    const ids: [string, string][] = [];
+    for (const a of op.attempts) {
+      if (a.kind === 'handoff') ids.push([`handoff seq ${a.seq}`, a.id]);
+      for (const c of a.consumed) {
+        ids.push([`consume seq ${c.seq}`, c.id]);
+        if (c.failed) ids.push([`consume\\_failed seq ${c.failed.seq}`, c.failed.id]);
+      }
+      for (const r of a.revoked) ids.push([`revoke seq ${r.seq}`, r.id]);
+    }
+    out.push(...(ids.length ? fullIds(ids) : []), '');
+  }
+  return out.slice(0, -1);
+}
+
 export function renderMarkdown(log: WorkLog): string {
-  const asOf = newestTs(log);
+  const asOf = log.newest_ts;
   const out = [
     '# HANDOFF',
     '',
@@ -212,7 +249,7 @@ export function renderMarkdown(log: WorkLog): string {
   const open = openItems(log);
   if (open.length === 0) out.push('None.', '');
   for (const i of open) out.push(...openItemLines(i, asOf), '');
-  out.push('## Outcomes', '', ...outcomeLines(log), '');
+  out.push('## Operations', '', ...operationLines(log), '');
   out.push('## Log, newest first', '');
   if (log.entries.length === 0 && log.annotations.length === 0) out.push('No entries yet.', '');
   // The workflow's entries and the releases and notes, merged newest first by seq.

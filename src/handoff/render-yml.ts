@@ -15,6 +15,7 @@ import { genesisLine, throughLine } from './render-md.js';
 import { oneLine } from '../text/lines.js';
 import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
 import { annotationData } from './annotations.js';
+import { operationsNewestFirst, type Attempt } from './operations.js';
 
 export const TRAIL_LENGTH = 5;
 /**
@@ -93,7 +94,31 @@ function sortedObject<T>(o: Record<string, T>): Record<string, T> {
 /** HANDOFF.yml's text: the document as the yaml library writes it whole. */
 export function renderYaml(log: WorkLog): string {
   const { head, active } = yamlData(log);
-  return yamlHeader(log) + safeYaml({ ...head, active });
+  return yamlHeader(log) + safeYaml({ ...head, active, ...operationsData(log) });
+}
+
+/**
+ * The operations' story in one line each, bounded as the rest of the file is (Policy: the facts
+ * HANDOFF.md tells first, for a tool or agent that reads only this file: a revoked outcome is a
+ * fact a consumer must not miss; one line each, like `trail`, because each node costs the yaml
+ * library, and `checkpoint` renders this file every time: as maps, the story cost `checkpoint` 8%
+ * more instructions on the field bench). At most ACTIVE_LIMIT operations, the one with the newest
+ * record first (`operations_total` when there are more); HANDOFF.md has each in full.
+ */
+function operationsData(log: WorkLog): Record<string, unknown> {
+  const ops = operationsNewestFirst(log.operations);
+  if (ops.length === 0) return {};
+  return {
+    operations: ops.slice(0, ACTIVE_LIMIT).map((op) => operationLine(op.slug, op.attempts[op.attempts.length - 1], op.attempts.length)),
+    ...(ops.length > ACTIVE_LIMIT ? { operations_total: ops.length } : {}),
+  };
+}
+
+/** "fix-tz: success (finish by claude, seq 7; 2 outcomes), consumed by prod at T; REVOKED by alice at T: reason". */
+function operationLine(slug: string, a: Attempt, outcomes: number): string {
+  const consumed = a.consumed.map((c) => `${c.consumer} at ${c.ts}${c.failed ? ' (its action failed)' : ''}`);
+  const r = a.revoked[0];
+  return `${slug}: ${a.outcome} (${a.kind} by ${a.agent}, seq ${a.seq}${outcomes > 1 ? `; ${outcomes} outcomes` : ''})${consumed.length ? `, consumed by ${consumed.join(', ')}` : ', not consumed'}${r ? `; REVOKED by ${r.agent} at ${r.ts}: ${oneLine(r.reason, 120)}` : ''}`;
 }
 
 /** The document's data: every key before `active`, and the `active` items. */
@@ -130,7 +155,8 @@ function yamlHeader(log: WorkLog): string {
     '# its strings exactly as signed; trail: the five before it, newest first; active: open work items with',
     '# their owner and lease end (compare it with the time now), and when there are any, how the item was',
     `# taken over, its release (owner null) and its last notes; at most ${ACTIVE_LIMIT}, the most recently worked on`,
-    '# (active_total: how many are open; `ledger status` lists every one).',
+    '# (active_total: how many are open; `ledger status` lists every one). operations: each finished work',
+    `# item's latest outcome in a line (newest first, at most ${ACTIVE_LIMIT}): who consumed it, whether it was revoked.`,
   ];
   return header.join('\n') + '\n';
 }

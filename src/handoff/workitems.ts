@@ -13,10 +13,22 @@
 // Policy: a checkpoint or finish that does not come from the owning execution of an open item
 // is kept in the log (it is in the ledger, and the views show it, marked) but changes nothing:
 // ownership follows only the records the CLI's rules allow.
+//
+// Beside the work items, the same pass folds their operations' story (operations.ts): each
+// finish, the handoffs of a work item's operation, and the consume, consume_failed and revoke
+// records that name them. The fold takes a record or leaves it, deciding from the records before
+// it only, and a record it leaves changes nothing (`WorkLogFold.add` says which): so a fold over
+// the records it took gives the state a fold over every record gives (what fold-memo.ts keeps).
 import type { LedgerRecord, NoteEvent, Outcome, Takeover } from '../record.js';
 import type { RecordAt } from '../store/read.js';
+import { OperationFold, type Operation } from './operations.js';
 
 export const WORK_KINDS = ['start', 'checkpoint', 'finish'] as const;
+/**
+ * Every kind of record the fold may take (it takes each of the work log's, and the others only
+ * where they are part of a work item's story): the fold memo holds no other (fold-memo.ts).
+ */
+export const WORK_FOLD_KINDS: ReadonlySet<string> = new Set(['genesis', 'start', 'checkpoint', 'finish', 'release', 'note', 'handoff', 'consume', 'consume_failed', 'revoke']);
 export type WorkKind = (typeof WORK_KINDS)[number];
 export type WorkRecord = LedgerRecord<WorkKind>;
 
@@ -92,13 +104,17 @@ export interface WorkItem {
 
 export interface WorkLog {
   genesis: string | null;
-  /** The last work-log record folded (or the genesis when there is none). */
+  /** The last record the fold took (or the genesis when there is none): what the views were rendered through. */
   through: { seq: number; id: string } | null;
+  /** The time of the last record the fold took, the genesis aside (null: none): the views' "as of". */
+  newest_ts: string | null;
   /** Every start/checkpoint/finish record of the ledger, oldest first. */
   entries: Entry[];
   /** Every release and note record, oldest first (merge with `entries` by seq for one log). */
   annotations: Annotation[];
   items: Map<string, WorkItem>;
+  /** The work items' operations that have a terminal record, by slug (operations.ts). */
+  operations: Map<string, Operation>;
 }
 
 export function isWorkRecord(r: LedgerRecord): r is WorkRecord {
@@ -107,54 +123,78 @@ export function isWorkRecord(r: LedgerRecord): r is WorkRecord {
 
 /** Folds published records (oldest first); `maxSeq` stops the fold there (for `render --check`). */
 export function foldWorkLog(records: Iterable<RecordAt>, maxSeq = Infinity): WorkLog {
-  const log: WorkLog = { genesis: null, through: null, entries: [], annotations: [], items: new Map() };
+  const fold = new WorkLogFold();
   for (const at of records) {
     if (at.seq > maxSeq) break;
+    fold.add(at);
+  }
+  return fold.log;
+}
+
+/** The fold, one record at a time, in seq order. */
+export class WorkLogFold {
+  private readonly story = new OperationFold();
+  readonly log: WorkLog = { genesis: null, through: null, newest_ts: null, entries: [], annotations: [], items: new Map(), operations: this.story.operations };
+
+  /** Folds the next record; whether the fold took it (one it did not take changed nothing). */
+  add(at: RecordAt): boolean {
+    const log = this.log;
     const r = at.record;
     if (r.kind === 'genesis') {
       log.genesis = at.id;
       log.through = { seq: at.seq, id: at.id };
-      continue;
+      return true;
     }
     if (r.kind === 'release' || r.kind === 'note') {
-      log.through = { seq: at.seq, id: at.id };
       log.annotations.push(foldAnnotation(log, at.seq, at.id, r));
-      continue;
-    }
-    if (!isWorkRecord(r)) continue;
+    } else if (isWorkRecord(r)) {
+      const item = log.items.get(r.logical_operation_id);
+      const entry = foldWork(log, at.seq, at.id, r, item);
+      // A finish of a work item is its operation's attempt (one with no item then is a stray the story leaves out).
+      if (r.kind === 'finish' && item !== undefined) this.story.attempt(at.seq, at.id, r, entry.stray);
+    } else if (r.kind === 'handoff') {
+      // Policy (operations.ts): a handoff is in the story when its operation is a work item.
+      if (!log.items.has(r.logical_operation_id)) return false;
+      this.story.attempt(at.seq, at.id, r, false);
+    } else if (!this.story.other(at.seq, at.id, r)) return false;
     log.through = { seq: at.seq, id: at.id };
-    const entry: Entry = { seq: at.seq, id: at.id, record: r, stray: false };
-    const slug = r.logical_operation_id;
-    const item = log.items.get(slug);
-    if (r.kind === 'start') {
-      log.items.set(slug, {
-        slug,
-        status: 'open',
-        owner: r.agent,
-        execution_id: r.execution_id,
-        summary: r.summary,
-        started_at: r.ts,
-        lease_until: r.lease_until,
-        outcome: null,
-        entries: [...(item?.entries ?? []), entry],
-        released: null,
-        taken_over: r.takeover && r.takeover.agent !== r.agent ? { ...r.takeover, by: r.agent, at: r.ts, seq: at.seq } : null,
-        notes: item?.notes ?? [],
-      });
-    } else {
-      const owning = item !== undefined && item.status === 'open' && item.owner === r.agent && item.execution_id === r.execution_id;
-      entry.stray = !owning;
-      if (item) item.entries.push(entry);
-      if (owning && r.kind === 'checkpoint') item.lease_until = r.lease_until;
-      if (owning && r.kind === 'finish') {
-        item.status = 'finished';
-        item.lease_until = null;
-        item.outcome = r.outcome;
-      }
-    }
-    log.entries.push(entry);
+    log.newest_ts = r.ts;
+    return true;
   }
-  return log;
+}
+
+/** A start, checkpoint or finish: the item it makes, renews, closes (or, not from its owner, only logs). */
+function foldWork(log: WorkLog, seq: number, id: string, r: WorkRecord, item: WorkItem | undefined): Entry {
+  const entry: Entry = { seq, id, record: r, stray: false };
+  const slug = r.logical_operation_id;
+  if (r.kind === 'start') {
+    log.items.set(slug, {
+      slug,
+      status: 'open',
+      owner: r.agent,
+      execution_id: r.execution_id,
+      summary: r.summary,
+      started_at: r.ts,
+      lease_until: r.lease_until,
+      outcome: null,
+      entries: [...(item?.entries ?? []), entry],
+      released: null,
+      taken_over: r.takeover && r.takeover.agent !== r.agent ? { ...r.takeover, by: r.agent, at: r.ts, seq } : null,
+      notes: item?.notes ?? [],
+    });
+  } else {
+    const owning = item !== undefined && item.status === 'open' && item.owner === r.agent && item.execution_id === r.execution_id;
+    entry.stray = !owning;
+    if (item) item.entries.push(entry);
+    if (owning && r.kind === 'checkpoint') item.lease_until = r.lease_until;
+    if (owning && r.kind === 'finish') {
+      item.status = 'finished';
+      item.lease_until = null;
+      item.outcome = r.outcome;
+    }
+  }
+  log.entries.push(entry);
+  return entry;
 }
 
 /** A release changes the item only when its owning execution wrote it; a note never does. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scratch, spawnLedgerSync, type Run } from '../helpers/cli.js';
 import { git } from '../helpers/git-repo.js';
+import { MEMO_VERSION } from '../../src/handoff/fold-memo.js';
 
 let base: string;
 let cleanup: () => void;
@@ -113,6 +114,11 @@ describe('when the same verbs run on two copies of a ledger, one with LEDGER_NO_
     same(['start', 'api', '--summary', 'the new endpoint']);
     same(['note', 'docs', '--text', 'a reviewer was here'], { agent: 'alice' });
     same(['finish', 'docs', '--done', 'wrote it', '--state', 'published', '--next', 'nothing'], { agent: 'codex' });
+    // The operation's story the views tell (issue 26): the finish consumed, then revoked.
+    same(['gate', 'docs', '--consume-as', 'prod', '--json'], { agent: 'deployer' });
+    const finishSeq = (JSON.parse(run('uncached', ['log', '--json']).stdout) as { records: { seq: number; record: { kind: string; logical_operation_id?: string } }[] })
+      .records.find((r) => r.record.kind === 'finish' && r.record.logical_operation_id === 'docs')!.seq;
+    same(['revoke', String(finishSeq), '--reason', 'wrong branch'], { agent: 'alice' });
     same(['release', 'api', '--note', 'someone else should']);
     same(['append', 'handoff', '--op', 'migrate', '--exec', 'run-1', '--outcome', 'ambiguous']);
     same(['gate', 'deploy', '--consume-as', 'prod', '--json']);
@@ -147,7 +153,7 @@ describe('when the same verbs run on two copies of a ledger, one with LEDGER_NO_
       offset += Buffer.byteLength(line) + 1;
     }
     mkdirSync(join(root, '.ledger', 'index'), { recursive: true });
-    writeFileSync(join(root, '.ledger', 'index', 'work-fold.json'), JSON.stringify({ v: 1, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work, outcomes: [] }));
+    writeFileSync(join(root, '.ledger', 'index', 'work-fold.json'), JSON.stringify({ v: MEMO_VERSION, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work, outcomes: [] }));
     const r = run('uncached', ['status', '--json']);
     expect(r.code).toBe(0);
     expect((JSON.parse(r.stdout) as { items: { slug: string }[] }).items.map((i) => i.slug)).toContain('fix-tz');

@@ -26,9 +26,18 @@ const NOW = new Date('2027-01-01T00:00:00.000Z');
 const SLUGS = ['fix-tz', 'docs', 'api', 'billing'];
 const OUTCOMES = ['success', 'failure', 'ambiguous', 'timeout', 'cancelled'];
 
-/** A mix of every kind the two folds read, chosen per seq from `pick` (so fast-check can vary it). */
+/**
+ * A mix of every kind the two folds read, chosen per seq from `pick` (so fast-check can vary it):
+ * the work log's, CI intents and handoffs, and the operations' story (issue 26): handoffs of a
+ * work item's operation, consume, consume_failed and revoke records naming earlier records, some
+ * of them a work item's, some a CI's, some failure reports from an agent that did not consume.
+ */
 function mixed(pick: (seq: number) => number) {
+  const ids: string[] = [];
+  const terminals: number[] = [];
+  const consumes: { seq: number; agent: string; handoff: string }[] = [];
   return (u: Json, seq: number): Json => {
+    if (seq > 0) ids[seq - 1] = u.prev_tail_hash as string;
     if (seq === 0) return u;
     const base = { v: u.v, seq, prev_tail_hash: u.prev_tail_hash, ts: u.ts };
     const n = pick(seq);
@@ -38,23 +47,39 @@ function mixed(pick: (seq: number) => number) {
     const lease = new Date(Date.parse(String(u.ts)) + 3_600_000).toISOString();
     const work = { logical_operation_id: slug, execution_id: exec, done: 'did', state: 'now', next: 'then', verified: [], attempted: [], blockers: [] };
     const op = `ci-${n % 7}`;
-    switch ((n >>> 3) % 9) {
-      case 0: return { ...base, agent, kind: 'start', logical_operation_id: slug, execution_id: exec, summary: `work on ${slug}`, lease_until: lease };
-      case 1: return { ...base, agent, kind: 'checkpoint', ...work, lease_until: lease };
-      case 2: return { ...base, agent, kind: 'finish', ...work, outcome: OUTCOMES[n % 5], evidence: {}, invariants: {}, depends_on: [] };
-      case 3: return { ...base, agent, kind: 'release', logical_operation_id: slug, execution_id: exec, note: 'handing it back' };
-      case 4: return { ...base, agent: 'alice', kind: 'note', logical_operation_id: slug, text: 'a reviewer says' };
-      case 5:
-      case 6: return { ...base, agent: 'ci', kind: 'intent', logical_operation_id: op, execution_id: `run-${seq}`, action: 'deploy' };
-      default: return { ...base, agent: 'ci', kind: 'handoff', logical_operation_id: op, execution_id: `run-${seq}`, outcome: OUTCOMES[(n >>> 1) % 5], evidence: {}, invariants: {}, depends_on: [] };
-    }
+    const earlier = terminals.length ? ids[terminals[(n >>> 5) % terminals.length]] : null;
+    const record = ((): Json => {
+      switch ((n >>> 3) % 12) {
+        case 0: return { ...base, agent, kind: 'start', logical_operation_id: slug, execution_id: exec, summary: `work on ${slug}`, lease_until: lease };
+        case 1: return { ...base, agent, kind: 'checkpoint', ...work, lease_until: lease };
+        case 2: return { ...base, agent, kind: 'finish', ...work, outcome: OUTCOMES[n % 5], evidence: {}, invariants: {}, depends_on: [] };
+        case 3: return { ...base, agent, kind: 'release', logical_operation_id: slug, execution_id: exec, note: 'handing it back' };
+        case 4: return { ...base, agent: 'alice', kind: 'note', logical_operation_id: slug, text: 'a reviewer says' };
+        case 5:
+        case 6: return { ...base, agent: 'ci', kind: 'intent', logical_operation_id: op, execution_id: `run-${seq}`, action: 'deploy' };
+        case 9: return { ...base, agent: 'ci', kind: 'handoff', logical_operation_id: slug, execution_id: `run-${seq}`, outcome: OUTCOMES[(n >>> 1) % 5], evidence: {}, invariants: {}, depends_on: [], note: 'a script ran it' };
+        case 10:
+          if (earlier === null) break;
+          return { ...base, agent: ['deployer', 'eve'][n % 2], kind: 'consume', logical_operation_id: (n >>> 6) % 3 === 0 ? op : slug, consumer: `c${(n >>> 1) % 2}`, handoff: earlier, seen_head: { seq: seq - 1, tail: ids[seq - 1] } };
+        case 11: {
+          const c = consumes.length && n % 2 === 0 ? consumes[(n >>> 5) % consumes.length] : null;
+          if (c) return { ...base, agent: n % 3 === 0 ? 'eve' : c.agent, kind: 'consume_failed', logical_operation_id: slug, consumer: 'c0', consume: ids[c.seq], handoff: c.handoff, reason: 'the deploy failed' };
+          if (earlier === null) break;
+          return { ...base, agent: 'alice', kind: 'revoke', target: earlier, reason: 'stale evidence' };
+        }
+      }
+      return { ...base, agent: 'ci', kind: 'handoff', logical_operation_id: op, execution_id: `run-${seq}`, outcome: OUTCOMES[(n >>> 1) % 5], evidence: {}, invariants: {}, depends_on: [] };
+    })();
+    if (record.kind === 'finish' || record.kind === 'handoff') terminals.push(seq);
+    if (record.kind === 'consume') consumes.push({ seq, agent: record.agent as string, handoff: record.handoff as string });
+    return record;
   };
 }
 
 const specOf = (count: number, pick: (seq: number) => number): LedgerSpec => ({ count, start: '2026-01-01T00:00:00.000Z', edit: mixed(pick) });
 
 /** The work log as plain data (its Map as entries), to compare two folds. */
-const plain = (log: WorkLog) => JSON.stringify({ ...log, items: [...log.items.entries()] });
+const plain = (log: WorkLog) => JSON.stringify({ ...log, items: [...log.items.entries()], operations: [...log.operations.entries()] });
 
 /** What a fold over every record gives: the reference the memo must match. */
 function fullFolds(dir: string) {
@@ -275,6 +300,7 @@ describe('when the memo in the ledger directory does not match the ledger', () =
     ['it names a record at the wrong offset', () => plant({ ...memo, work: (memo.work as number[][]).map(([q, o], i) => (i === 3 ? [q, o + 1] : [q, o])) })],
     ['it names an intent as a work record', () => plant({ ...memo, work: [...(memo.work as number[][]), ...(memo.outcomes as number[][])].sort((a, b) => a[0] - b[0]) })],
     ['it leaves out the genesis', () => plant({ ...memo, work: (memo.work as number[][]).slice(1) })],
+    ['it is of version 1 (which located no consume or revoke records)', () => plant({ ...memo, v: 1 })],
     ['its locators are out of order', () => plant({ ...memo, work: [...(memo.work as number[][])].reverse() })],
     ['it is a symbolic link to another memo', () => {
       const other = join(s.dir, 'other.json');
@@ -329,5 +355,41 @@ describe('when the memo in the ledger directory does not match the ledger', () =
     expect(status.pending_intents.length).toBeGreaterThan(0);
     expect(status.unresolved_outcomes.length).toBeGreaterThan(0);
     expect((memo.outcomes as unknown[]).length).toBeGreaterThan(0);
+    // the operations' story: consumed, reported failed and revoked outcomes, located by the memo
+    const attempts = [...fullFolds(dir).log.operations.values()].flatMap((o) => o.attempts);
+    expect(attempts.some((a) => a.kind === 'handoff')).toBe(true);
+    expect(attempts.some((a) => a.consumed.some((c) => c.failed !== null))).toBe(true);
+    expect(attempts.some((a) => a.revoked.length > 0)).toBe(true);
+    const kinds = new Set((memo.work as number[][]).map(([seq]) => kindAt(seq)));
+    for (const k of ['handoff', 'consume', 'consume_failed', 'revoke']) expect(kinds, k).toContain(k);
+  });
+
+  it('it names story records the fold does not take (a CI handoff, a consume of one): believed, and the answer is still the full fold\'s', () => {
+    const taken = new Set((memo.work as number[][]).map(([seq]) => seq));
+    const extra = lineStarts().filter(([seq]) => !taken.has(seq) && ['handoff', 'consume', 'revoke', 'consume_failed'].includes(kindAt(seq)));
+    expect(extra.length).toBeGreaterThan(0);
+    plant({ ...memo, work: [...(memo.work as number[][]), ...extra].sort((a, b) => a[0] - b[0]) });
+    const planted = readFileSync(memoFile, 'utf8');
+    const before = snapshot(dir);
+    expect(plain(fastFolds(dir).log)).toBe(reference);
+    expect(snapshot(dir)).toEqual(before);
+    // Believed: a memo not believed means a fold of every record, which writes a fresh one.
+    expect(readFileSync(memoFile, 'utf8')).toBe(planted);
   });
 });
+
+/** Each record's seq and the offset its line starts at. */
+function lineStarts(): [number, number][] {
+  const out: [number, number][] = [];
+  let offset = 0;
+  for (const line of readFileSync(join(dir, 'records.jsonl'), 'utf8').split('\n').slice(0, -1)) {
+    out.push([out.length, offset]);
+    offset += Buffer.byteLength(line) + 1;
+  }
+  return out;
+}
+
+/** The kind of the record at `seq`. */
+function kindAt(seq: number): string {
+  return (JSON.parse(readFileSync(join(dir, 'records.jsonl'), 'utf8').split('\n')[seq]) as { kind: string }).kind;
+}

@@ -41,6 +41,12 @@ function hostileLog(t: (i: number) => string) {
     rec(1, { kind: 'start', ...ids, summary: t(0), lease_until: LEASE }),
     rec(2, { kind: 'checkpoint', ...ids, ...body(10), evidence: { src: { digest: digest(7), source: t(30) } }, lease_until: LEASE }),
     rec(3, { kind: 'finish', ...ids, ...body(40), outcome: 'failure', invariants: { tests: { ok: false, detail: t(60) } }, depends_on: [], evidence: {}, note: t(61) }),
+    // The operation's story (issue 26): a handoff of it with a note, a consumption of the
+    // finish whose action failed, and its revocation, each with hostile text.
+    rec(4, { kind: 'handoff', ...ids, agent: 'ci', outcome: 'timeout', evidence: {}, invariants: {}, depends_on: [], note: t(64) }),
+    rec(5, { kind: 'consume', agent: 'deployer', logical_operation_id: 'fix-tz', consumer: 'prod', handoff: digest(3), seen_head: { seq: 4, tail: digest(4) } }),
+    rec(6, { kind: 'consume_failed', agent: 'deployer', logical_operation_id: 'fix-tz', consumer: 'prod', consume: digest(5), handoff: digest(3), reason: t(62) }),
+    rec(7, { kind: 'revoke', agent: 'alice', target: digest(3), reason: t(63) }),
   ]);
 }
 
@@ -65,12 +71,12 @@ function flat(tokens: Tokens): Tokens {
 describe('when every string of a work item is hostile Markdown, HTML or terminal control', () => {
   it('property: HANDOFF.md has only its own structure, and the record text as prose, never in code', () => {
     fc.assert(
-      fc.property(fc.array(hostileText, { minLength: 62, maxLength: 62 }), (texts) => {
+      fc.property(fc.array(hostileText, { minLength: 65, maxLength: 65 }), (texts) => {
         const view = renderViews(hostileLog((i) => MARK + texts[i]))['HANDOFF.md'];
         expect(rawUnsafe(view)).toEqual([]);
         const tokens = flat(md.parse(view, {}));
-        // our headings only: the title, three sections, one per open item (none) and per entry
-        expect(tokens.filter((t) => t.type === 'heading_open').map((t) => t.tag)).toEqual(['h1', 'h2', 'h2', 'h2', 'h3', 'h3', 'h3']);
+        // our headings only: the title, three sections, one per open item (none), per operation and per entry
+        expect(tokens.filter((t) => t.type === 'heading_open').map((t) => t.tag)).toEqual(['h1', 'h2', 'h2', 'h3', 'h2', 'h3', 'h3', 'h3']);
         for (const t of tokens) {
           expect(['link_open', 'image', 'html_inline', 'em_open', 's_open', 'table_open', 'blockquote_open', 'ordered_list_open', 'hr', 'code_block']).not.toContain(t.type);
           if (t.type === 'html_block') expect(t.content).toMatch(/^(<!-- ledger-view .* -->|<!-- Written by .* -->|<details><summary>[^<>]*<\/summary>|<\/details>)\n$/);
@@ -79,9 +85,10 @@ describe('when every string of a work item is hostile Markdown, HTML or terminal
         }
         // what people wrote is all there, as text: the summary, and every prose field of the
         // checkpoint and the finish (done, state, next, verified, attempted, blockers; the
-        // finish's invariant detail and note)
+        // finish's invariant detail and note), and the operation's story (the consumer's
+        // failure report, the revocation's reason, the handoff's note)
         const text = tokens.filter((t) => t.type === 'text' || t.type === 'text_special').map((t) => t.content).join('');
-        const prose = [0, 10, 11, 12, 13, 14, 15, 16, 40, 41, 42, 43, 44, 45, 46, 60, 61];
+        const prose = [0, 10, 11, 12, 13, 14, 15, 16, 40, 41, 42, 43, 44, 45, 46, 60, 61, 62, 63, 64];
         // As shown (controls escaped), compared without white space: a line break becomes a
         // break, and Markdown drops the spaces at a line's end.
         const squash = (x: string) => x.replace(/\s+/g, '');
@@ -103,7 +110,7 @@ describe('when every string of a work item is hostile Markdown, HTML or terminal
 
   it('property: HANDOFF.yml parses back to exactly the strings the records hold', () => {
     fc.assert(
-      fc.property(fc.array(hostileText, { minLength: 62, maxLength: 62 }), (texts) => {
+      fc.property(fc.array(hostileText, { minLength: 65, maxLength: 65 }), (texts) => {
         const t = (i: number) => MARK + texts[i];
         const view = renderViews(hostileLog(t))['HANDOFF.yml'];
         expect(rawUnsafe(view)).toEqual([]);
@@ -112,6 +119,10 @@ describe('when every string of a work item is hostile Markdown, HTML or terminal
           kind: 'finish', done: t(40), state: t(41), next: t(42), verified: [t(43), t(44)], attempted: [t(45)], blockers: [t(46)],
           tests: { excerpt: t(47), command: t(48), exit_code: 1 }, invariants: { tests: { ok: false, detail: t(60) } }, note: t(61),
         });
+        // the operation's story in one line, whatever the revocation's reason holds
+        const ops = parse(view).operations as string[];
+        expect(ops).toHaveLength(1);
+        expect(ops[0]).toMatch(/^fix-tz: timeout \(handoff by ci, seq 4; 2 outcomes\), not consumed$/);
         // the trail is one line per entry, whatever the text
         for (const line of parse(view).trail as string[]) expect(line).not.toMatch(/[\n\r]/);
       }),

@@ -143,7 +143,7 @@ describe('the handoff log: claude starts fix-timezone, hits its usage limit, cod
     expect(md).toContain('- **TAKEN OVER:** from claude by codex at');
     expect(md).toContain(`while its lease was live: ${REASON}`);
     // the operations' story in a section of its own (issue 26)
-    expect(md).toMatch(/## Outcomes\n\n- fix-timezone: \*\*success\*\*, finished by codex at \S+ \(seq \d+, sha256:[0-9a-f]{12}…\); invariants: tests ok\n/);
+    expect(md).toMatch(/## Operations\n\n.*\n\n### fix-timezone\n\n- \*\*Latest outcome:\*\* \*\*success\*\* \(finish by codex, seq \d+\), not consumed\n- \*\*Outcomes, oldest first:\*\*\n  - \*\*success\*\*, finished by codex at \S+, execution \S+ \(seq \d+, sha256:[0-9a-f]{12}…\); invariants: tests ok\n/);
     expect(md).toContain('`npm test` run by the ledger, exit code 1');
     expect(md).toContain('`npm test` run by the ledger, exit code 0');
     expect(md).toContain('# fail 2');

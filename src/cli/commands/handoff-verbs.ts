@@ -194,7 +194,7 @@ export async function runRender(io: CliIO, f: F<typeof RENDER>): Promise<number>
   if (f.check) {
     if (f.adoptViews) throw new LedgerError('USAGE', '--adopt-views applies to a render that writes, not to --check');
     const result = await Ledger.open({ dir: ledgerDir(io, f), env: io.env }).checkViews({ ...(views !== undefined ? { views } : {}) });
-    const lines = result.views.map((v) => `${v.status.padEnd(7)} ${v.file}${v.status === 'stale' ? ` (rendered through seq ${v.through_seq}; the ledger's work log is through seq ${result.through?.seq})` : ''}`);
+    const lines = result.views.map((v) => `${v.status.padEnd(7)} ${v.file}${v.status === 'stale' ? ` (rendered through seq ${v.through_seq}; the ledger's work log and its operations are through seq ${result.through?.seq})` : ''}`);
     if (!result.ok) lines.push('run `ledger render` to rewrite the views from the ledger');
     emit(io, f, { ...result, exit_code: result.ok ? EXIT.ok : EXIT.viewsDiffer }, lines);
     return result.ok ? EXIT.ok : EXIT.viewsDiffer;
