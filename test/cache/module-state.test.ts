@@ -28,6 +28,7 @@ const NOT_CACHES: Record<string, string> = {
   'src/fs/boundary.ts:decided': 'whom the command acts for, keyed by that command\'s environment object (a WeakMap): it dies with the environment, and depends on nothing else',
   'src/fs/boundary.ts:scoped': 'the environment of the command running now (set by the CLI for one command)',
   'src/tlog/hash.ts:oneShot': 'a builtin function loaded on first use',
+  'src/tlog/hash.ts:scratch': 'working memory of one hash (its input put together, then hashed at once): nothing is read from it after the call',
   'src/cli/commands/common.ts:publishedWrites': 'which runs of the CLI published a write (keyed by that run\'s io, a WeakMap): what happens after that command, gone with it',
   'src/progress.ts:sink': 'where the CLI reports a long scan\'s progress (installed by the CLI)',
   'src/launch/bundle-loader.cts:loaded': 'the launcher\'s loaded bundles: the program, not the library',
