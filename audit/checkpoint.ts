@@ -51,13 +51,13 @@ export function edgeFits(size: number, hashes: readonly unknown[]): boolean {
 
 /**
  * Extends `edge` over the lines of records.jsonl from `offset` (the line of leaf `edge.size`)
- * until it has `size` leaves, calling `at` with the root at each size in `stops`; null when the
- * file ends first. The edge is copied, never changed.
+ * until it has `size` leaves, calling the function of each size in `stops` with the tree there;
+ * null when the file ends first. The edge is copied, never changed.
  */
-function extendEdge(fd: number, edge: TreeEdge, offset: number, end: number, size: number, stops: ReadonlyMap<number, (root: Buffer) => void>): TreeEdge | null {
+function extendEdge(fd: number, edge: TreeEdge, offset: number, end: number, size: number, stops: ReadonlyMap<number, (tree: TreeEdge) => void>): TreeEdge | null {
   const hashes = [...edge.hashes];
   let n = edge.size;
-  const stop = (at: number) => stops.get(at)?.(rootOf({ size: at, hashes }));
+  const stop = (at: number) => stops.get(at)?.({ size: at, hashes: [...hashes] });
   stop(n);
   if (n === size) return { size: n, hashes };
   const done: ReadEnd = { consumed: 0, trailing: 0, short: false };
@@ -161,24 +161,31 @@ export interface TreeStart {
  * genesis. With `wantEdge`, also walks on to HEAD and returns the edge there, for the next floor
  * (none without a checkpoint).
  */
-export function checkTree(dir: string, head: Head, trust: Trust, fd: number, sink: FindingCollector, from: TreeStart | null, wantEdge: boolean): { warnings: string[]; edge: TreeEdge | null } {
+export function checkTree(dir: string, head: Head, trust: Trust, fd: number, sink: FindingCollector, from: TreeStart | null, wantEdge: boolean, floorSize: number | null = null): { warnings: string[]; edge: TreeEdge | null; floorEdge: TreeEdge | null } {
   const warnings: string[] = [];
   const claim = readClaim(dir, head, trust, sink, warnings);
-  if (sink.failedLayer() !== null) return { warnings, edge: null };
+  if (sink.failedLayer() !== null) return { warnings, edge: null, floorEdge: null };
   // Policy: a ledger without a checkpoint (from before SPEC 13) gets no edge in its floor either:
   // nothing to check, so nothing is hashed; the first audit after a checkpoint appears hashes
   // from genesis once and keeps the edge.
-  if (claim === null) return { warnings, edge: null };
+  if (claim === null) return { warnings, edge: null, floorEdge: null };
   const headSize = head.seq + 1;
   // Policy: a checkpoint below the floor (a joined ledger's that lags) is checked from genesis.
   const start = from !== null && from.edge.size <= claim.size ? from : null;
   let root: Buffer | null = null;
-  const stops = new Map([[claim.size, (r: Buffer) => void (root = r)]]);
-  const edge = extendEdge(fd, start?.edge ?? EMPTY_EDGE, start?.offset ?? 0, head.size, wantEdge ? headSize : claim.size, stops);
+  let floorEdge: TreeEdge | null = null;
+  const stops = new Map<number, (t: TreeEdge) => void>();
+  // Hashed from genesis past a floor that carried no edge: the edge at the floor, for the caller to keep.
+  if (start === null && floorSize !== null && floorSize > 0) stops.set(floorSize, (t) => void (floorEdge = t));
+  const atClaim = (t: TreeEdge) => void (root = rootOf(t));
+  const both = stops.get(claim.size);
+  stops.set(claim.size, both ? (t) => (both(t), atClaim(t)) : atClaim);
+  const target = Math.max(wantEdge ? headSize : claim.size, floorEdge === null && floorSize !== null && start === null ? Math.min(floorSize, headSize) : 0);
+  const edge = extendEdge(fd, start?.edge ?? EMPTY_EDGE, start?.offset ?? 0, head.size, target, stops);
   const got = root as Buffer | null;
   if (got === null || got.toString('base64') !== claim.root) {
     sink.add({ layer: 'linkage', code: 'LINKAGE_CHECKPOINT', seq: null, id: head.tail, expected: `the root of the first ${claim.size} records`, actual: got === null ? 'fewer records' : got.toString('base64'), reason: `the checkpoint's root ${claim.root} is not the root of the records it covers` });
-    return { warnings, edge: null };
+    return { warnings, edge: null, floorEdge: null };
   }
-  return { warnings, edge: edge !== null && edge.size === headSize ? edge : null };
+  return { warnings, edge: edge !== null && edge.size === headSize ? edge : null, floorEdge };
 }

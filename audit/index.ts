@@ -61,6 +61,14 @@ export interface AuditOptions {
   advance?: boolean;
   /** After a pass, give the new HEAD as a floor (`next_floor`) with or without a floor file: the caller keeps it elsewhere (src/store/user-floor.ts). */
   reportFloor?: boolean;
+  /**
+   * The tree's right edge at the floor (base64url hashes) when the floor file carries none (a
+   * floor in SPEC 8's five fields): from the caller's own earlier audit of the same floor
+   * (src/store/user-floor.ts), trusted as the floor is. With `reportFloorTree`, an audit that had
+   * to hash from genesis past such a floor reports the edge there (`floor_tree`) to keep.
+   */
+  floorTree?: string[];
+  reportFloorTree?: boolean;
   /** --max-age in ms; null or absent: HEAD may be any age. */
   maxAgeMs?: number | null;
   /** --skew in ms; default 5 minutes. */
@@ -225,9 +233,10 @@ export function checkRecords(run: AuditRun): SegmentRun | null {
  * SPEC 7) when the floor holds and its edge fits its size; else null, from genesis. Policy: an
  * edge that does not fit is ignored with a warning, never trusted in part.
  */
-function treeStart(floor: TrustFloor | null, placed: FloorPlacement, warnings: string[]): TreeStart | null {
-  if (floor === null || placed.kind !== 'ok' || floor.tree === undefined) return null;
-  const hashes = floor.tree.map((h) => fromBase64url(h, 32));
+function treeStart(floor: TrustFloor | null, placed: FloorPlacement, warnings: string[], kept?: string[]): TreeStart | null {
+  const tree = floor?.tree ?? kept;
+  if (floor === null || placed.kind !== 'ok' || tree === undefined) return null;
+  const hashes = tree.map((h) => fromBase64url(h, 32));
   if (!edgeFits(floor.seq + 1, hashes) || hashes.some((h) => h === null)) {
     warnings.push(`the floor's tree edge does not fit its ${floor.seq + 1} records: the tree was hashed from genesis`);
     return null;
@@ -247,10 +256,14 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
     const placed = placementOf(ctx);
     const wantEdge = (!!opts.advance && !!opts.floorPath) || !!opts.reportFloor;
     let edge: string[] | null = null;
+    let floorTree: string[] | null = null;
     if (sink.failedLayer() === null && head !== null && run.fd !== null) {
-      const tree = checkTree(resolve(opts.dir), head, opts.trust, run.fd, sink, treeStart(ctx.floor, placed, warnings), wantEdge);
+      const start = treeStart(ctx.floor, placed, warnings, opts.floorTree);
+      const floorSize = start === null && placed.kind === 'ok' && ctx.floor !== null ? ctx.floor.seq + 1 : null;
+      const tree = checkTree(resolve(opts.dir), head, opts.trust, run.fd, sink, start, wantEdge, floorSize);
       warnings.push(...tree.warnings);
       edge = tree.edge && tree.edge.hashes.map((h) => toBase64url(h));
+      floorTree = tree.floorEdge && tree.floorEdge.hashes.map((h) => toBase64url(h));
     }
     if (head !== null && ctx.fileSize > head.size) {
       warnings.push(`${ctx.fileSize - head.size} bytes past HEAD's size ${head.size} are unpublished (not part of the ledger); \`ledger recover\` moves them to quarantine/`);
@@ -281,7 +294,8 @@ export function finishAudit(run: AuditRun, checked: number, lastOffset: number):
       keys,
     });
     // reportFloor: the floor a caller may keep elsewhere, beside the report (not part of its form).
-    return opts.reportFloor ? Object.assign(report, { next_floor: advanced }) : report;
+    const withFloor = opts.reportFloor ? Object.assign(report, { next_floor: advanced }) : report;
+    return opts.reportFloorTree && floorTree && failedLayer === null ? Object.assign(withFloor, { floor_tree: floorTree }) : withFloor;
   } finally {
     run.close();
   }

@@ -35,6 +35,8 @@ export interface AuditReport {
   verdict: string;
   /** With the `reportFloor` option only: HEAD as a floor after a pass (not printed). */
   next_floor?: TrustFloor | null;
+  /** With the `reportFloorTree` option only: the tree's edge at a floor that carried none, hashed this run (not printed). */
+  floor_tree?: string[];
 }
 
 export interface ReportInput {

@@ -3,7 +3,7 @@
 // under the writer lock with the consume record appended in the same critical section. The
 // Ledger (src/ledger.ts) calls it with itself as the reader or writer; nothing here imports it.
 import { dirname } from 'node:path';
-import { runAuditSyncInternal } from '../../audit/index.js';
+import { readFloor, runAuditSyncInternal } from '../../audit/index.js';
 import { LedgerError } from '../errors.js';
 import type { Trust } from '../keys/trust.js';
 import type { Draft, Head } from '../record.js';
@@ -14,7 +14,7 @@ import { collectGateInputs } from './gate/inputs.js';
 import { keptManifests } from './evidence/manifest.js';
 import { CausalView } from './view.js';
 import { reportProgress } from '../progress.js';
-import { hasUserFloor, keepUserFloor, userFloorPath } from '../store/user-floor.js';
+import { floorTreePath, hasUserFloor, keepFloorTree, keepUserFloor, readFloorTree, userFloorPath } from '../store/user-floor.js';
 
 // The gate verb loads everything it needs through this one module (one dynamic import).
 export { readTrust } from '../keys/trust-file.js';
@@ -41,6 +41,18 @@ export type GateRun = GateResult & { chain: ChainVerdict & { floor_seq: number |
 /** What the gate reads through: the ledger's paths and its checked HEAD. */
 export type LedgerReader = Pick<LedgerWriter, 'paths' | 'head' | 'workItem'>;
 
+/** Where this user keeps the edge at the floor file `path` names, and the edge kept there (when the file carries none). Never throws: the auditor reads and refuses the floor itself. */
+function namedFloorTree(ledger: LedgerReader, path: string, head: Head, trust: Trust): { path: string; tree: string[] | undefined } | null {
+  try {
+    const floor = readFloor(path);
+    if (floor === null || floor.tree !== undefined || floor.genesis !== head.genesis) return null;
+    const at = floorTreePath(ledger.paths, head.genesis, trust);
+    return { path: at, tree: readFloorTree(at, floor) };
+  } catch {
+    return null;
+  }
+}
+
 /** The chain audit through exactly `head`. */
 function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head, view?: CausalView): GateRun['chain'] & { moved: boolean } {
   // Policy (issue 26): without --floor, this user's own floor (kept after their last passing
@@ -48,7 +60,12 @@ function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head, view?
   // from this user's verified-chain memo; a full audit of 200,000 records takes a minute.
   const own = !o.floorPath && o.userFloor !== false && ledger.paths.cache?.on('floor') ? userFloorPath(ledger.paths, head.genesis, o.trust) : null;
   const floorPath = o.floorPath ?? (own && hasUserFloor(own) ? own : null);
-  const report = runAuditSyncInternal({ dir: ledger.paths.dir, trust: o.trust, trustPath: o.trustPath, floorPath, now: o.now, reportFloor: own !== null, onProgress: (n, total) => reportProgress('auditing the chain', n, total) });
+  // A floor the caller names in SPEC 8's five fields carries no tree edge: this user's kept one
+  // at that very floor, if any (store/user-floor.ts floorTreePath).
+  const named = o.floorPath && ledger.paths.cache?.on('floor') ? namedFloorTree(ledger, o.floorPath, head, o.trust) : null;
+  const report = runAuditSyncInternal({ dir: ledger.paths.dir, trust: o.trust, trustPath: o.trustPath, floorPath, now: o.now, reportFloor: own !== null, floorTree: named?.tree, reportFloorTree: named !== null, onProgress: (n, total) => reportProgress('auditing the chain', n, total) });
+  const kept = report.floor_tree;
+  if (named && kept && report.floor) keepFloorTree(ledger.paths, named.path, report.floor, kept);
   // SPEC 7: the records the decision relies on are checked against the keys this audit folded
   // (from the floor when one held), so the gate stays proportional to what is new.
   view?.useGrants(new Map(report.keys.map((k) => [k.key, k])));

@@ -1,7 +1,7 @@
 // The checkpoint beside HEAD (SPEC 13): every append signs the checkpoint of the tree through its
 // records from the kept right edge (.ledger/tree); the auditor checks its root against the
 // records on its own (audit/checkpoint.ts) and fails linkage (exit 11) when it is not theirs.
-import { readFileSync, rmSync, writeFileSync, symlinkSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, writeFileSync, symlinkSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSecretKeyFile } from '../../src/keys/trust.js';
@@ -215,5 +215,44 @@ describe('when the audit starts from a floor', () => {
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toContain('$.tree[0]');
     expect(projectState(p.dir)).toEqual(before);
+  });
+});
+
+// SPEC 8's floor has five fields and `gate` never rewrites the caller's floor: the edge this user
+// hashed at that floor once is kept (store/user-floor.ts floorTreePath), so the next gates from it
+// hash only what is new.
+describe('when a gate starts from a floor in SPEC 8\'s five fields', () => {
+  it('the first gate keeps the edge at that floor, the next use it; a changed kept edge fails the chain (exit 11\'s finding), never passes', async () => {
+    const p = await project(2);
+    const lines = readFileSync(join(p.ledger, 'records.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const seq = lines.length - 1;
+    const offset = Buffer.byteLength(lines.slice(0, seq).map((l) => l + '\n').join(''));
+    const head = JSON.parse(readFileSync(join(p.ledger, 'HEAD'), 'utf8'));
+    const floorPath = join(p.dir, '..', `${p.dir.split('/').pop()}.five.json`);
+    writeFileSync(floorPath, JSON.stringify({ v: 1, genesis: head.genesis, seq, id: head.tail, offset }));
+    const old = cleanup;
+    cleanup = () => {
+      rmSync(floorPath, { force: true });
+      old?.();
+    };
+    const state = join(p.dir, '..', `${p.dir.split('/').pop()}.state`);
+    const env = { ...p.env, LEDGER_STATE_DIR: state };
+    expect((await runLedger(['note', 'item', '--text', 'after the floor'], { cwd: p.dir, env })).code).toBe(0);
+    const gate = () => runLedger(['gate', 'item', '--floor', floorPath, '--json'], { cwd: p.dir, env });
+    const first = JSON.parse((await gate()).stdout);
+    expect(first.chain.ok, JSON.stringify(first.chain)).toBe(true);
+    const keptFile = readdirSync(join(state, 'floor')).find((f) => f.endsWith('.tree.json'));
+    expect(keptFile).toBeDefined();
+    const kept = JSON.parse(readFileSync(join(state, 'floor', keptFile!), 'utf8'));
+    expect(kept).toMatchObject({ genesis: head.genesis, seq, id: head.tail });
+    expect(kept.tree).toEqual(recordsTree(p.ledger, seq + 1).hashes.map((h) => toBase64url(h)));
+    const second = JSON.parse((await gate()).stdout);
+    expect(second.chain.ok).toBe(true);
+    // The kept edge is what the next gate hashes from: another one gives another root.
+    writeFileSync(join(state, 'floor', keptFile!), JSON.stringify({ ...kept, tree: kept.tree.map((h: string, i: number) => (i === 0 ? toBase64url(leafHash('other')) : h)) }), { mode: 0o600 });
+    const third = JSON.parse((await gate()).stdout);
+    expect(third.chain.ok).toBe(false);
+    expect(third.chain.reason).toContain('linkage');
+    rmSync(state, { recursive: true, force: true });
   });
 });
