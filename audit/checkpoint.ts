@@ -51,32 +51,31 @@ export function edgeFits(size: number, hashes: readonly unknown[]): boolean {
 
 /**
  * Extends `edge` over the lines of records.jsonl from `offset` (the line of leaf `edge.size`)
- * until it has `size` leaves, calling the function of each size in `stops` with the tree there;
- * null when the file ends first. The edge is copied, never changed.
+ * until it has `size` leaves, showing `watch` the edge at every size on the way (its hashes are
+ * the walk's own: copied by a watcher that keeps them); null when the file ends first. The edge
+ * given is copied, never changed.
  */
-function extendEdge(fd: number, edge: TreeEdge, offset: number, end: number, size: number, stops: ReadonlyMap<number, (tree: TreeEdge) => void>): TreeEdge | null {
+function extendEdge(fd: number, edge: TreeEdge, offset: number, end: number, size: number, watch: (n: number, hashes: readonly Buffer[]) => void): TreeEdge | null {
   const hashes = [...edge.hashes];
   let n = edge.size;
-  const stop = (at: number) => stops.get(at)?.({ size: at, hashes: [...hashes] });
-  stop(n);
+  watch(n, hashes);
   if (n === size) return { size: n, hashes };
   const done: ReadEnd = { consumed: 0, trailing: 0, short: false };
   for (const line of readLines(fd, offset, end, n, done)) {
     let h = sha256(LEAF, line.bytes);
     for (let k = n; k % 2 === 1; k = Math.floor(k / 2)) h = sha256(NODE, hashes.pop()!, h);
     hashes.push(h);
-    stop(++n);
+    watch(++n, hashes);
     if (n === size) break;
   }
   return n === size ? { size: n, hashes } : null;
 }
 
-/** The root of the tree whose right edge is `edge` (RFC 6962: folded right to left). */
-function rootOf(edge: TreeEdge): Buffer {
-  const h = edge.hashes;
-  if (h.length === 0) return sha256();
-  let r = h[h.length - 1];
-  for (let i = h.length - 2; i >= 0; i--) r = sha256(NODE, h[i], r);
+/** The root of the tree whose right edge is `hashes` (RFC 6962: folded right to left). */
+function rootOf(hashes: readonly Buffer[]): Buffer {
+  if (hashes.length === 0) return sha256();
+  let r = hashes[hashes.length - 1];
+  for (let i = hashes.length - 2; i >= 0; i--) r = sha256(NODE, hashes[i], r);
   return r;
 }
 
@@ -172,16 +171,14 @@ export function checkTree(dir: string, head: Head, trust: Trust, fd: number, sin
   const headSize = head.seq + 1;
   // Policy: a checkpoint below the floor (a joined ledger's that lags) is checked from genesis.
   const start = from !== null && from.edge.size <= claim.size ? from : null;
+  // Hashed from genesis past a floor that carried no edge: the edge at the floor, for the caller to keep.
+  const keepAt = start === null && floorSize !== null && floorSize > 0 ? floorSize : -1;
   let root: Buffer | null = null;
   let floorEdge: TreeEdge | null = null;
-  const stops = new Map<number, (t: TreeEdge) => void>();
-  // Hashed from genesis past a floor that carried no edge: the edge at the floor, for the caller to keep.
-  if (start === null && floorSize !== null && floorSize > 0) stops.set(floorSize, (t) => void (floorEdge = t));
-  const atClaim = (t: TreeEdge) => void (root = rootOf(t));
-  const both = stops.get(claim.size);
-  stops.set(claim.size, both ? (t) => (both(t), atClaim(t)) : atClaim);
-  const target = Math.max(wantEdge ? headSize : claim.size, floorEdge === null && floorSize !== null && start === null ? Math.min(floorSize, headSize) : 0);
-  const edge = extendEdge(fd, start?.edge ?? EMPTY_EDGE, start?.offset ?? 0, head.size, target, stops);
+  const edge = extendEdge(fd, start?.edge ?? EMPTY_EDGE, start?.offset ?? 0, head.size, Math.max(wantEdge ? headSize : claim.size, keepAt), (n, hashes) => {
+    if (n === claim.size) root = rootOf(hashes);
+    if (n === keepAt) floorEdge = { size: n, hashes: [...hashes] };
+  });
   const got = root as Buffer | null;
   if (got === null || got.toString('base64') !== claim.root) {
     sink.add({ layer: 'linkage', code: 'LINKAGE_CHECKPOINT', seq: null, id: head.tail, expected: `the root of the first ${claim.size} records`, actual: got === null ? 'fewer records' : got.toString('base64'), reason: `the checkpoint's root ${claim.root} is not the root of the records it covers` });

@@ -41,11 +41,15 @@ export function hasUserFloor(path: string): boolean {
 
 /** Keeps `floor` as this user's (durably: a crash leaves the old floor or the new). Never throws: a floor not kept costs time only. */
 export function keepUserFloor(paths: Pick<LedgerPaths, 'stateDir'>, path: string, floor: TrustFloor): void {
+  keep(paths, path, floor); // else the next gate audits from the start
+}
+
+/** Writes `value` as `path` in this user's floor folder (durably, 0600). Never throws: what is not kept costs time only. */
+function keep(paths: Pick<LedgerPaths, 'stateDir'>, path: string, value: object): void {
   try {
-    const dir = ensureStateDir(stateDirOf(paths), SUB);
-    replaceFileDurable(realFileOps, dir, basename(path), Buffer.from(canonicalLine(floor)), 0o600);
+    replaceFileDurable(realFileOps, ensureStateDir(stateDirOf(paths), SUB), basename(path), Buffer.from(canonicalLine(value)), 0o600);
   } catch {
-    /* the next gate audits from the start */
+    /* not kept */
   }
 }
 
@@ -79,10 +83,5 @@ export function readFloorTree(path: string, floor: Pick<TrustFloor, 'genesis' | 
 
 /** Keeps the edge at `floor` (durably). Never throws: an edge not kept costs the next gate time only. */
 export function keepFloorTree(paths: Pick<LedgerPaths, 'stateDir'>, path: string, floor: Pick<TrustFloor, 'genesis' | 'seq' | 'id'>, tree: string[]): void {
-  try {
-    const dir = ensureStateDir(stateDirOf(paths), SUB);
-    replaceFileDurable(realFileOps, dir, basename(path), Buffer.from(canonicalLine({ genesis: floor.genesis, seq: floor.seq, id: floor.id, tree })), 0o600);
-  } catch {
-    /* the next gate hashes from the genesis again */
-  }
+  keep(paths, path, { genesis: floor.genesis, seq: floor.seq, id: floor.id, tree }); // else the next gate hashes from the genesis again
 }

@@ -164,15 +164,6 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
   // an item with a live lease, and only once: the rule compares each item with the one answer.
   const asksGit = event !== 'session-start' && agent !== null && payload.stop_hook_active !== true && currency?.current !== false && ownsLiveItem(read().log, agent, now);
   const worktree = asksGit ? await import('../../agents/hooks/worktree.js') : null;
-  // The work tree's last change by time, asked only for an item whose record carries no content
-  // digest (an older writer, no git): a record with one is compared by content alone.
-  let latest: number | null | undefined;
-  const latestChange = async () => {
-    if (latest !== undefined) return latest;
-    // The views' default folder (handoff/views.ts defaultViewsDir), without loading the views
-    // module and its YAML library: a hook must start fast.
-    return (latest = worktree ? await worktree.latestWorkTreeChange(cwd, { dir: loc.dir, views: dirname(loc.dir) }) : null);
-  };
   // The work tree's content (handoff/code-place.ts), asked once, only for a record that has one to compare.
   let content: string | null | undefined;
   const contentNow = () => {
@@ -181,7 +172,11 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
     if (!worktree) return content;
     return (content = worktree.workTreeContent(cwd, { ledgerDir: realOr(loc.dir), views: [join(realOr(dirname(loc.dir)), 'HANDOFF.md'), join(realOr(dirname(loc.dir)), 'HANDOFF.yml')] }));
   };
-  if (worktree && comparesByTime(read().log, agent!, now, contentNow)) await latestChange();
+  // The work tree's last change by time, asked only when an item is compared by time (its record
+  // carries no content digest, or the content cannot be told now). The views' default folder
+  // (handoff/views.ts defaultViewsDir), without loading the views module and its YAML library: a
+  // hook must start fast.
+  const latest = worktree && comparesByTime(read().log, agent!, now, contentNow) ? await worktree.latestWorkTreeChange(cwd, { dir: loc.dir, views: dirname(loc.dir) }) : null;
   let unrecorded: Unrecorded[] | null = null;
   const facts: HookFacts = {
     agent,
@@ -191,7 +186,7 @@ async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<
     unrecorded: () => {
       if (unrecorded) return unrecorded;
       if (agent === null) return (unrecorded = []);
-      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest == null ? null : latest > since), contentNow));
+      return (unrecorded = unrecordedWork(read().log, agent, now, (since) => (latest === null ? null : latest > since), contentNow));
     },
     ownLive: () => (agent === null ? [] : ownLiveItems(read().log, agent, now)),
     noted: (slug, sinceSeq) => {
