@@ -41,7 +41,7 @@ import { signingMessage, type Sig, type Signer } from '../sign.js';
 import { fsyncDir, mkdirDurable, removeStaleTemps, writeAll } from '../fs/durable.js';
 import { assertStrictRoot } from '../fs/confine.js';
 import { fsError, realFileOps, type FileOps, type FileStat } from '../fs/ops.js';
-import { rememberChain } from './chain-memo.js';
+import { checkedRoot, rememberChain } from './chain-memo.js';
 import { readHead, readHeadWithBytes, signHead, writeHead, type SignedHead } from './head.js';
 import { assertTrustedHead, checkMark, prepareMarks, raiseMark, readAllMarks, readMark, type Mark, type WriterGuard } from './head-guard.js';
 import { acquireLock } from './lock.js';
@@ -81,6 +81,12 @@ export interface StoreOptions {
    * machine to see it): with --offline and no remote, it is refused, never queued (publisher.ts).
    */
   mustPublish?: boolean;
+  /**
+   * The bench's stopwatch (issue 27's target: the append with the tree <= 1.1x the append
+   * without it): each append adds to `treeMs` the time it spent on the tree and checkpoint
+   * (steps 4's check, 6's share and the write after 9), read by `clock` (ms) inside that append.
+   */
+  measure?: { clock: () => number; treeMs: number };
 }
 
 export interface Appended {
@@ -129,6 +135,7 @@ interface Write {
   /** See transact. */
   checkedDrafts: readonly Draft[] | undefined;
   mustPublish: boolean;
+  measure: StoreOptions['measure'];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,7 +161,7 @@ export function transact(
   if (!ops.exists(paths.head)) throw notALedger(paths, ops);
   // Before the lock: a state directory that cannot hold the mark refuses the append up front.
   prepareMarks(guard.stateDir);
-  const write: Write = { ops, paths, guard, now, signer, decide, checkedDrafts, mustPublish: opts.mustPublish === true };
+  const write: Write = { ops, paths, guard, now, signer, decide, checkedDrafts, mustPublish: opts.mustPublish === true, measure: opts.measure };
   // 2. the lock
   const lock = acquireLock(ops, paths.lock, waitMs);
   try {
@@ -188,10 +195,14 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   const current = readHeadWithBytes(ops, paths);
   if (!current) throw notALedger(paths, ops);
   const { head } = current;
-  const tail = buildableTail(ops, paths, w.guard, head, w.signer.publicKey);
+  const { tail, records } = buildableTail(ops, paths, w.guard, head, w.signer.publicKey);
   // The tree and checkpoint are written after HEAD: a link or other non-file planted there is
   // refused now, before anything is written (checkpoint.ts, Policy), never silently skipped.
+  const clock = w.measure?.clock;
+  let treeMs = 0;
+  let t0 = clock?.() ?? 0;
   assertCheckpointWritable(ops, paths);
+  if (clock) treeMs += clock() - t0;
   // 5. the caller's decision on it
   const drafts = w.decide({ paths, head, tail: { id: tail.id, record: tail.record } });
   if (drafts.length === 0) return { records: [], head, recovered: null };
@@ -208,7 +219,9 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   // 6. place and sign
   const placed = placeDrafts(drafts, head, w.now(), w.signer);
   const newHead = closingHead(head, placed, w.now(), w.signer);
-  const checkpoint = nextCheckpoint(ops, paths, head, placed.data, newHead.head, w.signer);
+  t0 = clock?.() ?? 0;
+  const checkpoint = nextCheckpoint(ops, paths, head, placed.data, newHead.head, w.signer, checkedRoot(paths, head, records));
+  if (clock) treeMs += clock() - t0;
   // 7. quarantine
   const recovered = quarantineUnpublished(ops, paths, head);
   // 8. publish (a joined ledger)
@@ -219,10 +232,12 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   }
   // 9. lines, then HEAD
   const st = writeLinesThenHead(ops, paths, { at: head.size, lines: placed.data, headBefore: current.bytes, head: newHead });
+  t0 = clock?.() ?? 0;
   writeCheckpoint(ops, paths, checkpoint);
+  if (clock) w.measure!.treeMs += treeMs + clock() - t0;
   // 10. remember
   const last = placed.appended[placed.appended.length - 1];
-  remember(paths, w.guard, w.signer.publicKey, newHead.head, last.offset, st);
+  remember(paths, w.guard, w.signer.publicKey, newHead.head, last.offset, st, checkpoint.root);
   return { records: placed.appended, head: newHead.head, recovered: recovered.unpublished ? recovered : null };
 }
 
@@ -377,20 +392,21 @@ export function genesisDraft(agent: string, name?: string): Draft {
  * must link and end at its tail (returned); then temp files a killed writer left under this
  * lock go.
  */
-function buildableTail(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, ownKey: string): RecordAt {
+function buildableTail(ops: FileOps, paths: LedgerPaths, guard: WriterGuard, head: Head, ownKey: string): { tail: RecordAt; records: FileStat | null } {
   assertTrustedHead(head, ownKey, guard.trust, (t) => grantsAt(paths, head, t, ops));
   for (const m of marksOf(guard, paths, head, ownKey)) checkMark(ops, paths, head, m);
   // One open of records.jsonl for the chain check and the tail's line (the same file checked).
   const fd = openToRead(ops, paths.records);
   let tail: RecordAt;
+  let records: FileStat | null;
   try {
-    assertPublishedChain(ops, paths, head, fd);
+    records = assertPublishedChain(ops, paths, head, fd);
     tail = assertTailIsLastLine(ops, paths, head, '', fd);
   } finally {
     ops.close(fd);
   }
   removeLeftovers(ops, paths);
-  return tail;
+  return { tail, records };
 }
 
 /**
@@ -687,7 +703,7 @@ function reachedHead(e: unknown, what: WriteName, replaced: true | 'unknown'): L
 // Step 10: remember.
 
 /** After HEAD is durable: the mark and the memo name what this writer just published. */
-function remember(paths: LedgerPaths, guard: WriterGuard, key: string, head: Head, tailOffset: number, st: FileStat | null): void {
-  rememberChain(paths, head.genesis, st, { offset: head.size, seq: head.seq, id: head.tail });
+function remember(paths: LedgerPaths, guard: WriterGuard, key: string, head: Head, tailOffset: number, st: FileStat | null, root?: Uint8Array): void {
+  rememberChain(paths, head.genesis, st, { offset: head.size, seq: head.seq, id: head.tail }, root);
   raiseMark(guard.stateDir, paths, head.genesis, key, { seq: head.seq, tail: head.tail, offset: tailOffset });
 }

@@ -17,6 +17,14 @@
 // changes again; so is one made between a writer's write and its fstat. The clock cannot be set
 // back for ctime without root. A memo that does not parse is ignored (a full check), never
 // believed.
+//
+// A writer also records the RFC 6962 root of the tree through the chain it checked (SPEC 13),
+// which it computed itself from those checked records: the next append by this user on the same
+// file believes `.ledger/tree`'s right edge when it gives that root, instead of verifying the
+// checkpoint's signature (issue 27's target, the append with the tree <= 1.1x the append without
+// it: the verification was about a tenth of an append). Without the root (another writer, no
+// cache) the checkpoint is verified as before.
+import { fromBase64url, toBase64url } from '../canonical.js';
 import { LedgerError } from '../errors.js';
 import type { Head } from '../record.js';
 import type { FileOps, FileStat } from '../fs/ops.js';
@@ -31,6 +39,8 @@ interface Memo extends ChainPoint {
   size: string;
   mtimeNs: string;
   ctimeNs: string;
+  /** The tree's root through `seq` (base64url), when the writer that checked it computed it. */
+  root?: string;
 }
 
 /** The memo's two places (../cache/): this Ledger's memory, and this user's state log `chain/<ledger>.json`. */
@@ -49,7 +59,8 @@ function parseMemo(text: string | null, real: string, genesis: string): Memo | n
   try {
     const m = JSON.parse(text) as Memo;
     const ok = m && m.dir === real && m.genesis === genesis && Number.isSafeInteger(m.offset) && Number.isSafeInteger(m.seq) && typeof m.id === 'string' &&
-      [m.dev, m.ino, m.size, m.mtimeNs, m.ctimeNs].every((x) => typeof x === 'string' && /^\d+$/.test(x));
+      [m.dev, m.ino, m.size, m.mtimeNs, m.ctimeNs].every((x) => typeof x === 'string' && /^\d+$/.test(x)) &&
+      (m.root === undefined || (typeof m.root === 'string' && fromBase64url(m.root, 32) !== null));
     return ok ? m : null;
   } catch {
     return null;
@@ -76,13 +87,17 @@ function trustedPrefix(paths: LedgerPaths, head: Head, st: FileStat): ChainPoint
   return { offset: m.offset, seq: m.seq, id: m.id };
 }
 
-/** Records that the file with identity `st` is a checked chain through `through`. Best effort. */
-export function rememberChain(paths: LedgerPaths, genesis: string, st: FileStat | null, through: ChainPoint): void {
+/**
+ * Records that the file with identity `st` is a checked chain through `through`, and, from a
+ * writer that computed it, the tree's root through it. Best effort.
+ */
+export function rememberChain(paths: LedgerPaths, genesis: string, st: FileStat | null, through: ChainPoint, root?: Uint8Array): void {
   const c = st === null ? null : caches(paths, genesis);
   if (!c || st === null) return;
   const memo: Memo = {
     dir: c.real, genesis, dev: String(st.dev), ino: String(st.ino), size: String(st.size), mtimeNs: String(st.mtimeNs), ctimeNs: String(st.ctimeNs),
     offset: through.offset, seq: through.seq, id: through.id,
+    ...(root ? { root: toBase64url(root) } : {}),
   };
   c.memory.set(memo);
   try {
@@ -106,4 +121,18 @@ export function assertChain(ops: FileOps, fd: number, paths: LedgerPaths, head: 
   const through = { offset: head.size, seq: head.seq, id: head.tail };
   if (st && !(from && from.offset === through.offset)) rememberChain(paths, head.genesis, st, through);
   return st;
+}
+
+/**
+ * The tree's root through `head` that this user's writer recorded for the file with identity
+ * `st` (the one the chain check just vouched for), or null. Only the memo already in this
+ * Ledger's memory is consulted: the chain check that precedes every append put it there.
+ */
+export function checkedRoot(paths: LedgerPaths, head: Head, st: FileStat | null): Uint8Array | null {
+  const c = st === null ? null : caches(paths, head.genesis);
+  if (!c || st === null) return null;
+  const m = c.memory.get();
+  if (!m || m.root === undefined || m.dir !== c.real || m.genesis !== head.genesis || !sameFile(m, st)) return null;
+  if (m.offset !== head.size || m.seq !== head.seq || m.id !== head.tail) return null;
+  return fromBase64url(m.root, 32);
 }

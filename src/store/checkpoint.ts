@@ -9,8 +9,9 @@
 // never a record.
 //
 // Policy (hostile .ledger/): `tree` is believed only when the root it gives at HEAD's size is the
-// root of the checkpoint HEAD's key signed for that size; otherwise it is rebuilt from the
-// records, which the chain check has bound to HEAD. A checkpoint is never written for more than
+// root this user's writer computed through the chain it checked (chain-memo.ts, on the very
+// records file) or else the root of the checkpoint HEAD's key signed for that size; otherwise it
+// is rebuilt from the records, which the chain check has bound to HEAD. A checkpoint is never written for more than
 // HEAD covers: it is signed with the same tree size as the HEAD signed beside it.
 //
 // Policy (where the checkpoint goes in the append, issue 27): it is renamed into place only after
@@ -113,11 +114,11 @@ class StoredHashes {
  * with their newlines): O(log n) stored hashes read from `tree` when it is the one base's signed
  * checkpoint names, else rebuilt from the records (bound to HEAD by the chain check).
  */
-export function extendTree(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer): ExtendedTree {
+export function extendTree(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer, knownRoot: Uint8Array | null = null): ExtendedTree {
   const size = base ? base.seq + 1 : 0;
   const out = new StoredHashes();
   let at = storedHashCount(size);
-  let edge = base ? believedEdge(ops, paths, base, ledgerOrigin(base.genesis)) : new RightEdge();
+  let edge = base ? believedEdge(ops, paths, base, ledgerOrigin(base.genesis), knownRoot) : new RightEdge();
   if (edge === null) {
     edge = foldRecords(ops, paths, base!, size, out.push);
     at = 0;
@@ -131,8 +132,8 @@ export function extendTree(ops: FileOps, paths: LedgerPaths, base: Head | null, 
   return { size: edge.size, root: edge.root(), at, hashes: out.bytes() };
 }
 
-/** The next checkpoint and the stored hashes to append after `at` (in hashes) for it. */
-export interface NextCheckpoint { note: string | null; at: number; hashes: Uint8Array }
+/** The next checkpoint, its root, and the stored hashes to append after `at` (in hashes) for it. */
+export interface NextCheckpoint { note: string | null; root?: Uint8Array; at: number; hashes: Uint8Array }
 
 /**
  * Step 6's share: the checkpoint of the tree after `lines` (the new records, JCS lines with their
@@ -140,28 +141,32 @@ export interface NextCheckpoint { note: string | null; at: number; hashes: Uint8
  * (the key that signs the new HEAD `next`). O(log n) stored hashes read, or a rebuild from the
  * records when the tree file is not the one base's checkpoint signed.
  */
-export function nextCheckpoint(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer, next: Head, signer: Signer): NextCheckpoint {
+export function nextCheckpoint(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer, next: Head, signer: Signer, knownRoot: Uint8Array | null = null): NextCheckpoint {
   const origin = ledgerOrigin(next.genesis);
-  const t = extendTree(ops, paths, base, lines);
+  const t = extendTree(ops, paths, base, lines, knownRoot);
   const note = signNote(formatCheckpoint({ origin, size: t.size, root: t.root }), [logNoteSigner(origin, signer)]);
-  return { note, at: t.at, hashes: t.hashes };
+  return { note, root: t.root, at: t.at, hashes: t.hashes };
 }
 
 /**
- * The right edge at base's size, read from `tree` (O(log n) hashes) when the root it gives is the
- * one base's signed checkpoint names, or null.
+ * The right edge at base's size, read from `tree` (O(log n) hashes) when the root it gives is
+ * `knownRoot` (the one this user's writer computed through base: chain-memo.ts), or else the one
+ * base's signed checkpoint names; or null.
  */
-function believedEdge(ops: FileOps, paths: LedgerPaths, base: Head, origin: string): RightEdge | null {
+function believedEdge(ops: FileOps, paths: LedgerPaths, base: Head, origin: string, knownRoot: Uint8Array | null): RightEdge | null {
   const size = base.seq + 1;
-  let cp;
-  try {
-    const note = parseNote(ops.readFile(join(paths.dir, CHECKPOINT_FILE)));
-    const v = logNoteVerifier(origin, base.sig.key);
-    if (!v || openNote(note, [v]).verified.length === 0) return null;
-    cp = parseCheckpoint(note.text);
-    if (cp.origin !== origin || cp.size !== size) return null;
-  } catch {
-    return null;
+  let root = knownRoot;
+  if (root === null) {
+    try {
+      const note = parseNote(ops.readFile(join(paths.dir, CHECKPOINT_FILE)));
+      const v = logNoteVerifier(origin, base.sig.key);
+      if (!v || openNote(note, [v]).verified.length === 0) return null;
+      const cp = parseCheckpoint(note.text);
+      if (cp.origin !== origin || cp.size !== size) return null;
+      root = cp.root;
+    } catch {
+      return null;
+    }
   }
   let fd: number;
   try {
@@ -174,7 +179,7 @@ function believedEdge(ops: FileOps, paths: LedgerPaths, base: Head, origin: stri
     const whole = st ? st.size === BigInt(storedHashCount(size) * HASH_SIZE) : ops.size(join(paths.dir, TREE_FILE)) === storedHashCount(size) * HASH_SIZE;
     if (!whole) return null;
     const edge = RightEdge.of(size, rightEdge(size, treeReader(ops, fd, Infinity)));
-    return hashEqual(edge.root(), cp.root) ? edge : null;
+    return hashEqual(edge.root(), root) ? edge : null;
   } catch {
     return null; // too short: rebuilt
   } finally {

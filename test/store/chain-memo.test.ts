@@ -14,6 +14,11 @@ import { readHead } from '../../src/store/head.js';
 import { ledgerPaths } from '../../src/store/paths.js';
 import { assertPublishedChain } from '../../src/store/read.js';
 import { signerFor } from '../helpers/gen-ledger.js';
+import { toBase64url } from '../../src/canonical.js';
+import { parseCheckpoint } from '../../src/tlog/checkpoint.js';
+import { leafHash } from '../../src/tlog/hash.js';
+import { parseNote } from '../../src/tlog/note.js';
+import { RightEdge } from '../../src/tlog/tree.js';
 import { scratch } from '../helpers/cli.js';
 
 let s: ReturnType<typeof scratch>;
@@ -140,5 +145,44 @@ describe('when the memo does not name the file as it is', () => {
     } finally {
       rmSync(none, { recursive: true, force: true });
     }
+  });
+});
+
+// SPEC 13, issue 27: the writer records the tree's root through the chain it checked, and the
+// next append by this user on the same file believes `.ledger/tree` by that root instead of
+// verifying the checkpoint's signature; a tree that does not give it is rebuilt from the records.
+describe('the tree\'s root a writer records beside the chain', () => {
+  /** Appends one record in a fresh process's Ledger; returns whether it read `.ledger/checkpoint`. */
+  function appendReadsCheckpoint(i: number, caches = true): boolean {
+    let read = false;
+    const ops: FileOps = { ...realFileOps, readFile: (p) => ((read ||= p.endsWith('/checkpoint')), realFileOps.readFile(p)) };
+    Ledger.open({ dir, key, stateDir: state, ops, cache: caches }).append(intent(i));
+    return read;
+  }
+  const rootOfRecords = () => {
+    const e = new RightEdge();
+    for (const l of readFileSync(join(dir, 'records.jsonl'), 'utf8').split('\n').filter(Boolean)) e.append(leafHash(l));
+    return toBase64url(e.root());
+  };
+  const checkpointRoot = () => toBase64url(parseCheckpoint(parseNote(readFileSync(join(dir, 'checkpoint'))).text).root);
+
+  it('is the root of the records it checked, and the next append reads no checkpoint to believe the tree', () => {
+    expect(appendReadsCheckpoint(4)).toBe(false);
+    const entry = readFileSync(join(state, 'chain', readdirSync(join(state, 'chain'))[0]), 'utf8').trim().split('\n').at(-1)!;
+    expect(JSON.parse(entry.slice(entry.indexOf(' ') + 1)).root).toBe(rootOfRecords()); // state-log.ts: digest, space, JSON
+    expect(checkpointRoot()).toEqual(rootOfRecords());
+  });
+
+  it('without caches, or after another writer changed the file, the signed checkpoint is read instead', () => {
+    expect(appendReadsCheckpoint(4, false)).toBe(true);
+    expect(appendReadsCheckpoint(5)).toBe(true); // the memo names the file as it was before the uncached append
+    expect(appendReadsCheckpoint(6)).toBe(false);
+    expect(checkpointRoot()).toEqual(rootOfRecords());
+  });
+
+  it('a tree file that does not give the recorded root is rebuilt from the records: the signed root is theirs', () => {
+    writeFileSync(join(dir, 'tree'), Buffer.alloc(readFileSync(join(dir, 'tree')).length, 7));
+    expect(appendReadsCheckpoint(4)).toBe(false);
+    expect(checkpointRoot()).toEqual(rootOfRecords());
   });
 });
