@@ -11,20 +11,19 @@
 // Policy (hostile .ledger/): `tree` is believed only when the root it gives at HEAD's size is the
 // root this user's writer computed through the chain it checked (chain-memo.ts, on the very
 // records file) or else the root of the checkpoint HEAD's key signed for that size; otherwise it
-// is rebuilt from the records, which the chain check has bound to HEAD. A checkpoint is never written for more than
-// HEAD covers: it is signed with the same tree size as the HEAD signed beside it.
+// is rebuilt from the records, which the chain check has bound to HEAD. A checkpoint is never
+// written for more than HEAD covers: it is signed with the same tree size as the HEAD beside it.
 //
 // Policy (where the checkpoint goes in the append, issue 27): it is renamed into place only after
-// HEAD's directory fsync, never before and never in the same sync. A rename over a file that
-// exists makes ext4 write the new file's data out then (auto_da_alloc): about 0.85 ms of an append
-// of about 9 ms on the bench's disk, where an unlink then a rename costs 0.2 ms and a write in
-// place 0.07 ms (measured alternately, after the same synced write). Each cheaper way was
-// refused: a write in place can be read torn, and an unlink leaves a moment with no checkpoint,
-// by readers that take no lock (audit, prove, gate under a policy would report a finding or
-// refuse); renaming it before HEAD's directory fsync (one sync for both) saved about half of it,
-// but then only a filesystem that keeps two renames in order keeps a crash from leaving a
-// checkpoint that claims more than HEAD. So the tree's share of an append is this rename, plus
-// O(log n) hashes and one signature.
+// HEAD's directory fsync, never before and never in the same sync: renaming it before HEAD's
+// directory fsync (one sync for both) would leave only a filesystem that keeps two renames in
+// order to keep a crash from leaving a checkpoint that claims more than HEAD. It is replaced by a
+// rename over the old one, never unlinked first nor written in place: readers that take no lock
+// (audit, prove, gate under a policy) must always find a whole checkpoint. Measured on ext4, most
+// of that rename's cost (about 0.1-0.3 ms of a 3 ms append) is freeing the old file's blocks; a
+// hard link that kept the old file through the rename, freed off the append's path, was tried and
+// refused: the append then returned with the old file still named in .ledger/ and a descriptor
+// still open in it (a copy of the folder, or an unmount, made just after, saw them).
 import { join } from 'node:path';
 import { fromBase64url } from '../canonical.js';
 import type { Head } from '../record.js';
