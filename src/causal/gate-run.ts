@@ -3,7 +3,7 @@
 // under the writer lock with the consume record appended in the same critical section. The
 // Ledger (src/ledger.ts) calls it with itself as the reader or writer; nothing here imports it.
 import { dirname } from 'node:path';
-import { readFloor, runAuditSyncInternal } from '../../audit/index.js';
+import { runAuditSyncInternal } from '../../audit/index.js';
 import { LedgerError } from '../errors.js';
 import type { Trust } from '../keys/trust.js';
 import type { Draft, Head } from '../record.js';
@@ -14,7 +14,7 @@ import { collectGateInputs } from './gate/inputs.js';
 import { keptManifests } from './evidence/manifest.js';
 import { CausalView } from './view.js';
 import { reportProgress } from '../progress.js';
-import { floorTreePath, hasUserFloor, keepFloorTree, keepUserFloor, readFloorTree, userFloorPath } from '../store/user-floor.js';
+import { hasUserFloor, keepFloorTree, keepUserFloor, namedFloorTree, userFloorPath } from '../store/user-floor.js';
 
 // The gate verb loads everything it needs through this one module (one dynamic import).
 export { readTrust } from '../keys/trust-file.js';
@@ -41,18 +41,6 @@ export type GateRun = GateResult & { chain: ChainVerdict & { floor_seq: number |
 /** What the gate reads through: the ledger's paths and its checked HEAD. */
 export type LedgerReader = Pick<LedgerWriter, 'paths' | 'head' | 'workItem'>;
 
-/** Where this user keeps the edge at the floor file `path` names, and the edge kept there (when the file carries none). Never throws: the auditor reads and refuses the floor itself. */
-function namedFloorTree(ledger: LedgerReader, path: string, head: Head, trust: Trust): { path: string; tree: string[] | undefined } | null {
-  try {
-    const floor = readFloor(path);
-    if (floor === null || floor.tree !== undefined || floor.genesis !== head.genesis) return null;
-    const at = floorTreePath(ledger.paths, head.genesis, trust);
-    return { path: at, tree: readFloorTree(at, floor) };
-  } catch {
-    return null;
-  }
-}
-
 /** The chain audit through exactly `head`. */
 function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head, view?: CausalView): GateRun['chain'] & { moved: boolean } {
   // Policy (issue 26): without --floor, this user's own floor (kept after their last passing
@@ -62,7 +50,7 @@ function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head, view?
   const floorPath = o.floorPath ?? (own && hasUserFloor(own) ? own : null);
   // A floor the caller names in SPEC 8's five fields carries no tree edge: this user's kept one
   // at that very floor, if any (store/user-floor.ts floorTreePath).
-  const named = o.floorPath && ledger.paths.cache?.on('floor') ? namedFloorTree(ledger, o.floorPath, head, o.trust) : null;
+  const named = o.floorPath && ledger.paths.cache?.on('floor') ? namedFloorTree(ledger.paths, o.floorPath, head.genesis, o.trust) : null;
   const report = runAuditSyncInternal({ dir: ledger.paths.dir, trust: o.trust, trustPath: o.trustPath, floorPath, now: o.now, reportFloor: own !== null, floorTree: named?.tree, reportFloorTree: named !== null, onProgress: (n, total) => reportProgress('auditing the chain', n, total) });
   const kept = report.floor_tree;
   if (named && kept && report.floor) keepFloorTree(ledger.paths, named.path, report.floor, kept);

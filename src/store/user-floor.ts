@@ -14,6 +14,7 @@
 // costs a full audit, never an answer.
 import { lstatSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { readFloor } from '../../audit/floor.js';
 import { canonicalJson, canonicalLine, sha256Hex } from '../canonical.js';
 import { replaceFileDurable } from '../fs/durable.js';
 import { readOwnFileUpTo, realFileOps } from '../fs/ops.js';
@@ -78,6 +79,23 @@ export function readFloorTree(path: string, floor: Pick<TrustFloor, 'genesis' | 
     return v.tree as string[];
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * For an audit from a floor file the caller names in SPEC 8's five fields (it carries no edge):
+ * where this user keeps the edge at that very floor, and the edge kept there, if any. null when
+ * the file carries its own edge, names a ledger other than `genesis` (when given), or cannot be
+ * read: the auditor reads the floor itself, and refuses it. Never throws.
+ */
+export function namedFloorTree(paths: Pick<LedgerPaths, 'dir' | 'stateDir'>, floorFile: string, genesis: string | null, trust: Trust): { path: string; tree: string[] | undefined } | null {
+  try {
+    const floor = readFloor(floorFile);
+    if (floor === null || floor.tree !== undefined || (genesis !== null && floor.genesis !== genesis)) return null;
+    const at = floorTreePath(paths, floor.genesis, trust);
+    return { path: at, tree: readFloorTree(at, floor) };
+  } catch {
+    return null;
   }
 }
 

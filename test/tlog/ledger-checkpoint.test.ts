@@ -256,3 +256,45 @@ describe('when a gate starts from a floor in SPEC 8\'s five fields', () => {
     rmSync(state, { recursive: true, force: true });
   });
 });
+
+// The same for `ledger audit --floor FILE` without --advance, which never rewrites the caller's
+// floor either: without the kept edge every audit from it hashed the whole tree.
+describe('when an audit starts from a floor in SPEC 8\'s five fields', () => {
+  it('the first audit keeps the edge at that floor, the next use it (a changed kept edge is exit 11); the floor file is never written', async () => {
+    const p = await project(2);
+    const lines = readFileSync(join(p.ledger, 'records.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const seq = lines.length - 1;
+    const offset = Buffer.byteLength(lines.slice(0, seq).map((l) => l + '\n').join(''));
+    const head = JSON.parse(readFileSync(join(p.ledger, 'HEAD'), 'utf8'));
+    const floorPath = join(p.dir, '..', `${p.dir.split('/').pop()}.audit-five.json`);
+    const floorText = JSON.stringify({ v: 1, genesis: head.genesis, seq, id: head.tail, offset });
+    writeFileSync(floorPath, floorText);
+    const state = join(p.dir, '..', `${p.dir.split('/').pop()}.audit-state`);
+    const old = cleanup;
+    cleanup = () => {
+      rmSync(floorPath, { force: true });
+      rmSync(state, { recursive: true, force: true });
+      old?.();
+    };
+    const env = { ...p.env, LEDGER_STATE_DIR: state };
+    expect((await runLedger(['note', 'item', '--text', 'after the floor'], { cwd: p.dir, env })).code).toBe(0);
+    const audit = (extra: Record<string, string> = {}) => runLedger(['audit', '--floor', floorPath, '--json'], { cwd: p.dir, env: { ...env, ...extra } });
+    const first = await audit();
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).floor_tree).toBeUndefined(); // the report is as before
+    const keptFile = readdirSync(join(state, 'floor')).find((f) => f.endsWith('.tree.json'));
+    expect(keptFile).toBeDefined();
+    const kept = JSON.parse(readFileSync(join(state, 'floor', keptFile!), 'utf8'));
+    expect(kept).toMatchObject({ genesis: head.genesis, seq, id: head.tail });
+    expect(kept.tree).toEqual(recordsTree(p.ledger, seq + 1).hashes.map((h) => toBase64url(h)));
+    expect((await audit()).code).toBe(0);
+    // The kept edge is what the next audit hashes from: another one gives another root.
+    writeFileSync(join(state, 'floor', keptFile!), JSON.stringify({ ...kept, tree: kept.tree.map((h: string, i: number) => (i === 0 ? toBase64url(leafHash('other')) : h)) }), { mode: 0o600 });
+    const third = await audit();
+    expect(third.code, third.stdout + third.stderr).toBe(11);
+    expect(JSON.parse(third.stdout).failed_layer).toBe('linkage');
+    // Without caches the kept edge is not read: the audit hashes from the genesis and passes.
+    expect((await audit({ LEDGER_NO_CACHE: '1' })).code).toBe(0);
+    expect(readFileSync(floorPath, 'utf8')).toBe(floorText);
+  });
+});
