@@ -27,7 +27,7 @@ import { writerTrust, type TrustRef } from './store/head-guard.js';
 import { trustAdd, trustList, trustRevoke, type ListedKey, type TrustAddRequest, type TrustRevokeRequest } from './causal/authorize.js';
 export type { ListedKey } from './causal/authorize.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
-import { keepUserFloor, userFloorPath } from './store/user-floor.js';
+import { keepFloorTree, keepUserFloor, namedFloorTree, userFloorPath } from './store/user-floor.js';
 import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
 import { LedgerCache, cachesOff, withOff } from './cache/ledger-cache.js';
 import type { KeySecret } from './handoff/secret-scan.js';
@@ -821,15 +821,30 @@ export class Ledger {
  * Audits a ledger (SPEC 8) with the independent auditor (audit/): `threads` 1 on this thread,
  * 'auto' (default) or more over worker threads when there is enough to check. With `advance`,
  * after a pass the floor file is replaced by the new HEAD (only when it moved), durably: the
- * auditor only reads, so the floor is written here.
+ * auditor only reads, so the floor is written here. With `env` (whose state directory and
+ * LEDGER_NO_CACHE apply), a floor file in SPEC 8's five fields gets this user's kept tree edge.
  */
-export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: number | Date }): Promise<AuditReport> {
+export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: number | Date; env?: Env }): Promise<AuditReport> {
   // A floor that --advance would replace must be one it may replace (fs/durable.ts): a symbolic
   // link is refused before anything is read or written, not found out after the audit.
   if (opts.advance && opts.floorPath) assertReplaceable(realFileOps, resolve(opts.floorPath));
-  const report = await runAudit({ ...opts, now: opts.now ?? Date.now() });
+  // With `env` (the CLI's): a floor file in SPEC 8's five fields carries no tree edge, so this
+  // user's kept one at that very floor is used and kept, as the gate does (store/user-floor.ts);
+  // without it every audit from that floor hashes the whole tree for the checkpoint's root.
+  const { env, ...audit } = opts;
+  const state = env && opts.floorPath && floorCacheOn(env) ? { dir: opts.dir, stateDir: stateDirFrom(env) } : null;
+  const named = state ? namedFloorTree(state, opts.floorPath!, null, opts.trust) : null;
+  const full = await runAudit({ ...audit, now: opts.now ?? Date.now(), ...(named ? { floorTree: named.tree, reportFloorTree: true } : {}) });
+  const { floor_tree: edge, ...report } = full;
+  if (named && edge && report.ok && report.floor) keepFloorTree(state!, named.path, report.floor, edge);
   if (report.advanced && opts.floorPath && !(report.floor && canonicalJson(report.floor) === canonicalJson(report.advanced))) keepFloor(opts.floorPath, report.advanced);
-  return report;
+  return named && !opts.reportFloorTree ? report : full;
+}
+
+/** Whether `env` leaves the `floor` cache on (src/cache/README.md). */
+function floorCacheOn(env: Env): boolean {
+  const off = cachesOff(env);
+  return off !== 'all' && !off.has('floor');
 }
 
 /**
@@ -838,8 +853,7 @@ export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: numb
  * `floor` cache off. Never throws: a floor not kept costs the next gate time, never an answer.
  */
 export function keepAuditFloor(dir: string, env: Env, trust: Trust, floor: TrustFloor): void {
-  const off = cachesOff(env);
-  if (off === 'all' || off.has('floor')) return;
+  if (!floorCacheOn(env)) return;
   const paths = { dir, stateDir: stateDirFrom(env) };
   keepUserFloor(paths, userFloorPath(paths, floor.genesis, trust), floor);
 }

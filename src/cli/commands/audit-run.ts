@@ -6,9 +6,6 @@ import { resolve } from 'node:path';
 import { EXIT, LedgerError } from '../../errors.js';
 import { Ledger, auditLedger, formatReportText, readPolicy, readTrust, type AuditReport, type Trust } from '../../index.js';
 import { keepAuditFloor } from '../../ledger.js';
-import { cachesOff } from '../../cache/ledger-cache.js';
-import { stateDirFrom } from '../../store/state-dir.js';
-import { keepFloorTree, namedFloorTree } from '../../store/user-floor.js';
 import { parseDuration } from '../../requests/fields.js';
 import type { Flags } from '../flags.js';
 import type { AUDIT } from './audit.js';
@@ -26,15 +23,11 @@ export async function runAudit(io: CliIO, f: Flags<typeof AUDIT> & Global): Prom
   const trust = readTrust(trustFile);
   // Every core Node reports; a small audit (a floor near HEAD) stays on this thread. With
   // --advance, auditLedger writes the floor after a pass (the auditor itself only reads).
-  // A floor file in SPEC 8's five fields carries no tree edge: this user's kept one at that very
-  // floor, if any, as the gate uses (store/user-floor.ts); without it every audit from that floor
-  // hashes the whole tree for the checkpoint's root.
-  const named = floorPath !== null && floorCacheOn(io.env) ? namedFloorTree({ dir, stateDir: stateDirFrom(io.env) }, floorPath, null, trust) : null;
-  const full = await auditLedger({ dir, trust, trustPath: trustFile, floorPath, advance: f.advance, maxAgeMs, skewMs, now, threads: 'auto', onProgress: (n, total) => reportProgress('audit', n, total), reportFloor: floorPath === null, floorTree: named?.tree, reportFloorTree: named !== null });
+  // `env`: a floor file in SPEC 8's five fields gets this user's kept tree edge at it (ledger.ts).
+  const full = await auditLedger({ dir, trust, trustPath: trustFile, floorPath, advance: f.advance, maxAgeMs, skewMs, now, threads: 'auto', onProgress: (n, total) => reportProgress('audit', n, total), reportFloor: floorPath === null, env: io.env });
   // A full audit that passes is this user's floor for their next gate without --floor
   // (store/user-floor.ts); the report says `advanced` only for the --floor file it replaced.
-  const { next_floor: next, floor_tree: edge, ...report } = full;
-  if (named && edge && full.ok && full.floor) keepFloorTree({ stateDir: stateDirFrom(io.env) }, named.path, full.floor, edge);
+  const { next_floor: next, ...report } = full;
   // Policy: under --policy, a pass becomes the user's floor only when the witnesses stand behind
   // it too: a rewound copy must not become anyone's floor.
   if (f.policy !== undefined && report.exit_code === 0) {
@@ -58,8 +51,3 @@ async function witnessed(io: CliIO, f: Flags<typeof AUDIT> & Global, dir: string
   return code;
 }
 
-/** Whether `env` leaves the `floor` cache on (src/cache/README.md). */
-function floorCacheOn(env: NodeJS.ProcessEnv): boolean {
-  const off = cachesOff(env);
-  return off !== 'all' && !off.has('floor');
-}
