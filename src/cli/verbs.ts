@@ -54,6 +54,12 @@ const EVERY_VERB: Partial<Record<ExitName, string>> = {
   operational: meaningOf(EXIT.operational),
 };
 
+/** A verb's exit codes in order, with what each means for it (the ones every verb has added). */
+function exitList(exits: VerbExits): VerbExit[] {
+  const all: Partial<Record<ExitName, string>> = { ...EVERY_VERB, ...exits };
+  return (Object.keys(all) as ExitName[]).map((k) => ({ code: EXIT[k], meaning: all[k]! })).sort((a, b) => a.code - b.code);
+}
+
 /** What a verb is besides its usage, description and exit codes. */
 export interface VerbSpec<S extends FlagSet> {
   plane: Plane;
@@ -72,12 +78,16 @@ export interface VerbSpec<S extends FlagSet> {
  */
 export function verb<S extends FlagSet>(usage: string, description: string, exits: VerbExits, spec: VerbSpec<S>): VerbDeclaration {
   const name = usage.split(' ', 1)[0];
-  const all: Partial<Record<ExitName, string>> = { ...EVERY_VERB, ...exits };
-  const list = (Object.keys(all) as ExitName[]).map((k) => ({ code: EXIT[k], meaning: all[k]! })).sort((a, b) => a.code - b.code);
-  const read = { ...GLOBAL, ...spec.flags };
+  // Speed: every start declares all 40 verbs (their module tops run) and builds one command; the
+  // exit list (help alone reads it) and the flag table (the action alone) are made on first use.
+  let list: VerbExit[] | undefined;
   return {
-    name, plane: spec.plane, description, exits: list,
+    name, plane: spec.plane, description,
+    get exits() {
+      return (list ??= exitList(exits));
+    },
     declare: (cli, io) => {
+      const read = { ...GLOBAL, ...spec.flags };
       const c = declare(cli.command(usage, description), spec.flags);
       if (spec.lenient) c.allowUnknownOptions();
       for (const e of spec.examples ?? []) c.example(e);

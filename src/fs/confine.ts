@@ -25,7 +25,7 @@
 // (no write) gets steps 1-3 only: agents read a ledger its key owner keeps.
 // Policy: where /proc/self/fd is missing (not Linux), steps 2-4 run on the path itself: the
 // check is then as good as lstat before open, and the strict modes are what keep it so.
-import * as fs from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, openSync, type Stats } from 'node:fs';
 import { LedgerError } from '../errors.js';
 
 // Root folder -> strict. Policy: a folder once registered strict stays strict (a ledger
@@ -65,13 +65,13 @@ function rootOf(path: string): { root: string; strict: boolean; rel: string[] } 
   return null;
 }
 
-const PROC = process.platform === 'linux' && fs.existsSync('/proc/self/fd');
-const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+const PROC = process.platform === 'linux' && existsSync('/proc/self/fd');
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 const euid = () => process.geteuid?.() ?? -1;
 
 /** StrictModes for one path (see step 4); null when it passes. */
-export function strictProblem(st: fs.Stats, path: string): LedgerError | null {
+export function strictProblem(st: Stats, path: string): LedgerError | null {
   const me = euid();
   if (me < 0) return null; // no uids here (Windows): nothing to compare
   if (st.uid !== me && st.uid !== 0) {
@@ -101,9 +101,9 @@ export function linkRefused(path: string): LedgerError {
   return new LedgerError('OP_SYMLINK', `${path} is a symbolic link; no link is followed below the ledger's folders`, { path }, 'replace the link with the file or folder itself');
 }
 
-const lstatOrNull = (p: string): fs.Stats | null => {
+const lstatOrNull = (p: string): Stats | null => {
   try {
-    return fs.lstatSync(p);
+    return lstatSync(p);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return null;
@@ -116,7 +116,7 @@ export interface Confined {
   /** The path to hand the system call. */
   sys: string;
   /** The last component as lstat saw it before the call (null: absent); the caller compares an fstat with it. */
-  seen: fs.Stats | null;
+  seen: Stats | null;
   strict: boolean;
   release(): void;
 }
@@ -137,7 +137,7 @@ export function confine(path: string, write: boolean): Confined {
   try {
     if (PROC) {
       try {
-        fd = fs.openSync(r.root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+        fd = openSync(r.root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         // O_NOFOLLOW | O_DIRECTORY on a link: ELOOP, or ENOTDIR on some kernels: ask lstat which.
@@ -151,7 +151,7 @@ export function confine(path: string, write: boolean): Confined {
       }
       base = `/proc/self/fd/${fd}`;
       if (checkWrites) {
-        const problem = strictProblem(fs.fstatSync(fd), r.root);
+        const problem = strictProblem(fstatSync(fd), r.root);
         if (problem) throw problem;
       }
     } else {
@@ -182,9 +182,9 @@ export function confine(path: string, write: boolean): Confined {
     const seen = lstatOrNull(sys);
     const held = fd;
     fd = null;
-    return { sys, seen, strict: r.strict, release: () => (held === null ? undefined : fs.closeSync(held)) };
+    return { sys, seen, strict: r.strict, release: () => (held === null ? undefined : closeSync(held)) };
   } finally {
-    if (fd !== null) fs.closeSync(fd);
+    if (fd !== null) closeSync(fd);
   }
 }
 
@@ -193,8 +193,8 @@ export function confine(path: string, write: boolean): Confined {
  * there), and, opened to write below a strict root, pass StrictModes and have no second name.
  * Returns the fstat; throws (the caller closes the descriptor) otherwise.
  */
-export function checkOpened(fd: number, c: Confined, path: string, write: boolean): fs.Stats {
-  const st = fs.fstatSync(fd);
+export function checkOpened(fd: number, c: Confined, path: string, write: boolean): Stats {
+  const st = fstatSync(fd);
   if (c.seen !== null && (c.seen.dev !== st.dev || c.seen.ino !== st.ino)) {
     throw new LedgerError('OP_INSECURE_PATH', `${path} was replaced while it was being opened; nothing was read or written`, { path, replaced: true }, 'run the command again; if it happens again, someone is changing the ledger\'s files');
   }

@@ -2,7 +2,7 @@
 // FileOps, so a test can swap in a faulty one that stops at any step, truncates a write at any
 // byte, or fails with ENOSPC/EIO/EACCES (test/reliability). Reads go through it too, so a fault
 // model can also lie about what is on disk after a simulated crash.
-import * as fs from 'node:fs';
+import { closeSync, constants, existsSync, fdatasyncSync, fstatSync, fsyncSync, ftruncateSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, rmdirSync, unlinkSync, writeSync, type BigIntStats, type Stats } from 'node:fs';
 import { LedgerError, ioError } from '../errors.js';
 import { checkOpened, confine, linkRefused, strictProblem, through, type Confined } from './confine.js';
 
@@ -73,9 +73,9 @@ export interface FileOps {
   lstat?(path: string): FileKind | null;
 }
 
-const { O_WRONLY, O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+const { O_WRONLY, O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
 const NEW_FILE = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
-const { O_APPEND } = fs.constants;
+const { O_APPEND } = constants;
 const FLAGS: Record<OpenFlags, number> = {
   r: O_RDONLY | O_NONBLOCK | O_NOFOLLOW,
   'r+': O_RDWR | O_NONBLOCK | O_NOFOLLOW,
@@ -93,7 +93,7 @@ const isLinkErrno = (e: unknown) => ['ELOOP', 'EMLINK', 'EFTYPE'].includes((e as
  * A file replaced between the lstat and the open (another writer renaming a new HEAD into place)
  * is opened again, up to three times; then refused.
  */
-function openConfined(path: string, flags: number, write: boolean, mode?: number): { fd: number; st: fs.Stats | null } {
+function openConfined(path: string, flags: number, write: boolean, mode?: number): { fd: number; st: Stats | null } {
   for (let attempt = 1; ; attempt++) {
     try {
       return openConfinedOnce(path, flags, write, mode);
@@ -103,11 +103,11 @@ function openConfined(path: string, flags: number, write: boolean, mode?: number
   }
 }
 
-function openConfinedOnce(path: string, flags: number, write: boolean, mode?: number): { fd: number; st: fs.Stats | null } {
+function openConfinedOnce(path: string, flags: number, write: boolean, mode?: number): { fd: number; st: Stats | null } {
   return through(path, write, (c: Confined) => {
     let fd: number;
     try {
-      fd = fs.openSync(c.sys, flags, mode);
+      fd = openSync(c.sys, flags, mode);
     } catch (e) {
       if (isLinkErrno(e)) throw linkRefused(path);
       throw e;
@@ -116,7 +116,7 @@ function openConfinedOnce(path: string, flags: number, write: boolean, mode?: nu
     try {
       return { fd, st: checkOpened(fd, c, path, write) };
     } catch (e) {
-      fs.closeSync(fd);
+      closeSync(fd);
       throw e;
     }
   });
@@ -130,7 +130,7 @@ function mkdirConfined(path: string, mode?: number): void {
     try {
       const c = confine(d, true);
       try {
-        there = c.seen !== null || (c.sys === d && fs.existsSync(d));
+        there = c.seen !== null || (c.sys === d && existsSync(d));
         if (c.seen?.isSymbolicLink()) throw linkRefused(d);
       } finally {
         c.release();
@@ -147,19 +147,19 @@ function mkdirConfined(path: string, mode?: number): void {
   }
   for (const d of missing.reverse()) {
     through(d, true, (c) => {
-      if (c.sys === d) fs.mkdirSync(d, { mode, recursive: true });
+      if (c.sys === d) mkdirSync(d, { mode, recursive: true });
       else {
         try {
-          fs.mkdirSync(c.sys, { mode });
+          mkdirSync(c.sys, { mode });
         } catch (e) {
-          if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !fs.lstatSync(c.sys).isDirectory()) throw e;
+          if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || !lstatSync(c.sys).isDirectory()) throw e;
         }
       }
     });
   }
 }
 
-function kindOf(st: fs.Stats | fs.BigIntStats): FileKind {
+function kindOf(st: Stats | BigIntStats): FileKind {
   return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'link' : 'other';
 }
 
@@ -181,25 +181,25 @@ export function openRegularFile(path: string, follow = false): number {
 }
 
 /** openRegularFile, with the size its fstat saw. */
-function openRegularSized(path: string, follow: boolean): { fd: number; size: number; st: fs.Stats } {
+function openRegularSized(path: string, follow: boolean): { fd: number; size: number; st: Stats } {
   let fd: number;
-  let st: fs.Stats | null;
+  let st: Stats | null;
   try {
-    if (follow) ({ fd, st } = { fd: fs.openSync(path, O_RDONLY | O_NONBLOCK), st: null });
+    if (follow) ({ fd, st } = { fd: openSync(path, O_RDONLY | O_NONBLOCK), st: null });
     else ({ fd, st } = openConfined(path, REGULAR, false));
   } catch (e) {
     if (isLinkErrno(e) || (e as LedgerError).code === 'OP_SYMLINK') throw notRegular((e as LedgerError).data?.path as string ?? path, 'link');
     throw e;
   }
   try {
-    st ??= fs.fstatSync(fd);
+    st ??= fstatSync(fd);
   } catch (e) {
-    fs.closeSync(fd);
+    closeSync(fd);
     throw e;
   }
   const kind = kindOf(st);
   if (kind !== 'file') {
-    fs.closeSync(fd);
+    closeSync(fd);
     throw notRegular(path, kind);
   }
   return { fd, size: st.size, st };
@@ -211,11 +211,11 @@ function openRegularSized(path: string, follow: boolean): { fd: number; size: nu
  * writer's mark are read so on every append.
  */
 function readSized(fd: number, size: number): Buffer {
-  if (size === 0) return fs.readFileSync(fd); // a file whose size says nothing (procfs): to EOF
+  if (size === 0) return readFileSync(fd); // a file whose size says nothing (procfs): to EOF
   const buf = Buffer.allocUnsafe(size);
   let n = 0;
   while (n < size) {
-    const r = fs.readSync(fd, buf, n, size - n, n);
+    const r = readSync(fd, buf, n, size - n, n);
     if (r === 0) break;
     n += r;
   }
@@ -233,7 +233,7 @@ export function readRegularFileUpTo(path: string, max: number): Buffer | null {
   try {
     return size > max ? null : readSized(fd, size);
   } finally {
-    fs.closeSync(fd);
+    closeSync(fd);
   }
 }
 
@@ -244,7 +244,7 @@ export function readRegularFileUpTo(path: string, max: number): Buffer | null {
  * (store/head-memo.ts): refused means the work is done for real.
  */
 export function readOwnFileUpTo(path: string, max: number): Buffer | null {
-  let opened: { fd: number; size: number; st: fs.Stats };
+  let opened: { fd: number; size: number; st: Stats };
   try {
     opened = openRegularSized(path, false);
   } catch {
@@ -254,7 +254,7 @@ export function readOwnFileUpTo(path: string, max: number): Buffer | null {
   try {
     return size > max || strictProblem(st, path) !== null ? null : readSized(fd, size);
   } finally {
-    fs.closeSync(fd);
+    closeSync(fd);
   }
 }
 
@@ -264,7 +264,7 @@ export function readRegularFile(path: string): Buffer {
   try {
     return readSized(fd, size);
   } finally {
-    fs.closeSync(fd);
+    closeSync(fd);
   }
 }
 
@@ -276,22 +276,22 @@ export const realFileOps: FileOps = {
     if (flags === 'w') {
       // Truncated only now, once the checks of confine.ts passed.
       try {
-        fs.ftruncateSync(fd, 0);
+        ftruncateSync(fd, 0);
       } catch (e) {
-        fs.closeSync(fd);
+        closeSync(fd);
         throw e;
       }
     }
     return fd;
   },
-  write: (fd, data, position) => fs.writeSync(fd, data, 0, data.length, position),
-  fdatasync: (fd) => fs.fdatasyncSync(fd),
-  fsync: (fd) => fs.fsyncSync(fd),
-  close: (fd) => fs.closeSync(fd),
-  rename: (a, b) => through(a, true, (ca) => through(b, true, (cb) => fs.renameSync(ca.sys, cb.sys))),
-  link: (a, b) => through(a, true, (ca) => through(b, true, (cb) => fs.linkSync(ca.sys, cb.sys))),
-  ftruncate: (fd, n) => fs.ftruncateSync(fd, n),
-  unlink: (p) => through(p, true, (c) => fs.unlinkSync(c.sys)),
+  write: (fd, data, position) => writeSync(fd, data, 0, data.length, position),
+  fdatasync: (fd) => fdatasyncSync(fd),
+  fsync: (fd) => fsyncSync(fd),
+  close: (fd) => closeSync(fd),
+  rename: (a, b) => through(a, true, (ca) => through(b, true, (cb) => renameSync(ca.sys, cb.sys))),
+  link: (a, b) => through(a, true, (ca) => through(b, true, (cb) => linkSync(ca.sys, cb.sys))),
+  ftruncate: (fd, n) => ftruncateSync(fd, n),
+  unlink: (p) => through(p, true, (c) => unlinkSync(c.sys)),
   mkdir: (p, mode) => mkdirConfined(p, mode),
   // Every file the store reads whole (HEAD, the lock, a quarantine file) must be a regular file.
   readFile: (p) => {
@@ -299,36 +299,36 @@ export const realFileOps: FileOps = {
     try {
       return readSized(fd, size);
     } finally {
-      fs.closeSync(fd);
+      closeSync(fd);
     }
   },
-  read: (fd, buf, position) => fs.readSync(fd, buf, 0, buf.length, position),
+  read: (fd, buf, position) => readSync(fd, buf, 0, buf.length, position),
   // A name is what lstat says (a link is not followed; a dangling one exists, and is refused
   // wherever it is used).
   size: (p) => through(p, false, (c) => {
-    const st = fs.lstatSync(c.sys);
+    const st = lstatSync(c.sys);
     if (st.isSymbolicLink()) throw linkRefused(p);
     return st.size;
   }),
   exists: (p) => {
     try {
-      return through(p, false, (c) => (c.sys === p ? fs.existsSync(p) || fs.lstatSync(p, { throwIfNoEntry: false }) !== undefined : c.seen !== null));
+      return through(p, false, (c) => (c.sys === p ? existsSync(p) || lstatSync(p, { throwIfNoEntry: false }) !== undefined : c.seen !== null));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
       throw e;
     }
   },
-  mkdirExclusive: (p) => through(p, true, (c) => fs.mkdirSync(c.sys)),
-  rmdir: (p) => through(p, true, (c) => fs.rmdirSync(c.sys)),
-  mtimeMs: (p) => through(p, false, (c) => fs.lstatSync(c.sys).mtimeMs),
+  mkdirExclusive: (p) => through(p, true, (c) => mkdirSync(c.sys)),
+  rmdir: (p) => through(p, true, (c) => rmdirSync(c.sys)),
+  mtimeMs: (p) => through(p, false, (c) => lstatSync(c.sys).mtimeMs),
   openRegular: (p) => openRegularFile(p),
   fstat: (fd) => {
-    const st = fs.fstatSync(fd, { bigint: true });
+    const st = fstatSync(fd, { bigint: true });
     return { kind: kindOf(st), dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, mode: Number(st.mode) & 0o7777 };
   },
   lstat: (p) => {
     try {
-      return through(p, false, (c) => kindOf(fs.lstatSync(c.sys)));
+      return through(p, false, (c) => kindOf(lstatSync(c.sys)));
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw e;
@@ -338,12 +338,12 @@ export const realFileOps: FileOps = {
 
 /** The names in folder `path`, read through confine.ts (no link followed below a root). */
 export function readdirBelow(path: string): string[] {
-  return through(path, false, (c) => fs.readdirSync(c.sys));
+  return through(path, false, (c) => readdirSync(c.sys));
 }
 
 /** Removes `path` and all below it (rm -r: links are removed, never followed), through confine.ts. */
 export function removeTreeBelow(path: string): void {
-  through(path, true, (c) => fs.rmSync(c.sys, { recursive: true, force: true }));
+  through(path, true, (c) => rmSync(c.sys, { recursive: true, force: true }));
 }
 
 /**

@@ -4,7 +4,8 @@
 //   1. tsc              src/, audit/, test/  ->  dist/  (type-checks everything, emits the library)
 //   2. the MCP listing  dist/src/agents/mcp-listing.js -> mcp-listing.json (dist/src/agents, dist/cli)
 //   3. the CLI bundle   dist/src/cli/main.js ->  dist/cli/bundle.cjs
-//   4. the launcher     src/launch/launcher.cts -> dist/cli/ledger.cjs   (what `bin` names)
+//   4. the launcher     src/launch/launcher.cts -> dist/cli/ledger.cjs   (what `bin` names), and
+//                       the cache writer it loads only to write a cache, dist/cli/cache-writer.cjs
 //   5. the cache primer src/launch/prime-cache.cts -> dist/cli/prime-cache.cjs
 //   6. the audit worker dist/audit/worker.js -> dist/cli/worker.js
 //   7. the code cache   run the primer: dist/cli/bundle.cache, and bundle.<verb>.cache for the
@@ -15,7 +16,7 @@
 // neither `npm test` nor `npm ci` goes on with a dist/ that is half old, half new.
 //
 // Policy, what the package ships (package.json "files"): one CLI, the bundled one behind
-// dist/cli/ledger.cjs (with bundle.cjs, its code caches and its audit worker); the library,
+// dist/cli/ledger.cjs (with bundle.cjs, its code caches, their writer and its audit worker); the library,
 // dist/src without cli/, demo/ and launch/ (nothing in the library imports them); and the auditor,
 // dist/audit (with its own worker.js, for a library caller's threaded audit). Not shipped: the
 // unbundled CLI (dist/src/cli/bin.js, built because tests drive it), the demo (`npm run demo`
@@ -106,12 +107,19 @@ await step('CLI bundle', () =>
 // The launcher and the primer are small CommonJS entry points that load the bundle through
 // bundle-loader.cts; each is bundled with it, so a start opens one file before the bundle. The
 // launcher's #! line is kept, and esbuild marks such an output executable.
+// The cache writer (cache-writer.cts, the durable recipe) is a file of its own beside them, which
+// they require only when they write a cache: Node compiles the launcher at every start, without a
+// cache, and the recipe was most of its source.
+const launchExternal = ['./cache-writer.cjs'];
 await step('launcher', () =>
   // Minified as the bundle is (names kept): Node compiles the launcher itself without a cache.
-  build({ ...forNode, format: 'cjs', entryPoints: [at('src/launch/launcher.cts')], outfile: at('dist/cli/ledger.cjs'), minifyWhitespace: true, minifySyntax: true }),
+  build({ ...forNode, format: 'cjs', entryPoints: [at('src/launch/launcher.cts')], outfile: at('dist/cli/ledger.cjs'), minifyWhitespace: true, minifySyntax: true, external: launchExternal }),
+);
+await step('cache writer', () =>
+  build({ ...forNode, format: 'cjs', entryPoints: [at('src/launch/cache-writer.cts')], outfile: at('dist/cli/cache-writer.cjs'), minifyWhitespace: true, minifySyntax: true }),
 );
 await step('cache primer', () =>
-  build({ ...forNode, format: 'cjs', entryPoints: [at('src/launch/prime-cache.cts')], outfile: at('dist/cli/prime-cache.cjs') }),
+  build({ ...forNode, format: 'cjs', entryPoints: [at('src/launch/prime-cache.cts')], outfile: at('dist/cli/prime-cache.cjs'), external: launchExternal }),
 );
 
 // The bundled CLI's audit threads run this (see step 2's define). ESM, as Node loads a .js file

@@ -146,13 +146,14 @@ export function loadedLibraries(): { name: string; script: vm.Script; cacheAccep
  * a cache's header and length but, in release builds, not its checksum: a cache of the right
  * length whose bytes a power cut zeroed crashes node at every start (SIGSEGV, tried on Node
  * 20.20), where a missing or truncated one only costs time. The recipe is loaded here, at the
- * rare write, not at every start.
+ * rare write, not at every start: it is a file of its own (cache-writer.cts), not part of the
+ * launcher that Node compiles at every start.
  */
 export function writeCache(dir: string, script: vm.Script, name = 'bundle'): boolean {
   try {
-    const { replaceFileDurable } = require('../fs/durable.js') as typeof import('../fs/durable.js');
-    const { realFileOps } = require('../fs/ops.js') as typeof import('../fs/ops.js');
-    replaceFileDurable(realFileOps, dir, `${name}.cache`, script.createCachedData());
+    // Beside the launcher in dist/cli (the build keeps it out of the launcher: cache-writer.cts).
+    const { writeCacheFile } = require('./cache-writer.cjs') as typeof import('./cache-writer.cjs');
+    writeCacheFile(dir, name, script.createCachedData());
     return true;
   } catch {
     return false; // not writable: run without a cache

@@ -34,6 +34,15 @@ const ciBatch = Array.from({ length: CI_PAIRS }, (_, i) => [
 ].join('\n')).join('\n') + '\n';
 const hookInput = (event: string) => JSON.stringify({ hook_event_name: event, stop_hook_active: false });
 
+/**
+ * Speed (issue 26: `gate` with no --floor after an earlier gate by the same user <= 1.5x `node -e
+ * ''`): how many of a verb's first runs are made by the setup child and left out of the verb's
+ * own cache. A user's first gate audits from the genesis, once, and keeps their floor; every
+ * later gate starts from that floor and runs other code, which is what bundle.gate.cache holds
+ * (a smaller cache, deserialised at every start, and nothing of that path compiled at run time).
+ */
+const WARM_UP_RUNS: Partial<Record<string, number>> = { gate: 1 };
+
 /** Every run, in order, on one ledger made by the first. */
 function runsIn(work: string): Run[] {
   const floor = join(work, 'floor.json');
@@ -50,6 +59,9 @@ function runsIn(work: string): Run[] {
     [['show', '1', '--json'], 0],
     [['log', '--limit', '3'], 0],
     [['log', '--limit', '3', '--json'], 0],
+    // The first gate audits from the genesis and keeps this user's floor; the second starts from
+    // it, as every later gate of the field does (see WARM_UP_RUNS).
+    [['gate', 'op_a', '--require-invariant', 'tests'], 0],
     [['gate', 'op_a', '--require-invariant', 'tests'], 0],
     [['audit'], 0],
     [['audit', '--floor', floor, '--advance'], 0],
@@ -144,13 +156,13 @@ async function primeAll(): Promise<void> {
   }
 }
 
-/** bundle.<verb>.cache: a child runs every run before the verb's first; this process, the verb's. */
+/** bundle.<verb>.cache: a child runs every run before the verb's first (past its warm-up runs); this process, the verb's. */
 async function primeVerb(verb: string): Promise<void> {
   const work = workDir();
   if (work === null) return;
   try {
     const runs = runsIn(work);
-    const first = runs.findIndex(([argv]) => argv[0] === verb);
+    const first = runs.findIndex(([argv], i) => argv[0] === verb && runs.slice(0, i).filter(([a]) => a[0] === verb).length === (WARM_UP_RUNS[verb] ?? 0));
     if (first < 0) throw new Error(`no run of \`ledger ${verb}\` to prime its cache with`);
     const setup = spawnSync(process.execPath, [__filename, '--setup', work, String(first)], { stdio: 'inherit' });
     if (setup.status !== 0) throw new Error(`the ledger for \`ledger ${verb}\` was not made (exit ${setup.status ?? setup.signal})`);

@@ -34,6 +34,9 @@ function normal(name: 'cached' | 'uncached', text: string): string {
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
     .replace(/\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ/g, '<time>')
     .replace(/\b\d+(ms|s|m|h|d)\b/g, '<span>')
+    // A table's columns are as wide as their widest cell, a span among them ("9s ago" or "10s
+    // ago"): the padding of every cell and header is as much the clock's as the span itself.
+    .replace(/ {2,}/g, '  ')
     .replace(/"value":"[A-Za-z0-9_-]{86}"/g, '"value":"<sig>"')
     .replace(/"(ms|age_ms)":\d+/g, '"$1":<ms>')
     // The floor cache (store/user-floor.ts) changes how much of the chain a gate audits, and the

@@ -33,7 +33,7 @@ describe('the package', () => {
     const { VERB_CACHES } = createRequire(import.meta.url)(join(ROOT, 'dist/src/launch/bundle-loader.cjs')) as { VERB_CACHES: readonly string[] };
     const verbCaches = [...VERB_CACHES].sort().map((v) => `dist/cli/bundle.${v}.cache`);
     // mcp-listing.json: what `ledger mcp` answers before it loads the SDK (src/agents/mcp-listing.ts).
-    expect(files.filter((f) => f.startsWith('dist/cli/')).sort()).toEqual([...verbCaches, 'dist/cli/bundle.cache', 'dist/cli/bundle.cjs', 'dist/cli/ledger.cjs', 'dist/cli/mcp-listing.json', 'dist/cli/worker.js', 'dist/cli/yaml.cache', 'dist/cli/yaml.cjs'].sort());
+    expect(files.filter((f) => f.startsWith('dist/cli/')).sort()).toEqual([...verbCaches, 'dist/cli/bundle.cache', 'dist/cli/bundle.cjs', 'dist/cli/cache-writer.cjs', 'dist/cli/ledger.cjs', 'dist/cli/mcp-listing.json', 'dist/cli/worker.js', 'dist/cli/yaml.cache', 'dist/cli/yaml.cjs'].sort());
     expect(files.filter((f) => /^dist\/src\/(cli|demo|launch)\//.test(f))).toEqual([]);
     expect(files.some((f) => f.includes('/demo/') || f.includes('prime-cache'))).toBe(false);
   });

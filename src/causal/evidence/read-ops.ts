@@ -3,31 +3,31 @@
 // listed, say), so "changed while digesting" is proven deterministically, not by a race.
 //
 // Every path here is a Buffer, so a name that is not UTF-8 reaches the disk byte for byte.
-import * as fs from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, readlinkSync, type Stats } from 'node:fs';
 import { LedgerError } from '../../errors.js';
 
 export interface EvidenceReadOps {
-  lstat(path: Buffer): fs.Stats;
+  lstat(path: Buffer): Stats;
   /** The names in a directory, raw bytes, in whatever order the file system gives. */
   readdir(path: Buffer): Buffer[];
   readlink(path: Buffer): Buffer;
   /** Opens for reading: O_RDONLY | O_NOFOLLOW | O_NONBLOCK (a FIFO or a device never blocks). */
   openRead(path: Buffer): number;
-  fstat(fd: number): fs.Stats;
+  fstat(fd: number): Stats;
   read(fd: number, buf: Buffer): number;
   close(fd: number): void;
 }
 
-const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = constants;
 
 export const realEvidenceOps: EvidenceReadOps = {
-  lstat: (p) => fs.lstatSync(p),
-  readdir: (p) => fs.readdirSync(p, { encoding: 'buffer' }),
-  readlink: (p) => fs.readlinkSync(p, { encoding: 'buffer' }),
-  openRead: (p) => fs.openSync(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK),
-  fstat: (fd) => fs.fstatSync(fd),
-  read: (fd, buf) => fs.readSync(fd, buf, 0, buf.length, null),
-  close: (fd) => fs.closeSync(fd),
+  lstat: (p) => lstatSync(p),
+  readdir: (p) => readdirSync(p, { encoding: 'buffer' }),
+  readlink: (p) => readlinkSync(p, { encoding: 'buffer' }),
+  openRead: (p) => openSync(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK),
+  fstat: (fd) => fstatSync(fd),
+  read: (fd, buf) => readSync(fd, buf, 0, buf.length, null),
+  close: (fd) => closeSync(fd),
 };
 
 export function badEvidence(message: string, source: string, data: Record<string, unknown> = {}): LedgerError {
@@ -45,7 +45,7 @@ export const errnoOf = (e: unknown): string | null => {
 };
 
 /** What an lstat, fstat or mode says the thing is, in words for a refusal. */
-export function kindOf(st: fs.Stats): string {
+export function kindOf(st: Stats): string {
   if (st.isFile()) return 'a regular file';
   if (st.isDirectory()) return 'a directory';
   if (st.isSymbolicLink()) return 'a symbolic link';
