@@ -221,23 +221,34 @@ describe('when the audit starts from a floor', () => {
 // SPEC 8's floor has five fields and `gate` never rewrites the caller's floor: the edge this user
 // hashed at that floor once is kept (store/user-floor.ts floorTreePath), so the next gates from it
 // hash only what is new.
+/**
+ * A project whose floor file, in SPEC 8's five fields, names its HEAD, with one record appended
+ * after it, and a state directory of its own; both removed with the project.
+ */
+async function fiveFieldFloor() {
+  const p = await project(2);
+  const lines = readFileSync(join(p.ledger, 'records.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const seq = lines.length - 1;
+  const offset = Buffer.byteLength(lines.slice(0, seq).map((l) => l + '\n').join(''));
+  const head = JSON.parse(readFileSync(join(p.ledger, 'HEAD'), 'utf8'));
+  const floorPath = join(p.dir, '..', `${p.dir.split('/').pop()}.five.json`);
+  const floorText = JSON.stringify({ v: 1, genesis: head.genesis, seq, id: head.tail, offset });
+  writeFileSync(floorPath, floorText);
+  const state = join(p.dir, '..', `${p.dir.split('/').pop()}.state`);
+  const old = cleanup;
+  cleanup = () => {
+    rmSync(floorPath, { force: true });
+    rmSync(state, { recursive: true, force: true });
+    old?.();
+  };
+  const env = { ...p.env, LEDGER_STATE_DIR: state };
+  expect((await runLedger(['note', 'item', '--text', 'after the floor'], { cwd: p.dir, env })).code).toBe(0);
+  return { p, seq, head, floorPath, floorText, state, env };
+}
+
 describe('when a gate starts from a floor in SPEC 8\'s five fields', () => {
   it('the first gate keeps the edge at that floor, the next use it; a changed kept edge fails the chain (exit 11\'s finding), never passes', async () => {
-    const p = await project(2);
-    const lines = readFileSync(join(p.ledger, 'records.jsonl'), 'utf8').split('\n').filter(Boolean);
-    const seq = lines.length - 1;
-    const offset = Buffer.byteLength(lines.slice(0, seq).map((l) => l + '\n').join(''));
-    const head = JSON.parse(readFileSync(join(p.ledger, 'HEAD'), 'utf8'));
-    const floorPath = join(p.dir, '..', `${p.dir.split('/').pop()}.five.json`);
-    writeFileSync(floorPath, JSON.stringify({ v: 1, genesis: head.genesis, seq, id: head.tail, offset }));
-    const old = cleanup;
-    cleanup = () => {
-      rmSync(floorPath, { force: true });
-      old?.();
-    };
-    const state = join(p.dir, '..', `${p.dir.split('/').pop()}.state`);
-    const env = { ...p.env, LEDGER_STATE_DIR: state };
-    expect((await runLedger(['note', 'item', '--text', 'after the floor'], { cwd: p.dir, env })).code).toBe(0);
+    const { p, seq, head, floorPath, state, env } = await fiveFieldFloor();
     const gate = () => runLedger(['gate', 'item', '--floor', floorPath, '--json'], { cwd: p.dir, env });
     const first = JSON.parse((await gate()).stdout);
     expect(first.chain.ok, JSON.stringify(first.chain)).toBe(true);
@@ -253,7 +264,6 @@ describe('when a gate starts from a floor in SPEC 8\'s five fields', () => {
     const third = JSON.parse((await gate()).stdout);
     expect(third.chain.ok).toBe(false);
     expect(third.chain.reason).toContain('linkage');
-    rmSync(state, { recursive: true, force: true });
   });
 });
 
@@ -261,23 +271,7 @@ describe('when a gate starts from a floor in SPEC 8\'s five fields', () => {
 // floor either: without the kept edge every audit from it hashed the whole tree.
 describe('when an audit starts from a floor in SPEC 8\'s five fields', () => {
   it('the first audit keeps the edge at that floor, the next use it (a changed kept edge is exit 11); the floor file is never written', async () => {
-    const p = await project(2);
-    const lines = readFileSync(join(p.ledger, 'records.jsonl'), 'utf8').split('\n').filter(Boolean);
-    const seq = lines.length - 1;
-    const offset = Buffer.byteLength(lines.slice(0, seq).map((l) => l + '\n').join(''));
-    const head = JSON.parse(readFileSync(join(p.ledger, 'HEAD'), 'utf8'));
-    const floorPath = join(p.dir, '..', `${p.dir.split('/').pop()}.audit-five.json`);
-    const floorText = JSON.stringify({ v: 1, genesis: head.genesis, seq, id: head.tail, offset });
-    writeFileSync(floorPath, floorText);
-    const state = join(p.dir, '..', `${p.dir.split('/').pop()}.audit-state`);
-    const old = cleanup;
-    cleanup = () => {
-      rmSync(floorPath, { force: true });
-      rmSync(state, { recursive: true, force: true });
-      old?.();
-    };
-    const env = { ...p.env, LEDGER_STATE_DIR: state };
-    expect((await runLedger(['note', 'item', '--text', 'after the floor'], { cwd: p.dir, env })).code).toBe(0);
+    const { p, seq, head, floorPath, floorText, state, env } = await fiveFieldFloor();
     const audit = (extra: Record<string, string> = {}) => runLedger(['audit', '--floor', floorPath, '--json'], { cwd: p.dir, env: { ...env, ...extra } });
     const first = await audit();
     expect(first.code, first.stdout + first.stderr).toBe(0);
