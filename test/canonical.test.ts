@@ -6,7 +6,7 @@ import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import {
-  canonicalAroundSig, canonicalJson, canonicalLine, ed25519SigJson, digestOf, findDuplicateKey, fromBase64url, headDigest, idFromLine, isCanonicalText, parseJsonStrict, recordId, sha256Hex, toBase64url, withoutSig,
+  canonicalAroundSig, canonicalJson, canonicalLine, ed25519SigJson, jcsByStringify, digestOf, findDuplicateKey, fromBase64url, headDigest, idFromLine, isCanonicalText, parseJsonStrict, recordId, sha256Hex, toBase64url, withoutSig,
 } from '../src/canonical.js';
 import { verifyReference } from '../src/ed25519-reference.js';
 import { LedgerError } from '../src/errors.js';
@@ -227,6 +227,87 @@ describe('canonicalAroundSig agrees with canonicalJson on any value', () => {
       }),
       { numRuns: runs(1000, 50_000) },
     );
+  });
+});
+
+describe('the fast path (issue 26): JSON.stringify of a copy sorted in JCS order', () => {
+  // The same kinds of strings and keys as above, with the keys that decide the path: digits
+  // first (integer-like keys are ordered numerically by JS), "__proto__", names around "sig".
+  const unit = fc.oneof(
+    fc.integer({ min: 0x20, max: 0x7e }),
+    fc.constantFrom(0x00, 0x1f, 0x22, 0x5c, 0x7f, 0x2028, 0xfeff),
+    fc.integer({ min: 0xd7fe, max: 0xe001 }),
+    fc.integer({ min: 0, max: 0xffff }),
+  );
+  const str = fc.array(unit, { maxLength: 8 }).map((u) => String.fromCharCode(...u));
+  const key = fc.oneof(fc.constantFrom('a', 'b', 'B', 'ok', 'detail', 'sig', 'si', 'sih', 'ts', 'v', '10', '9', '1x', '-1', '4294967295', '__proto__', 'toJSON', ''), str);
+  const odd = fc.constantFrom<unknown>(
+    undefined, NaN, Infinity, 1.5, 2 ** 53, -0, 10n, Symbol('s'), () => 1, new Date(0), new Map(),
+    { toJSON: () => 1 }, Object.assign([1], { toJSON: () => 'x' }), [1, , 3], Object.create(null),
+  );
+  const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
+    node: fc.oneof(
+      { depthSize: 'small' },
+      fc.constant(null), fc.boolean(), fc.maxSafeInteger(), str, odd,
+      fc.array(tie('node'), { maxLength: 4 }),
+      fc.dictionary(key, tie('node'), { maxKeys: 5 }),
+      fc.dictionary(key, tie('node'), { maxKeys: 3 }).map((o) => Object.assign(Object.create(null), o)),
+    ),
+  })).node;
+  const canonicalizeOf = (v: unknown) => {
+    try {
+      return canonicalize(v) ?? null;
+    } catch {
+      return null;
+    }
+  };
+
+  it('gives exactly canonicalize\'s text whenever it applies, and applies only where canonicalJson accepts the value', () => {
+    fc.assert(
+      fc.property(value, (v) => {
+        const fast = jcsByStringify(v);
+        if (fast === null) return;
+        expect(fast).toBe(canonicalizeOf(v));
+        expect(canonicalJson(v)).toBe(fast);
+      }),
+      { numRuns: runs(2000, 100_000) },
+    );
+  });
+
+  it('gives canonicalize\'s text for records in any member order, and takes the fast path for them', () => {
+    const member = fc.oneof(fc.constant(null), fc.boolean(), fc.maxSafeInteger(), fc.string({ unit: 'grapheme', maxLength: 12 }));
+    const name = fc.stringMatching(/^[A-Za-z._-][A-Za-z0-9._-]{0,10}$/);
+    const record = fc.record({
+      v: fc.constant(1), seq: fc.maxSafeNat(), ts: fc.constant('2026-12-06T00:00:00.000Z'), prev_tail_hash: fc.constant(`sha256:${'a'.repeat(64)}`),
+      kind: fc.constant('handoff'), agent: name, logical_operation_id: name, execution_id: name, outcome: fc.constantFrom('success', 'failure'),
+      evidence: fc.dictionary(name, fc.record({ source: fc.string({ unit: 'grapheme', maxLength: 20 }), digest: fc.constant(`sha256:${'b'.repeat(64)}`) }), { maxKeys: 3 }),
+      invariants: fc.dictionary(name, fc.record({ ok: fc.boolean(), detail: fc.string({ unit: 'grapheme', maxLength: 20 }) }), { maxKeys: 3 }),
+      depends_on: fc.array(fc.dictionary(name, member, { maxKeys: 3 }), { maxLength: 3 }),
+    });
+    // Built in a shuffled member order, as payloads arrive.
+    const shuffled = fc.tuple(record, fc.array(fc.nat(), { minLength: 12, maxLength: 12 })).map(([r, order]) => {
+      const keys = Object.keys(r).map((k, i) => [order[i], k] as const).sort((x, y) => x[0] - y[0]).map(([, k]) => k);
+      return Object.fromEntries(keys.map((k) => [k, (r as Record<string, unknown>)[k]]));
+    });
+    fc.assert(
+      fc.property(shuffled, (r) => {
+        const fast = jcsByStringify(r);
+        expect(fast).not.toBeNull();
+        expect(fast).toBe(canonicalize(r));
+        const { sig: _none, ...unsigned } = r as Record<string, unknown>;
+        expect(canonicalAroundSig(unsigned).unsignedText).toBe(canonicalize(unsigned));
+      }),
+      { numRuns: runs(300, 30_000) },
+    );
+  });
+
+  it('leaves to canonicalize what JSON.stringify orders or encodes otherwise', () => {
+    for (const v of [{ 10: 1, 9: 2 }, JSON.parse('{"__proto__":1}'), { a: '\ud800' }, { '\udc00': 1 }, { a: 1.5 }, { a: { toJSON: () => 1 } }, [1, , 2], { a: undefined }, new Date(0)]) {
+      expect(jcsByStringify(v), String(JSON.stringify(v))).toBeNull();
+    }
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(jcsByStringify(cyclic)).toBeNull();
   });
 });
 

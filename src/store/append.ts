@@ -544,7 +544,10 @@ function placeDrafts(drafts: readonly Draft[], base: Head | null, now: Date, sig
     data = grown;
   };
   const stage = (i: number): Uint8Array => {
-    const unsigned = { ...drafts[i], v: 1, seq: ++seq, prev_tail_hash: id, ts } as Omit<LedgerRecord, 'sig'>;
+    // Speed (issue 26): the envelope's members first, then the draft's. The same object as
+    // `{ ...draft, v, seq, prev_tail_hash, ts }` (a checked draft has none of those members: an
+    // unknown field), which V8 (Node 20) built about 100 times slower, some 15 us a record.
+    const unsigned = { v: 1, seq: ++seq, prev_tail_hash: id, ts, ...drafts[i] } as Omit<LedgerRecord, 'sig'>;
     const placed = splitAroundSig(unsigned);
     const own = digestOf(placed.unsignedText); // SPEC 4: the id is over the record without "sig"
     id = own;
