@@ -64,7 +64,7 @@ export interface Signer {
    * Signs the messages `produce(0..count-1)` returns (produced in order, on this thread), and may
    * sign on a second core while later ones are still being produced. Same bytes as sign().
    */
-  signProduced?(count: number, produce: (i: number) => Uint8Array): Uint8Array[];
+  signProduced?(count: number, produce: (i: number) => Uint8Array, signed?: (i: number, sig: Uint8Array) => void): Uint8Array[];
 }
 
 export function createSigner(seed: Uint8Array): Signer {
@@ -77,7 +77,7 @@ export function createSigner(seed: Uint8Array): Signer {
   return {
     publicKey,
     sign,
-    signProduced: (count, produce) => signProduced(count, produce, Buffer.concat([PKCS8_PREFIX, seed]), sign),
+    signProduced: (count, produce, signed) => signProduced(count, produce, Buffer.concat([PKCS8_PREFIX, seed]), sign, signed),
   };
 }
 

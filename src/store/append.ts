@@ -34,7 +34,7 @@
 import { PROGRESS_EVERY, reportProgress } from '../progress.js';
 import { nodeCrypto } from '../node-crypto.js';
 import { dirname } from 'node:path';
-import { digestOf, ed25519SigParts, splitAroundSig, toBase64url } from '../canonical.js';
+import { ed25519SigParts, textsAroundSig, toBase64url, writeAroundSig } from '../canonical.js';
 import { LedgerError, ioError, RUN_AUDIT } from '../errors.js';
 import { MAX_LINE_BYTES, draftProblems, type Draft, type Head, type LedgerRecord } from '../record.js';
 import { signingMessage, type Sig, type Signer } from '../sign.js';
@@ -49,7 +49,7 @@ import { grantsAt } from './grants.js';
 import { writerTrust } from './head-guard.js';
 import { acceptProblem, applyKeyRecord, authorizeCommand, hasAdmin, keyRecordProblem, pinOf, type Grants } from '../keys/grants.js';
 import type { Trust } from '../keys/trust.js';
-import { CHECKPOINT_FILE, TREE_FILE, assertCheckpointWritable, nextCheckpoint, writeCheckpoint } from './checkpoint.js';
+import { CHECKPOINT_FILE, TREE_FILE, assertCheckpointWritable, growTree, nextCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
 import { assertPublishedChain, assertTailIsLastLine, type RecordAt } from './read.js';
@@ -216,11 +216,22 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
     if (remote && remote.attempt.basis === 'guessed' && e instanceof LedgerError && e.code === 'KEY_NOT_ACCEPTED') return null;
     throw e;
   }
-  // 6. place and sign
-  const placed = placeDrafts(drafts, head, w.now(), w.signer);
+  // 6. place and sign; each line goes into the tree as its signature is made (growTree), and
+  // the measure, when asked for, counts that too
+  t0 = clock?.() ?? 0;
+  const tree = growTree(ops, paths, head, checkedRoot(paths, head, records));
+  if (clock) treeMs += clock() - t0;
+  const addLine = clock
+    ? (line: Uint8Array) => {
+        const t = clock();
+        tree.add(line);
+        treeMs += clock() - t;
+      }
+    : tree.add;
+  const placed = placeDrafts(drafts, head, w.now(), w.signer, addLine);
   const newHead = closingHead(head, placed, w.now(), w.signer);
   t0 = clock?.() ?? 0;
-  const checkpoint = nextCheckpoint(ops, paths, head, placed.data, newHead.head, w.signer, checkedRoot(paths, head, records));
+  const checkpoint = nextCheckpoint(ops, paths, head, tree, newHead.head, w.signer);
   if (clock) treeMs += clock() - t0;
   // 7. quarantine
   const recovered = quarantineUnpublished(ops, paths, head);
@@ -515,14 +526,16 @@ function laterTs(now: Date, prev: string): string {
  * issue 26): so each line is written into the one output buffer as its record is placed, with
  * the 86 bytes of its signature value left to fill, and no text of it is kept. What a record
  * keeps until the end is the record object itself (it gains its `sig`, no copy), its id and
- * where its signature goes.
+ * where its signature goes. `line`, when given, is handed each line (without its newline) in
+ * order once its signature is in place, while later ones may still be signed (the tree: growTree).
  */
-function placeDrafts(drafts: readonly Draft[], base: Head | null, now: Date, signer: Signer): Placed {
+function placeDrafts(drafts: readonly Draft[], base: Head | null, now: Date, signer: Signer, line?: (bytes: Uint8Array) => void): Placed {
   const count = drafts.length;
   const records: LedgerRecord[] = new Array(count);
   const ids: string[] = new Array(count);
-  // Where each line starts in `data`, and where its signature value goes.
+  // Where each line starts and ends (before its newline) in `data`, and where its signature value goes.
   const starts = new Float64Array(count);
+  const ends = new Float64Array(count);
   const sigAt = new Float64Array(count);
   // Every record of one append carries the same time: max(now, the previous record's ts) once
   // is what taking it again for each record (never earlier than the one before) gives too.
@@ -530,9 +543,11 @@ function placeDrafts(drafts: readonly Draft[], base: Head | null, now: Date, sig
   const size = base ? base.size : 0;
   let seq = base ? base.seq : -1;
   let id: string | null = base ? base.tail : null;
-  // The sig member is `"sig":` + head + value + tail, the value 86 base64url characters.
+  // The sig member is `"sig":` + head + value + tail, the value 86 base64url characters, a
+  // placeholder until the signature is made.
   const { head: sigHead, tail: sigTail } = ed25519SigParts(signer.publicKey);
-  const sigOpen = '"sig":' + sigHead;
+  const member = Buffer.from('"sig":' + sigHead + SIG_PLACEHOLDER + sigTail, 'utf8');
+  const valueAt = Buffer.byteLength('"sig":' + sigHead, 'utf8');
   // Sized from the first line (most lines of a batch are alike), grown by doubling past that.
   let data = Buffer.allocUnsafe(0);
   let at = 0;
@@ -548,19 +563,18 @@ function placeDrafts(drafts: readonly Draft[], base: Head | null, now: Date, sig
     // `{ ...draft, v, seq, prev_tail_hash, ts }` (a checked draft has none of those members: an
     // unknown field), which V8 (Node 20) built about 100 times slower, some 15 us a record.
     const unsigned = { v: 1, seq: ++seq, prev_tail_hash: id, ts, ...drafts[i] } as Omit<LedgerRecord, 'sig'>;
-    const placed = splitAroundSig(unsigned);
-    const own = digestOf(placed.unsignedText); // SPEC 4: the id is over the record without "sig"
+    const texts = textsAroundSig(unsigned);
+    room(texts.before.length + texts.after.length + member.length + 2);
+    // SPEC 4: the id is over the record without "sig" (hashed as it is written).
+    const w = writeAroundSig(texts, data, at, member);
+    const own = w.id;
     id = own;
     records[i] = unsigned as LedgerRecord;
     ids[i] = own;
     starts[i] = at;
-    // Two writes: up to the signature value, then a placeholder for it and the rest.
-    const lead = placed.before + sigOpen;
-    const rest = SIG_PLACEHOLDER + sigTail + placed.after + '\n';
-    room(lead.length + rest.length);
-    at += data.write(lead, at);
-    sigAt[i] = at;
-    at += data.write(rest, at);
+    sigAt[i] = w.memberAt + valueAt;
+    at = w.end;
+    ends[i] = at - 1;
     const bytes = at - starts[i];
     if (bytes > MAX_LINE_BYTES) {
       throw new LedgerError('INPUT_SCHEMA', `record ${i + 1} would be ${bytes} bytes; a record line is at most ${MAX_LINE_BYTES} (store large evidence by digest)`);
@@ -568,17 +582,18 @@ function placeDrafts(drafts: readonly Draft[], base: Head | null, now: Date, sig
     if ((i + 1) % PROGRESS_EVERY === 0) reportProgress('signing records', i + 1, count);
     return signingMessage('record', own);
   };
-  const sigs = signer.signProduced
-    ? signer.signProduced(count, stage)
-    : drafts.map((_, i) => signer.sign(stage(i)));
   const appended: Appended[] = new Array(count);
-  for (let i = 0; i < count; i++) {
-    const value = toBase64url(sigs[i]);
+  // Record i's signature into its place, in order; its line is then whole, for `line`.
+  const signed = (i: number, sig: Uint8Array) => {
+    const value = toBase64url(sig);
     // A 64-byte signature is always 86 characters of a JSON-inert alphabet (canonical.ts).
     if (data.write(value, sigAt[i], 'latin1') !== SIG_CHARS || value.length !== SIG_CHARS) throw new Error('a signature value is not 86 characters'); // cannot happen
     (records[i] as { sig: Sig }).sig = { alg: 'ed25519', key: signer.publicKey, value };
     appended[i] = { id: ids[i], seq: records[i].seq, offset: size + starts[i], record: records[i] };
-  }
+    line?.(data.subarray(starts[i], ends[i]));
+  };
+  if (signer.signProduced) signer.signProduced(count, stage, signed);
+  else drafts.map((_, i) => signer.sign(stage(i))).forEach((sig, i) => signed(i, sig));
   return { appended, data: data.subarray(0, at) };
 }
 

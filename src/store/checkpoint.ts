@@ -114,6 +114,28 @@ class StoredHashes {
  * checkpoint names, else rebuilt from the records (bound to HEAD by the chain check).
  */
 export function extendTree(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer, knownRoot: Uint8Array | null = null): ExtendedTree {
+  const tree = growTree(ops, paths, base, knownRoot);
+  for (let start = 0; start < lines.length; ) {
+    const end = lines.indexOf(0x0a, start);
+    if (end < 0) throw new RangeError('record lines end with a newline');
+    tree.add(lines.subarray(start, end));
+    start = end + 1;
+  }
+  return tree.done();
+}
+
+/** A tree being extended: each new record's line (without its newline) added in order, then done. */
+export interface GrowingTree {
+  add(line: Uint8Array): void;
+  done(): ExtendedTree;
+}
+
+/**
+ * extendTree a line at a time, for a writer that has each line complete at a different moment
+ * (a batch: as each signature is made, append.ts placeDrafts). The edge at `base` is read (or the
+ * records folded) now (`knownRoot`: see believedEdge).
+ */
+export function growTree(ops: FileOps, paths: LedgerPaths, base: Head | null, knownRoot: Uint8Array | null = null): GrowingTree {
   const size = base ? base.seq + 1 : 0;
   const out = new StoredHashes();
   let at = storedHashCount(size);
@@ -122,13 +144,11 @@ export function extendTree(ops: FileOps, paths: LedgerPaths, base: Head | null, 
     edge = foldRecords(ops, paths, base!, size, out.push);
     at = 0;
   }
-  for (let start = 0; start < lines.length; ) {
-    const end = lines.indexOf(0x0a, start);
-    if (end < 0) throw new RangeError('record lines end with a newline');
-    edge.append(leafHash(lines.subarray(start, end)), out.push);
-    start = end + 1;
-  }
-  return { size: edge.size, root: edge.root(), at, hashes: out.bytes() };
+  const e = edge;
+  return {
+    add: (line) => e.append(leafHash(line), out.push),
+    done: () => ({ size: e.size, root: e.root(), at, hashes: out.bytes() }),
+  };
 }
 
 /** The next checkpoint, its root, and the stored hashes to append after `at` (in hashes) for it. */
@@ -138,11 +158,13 @@ export interface NextCheckpoint { note: string | null; root?: Uint8Array; at: nu
  * Step 6's share: the checkpoint of the tree after `lines` (the new records, JCS lines with their
  * newlines) are appended to the ledger whose HEAD is `base` (null: genesis), signed by `signer`
  * (the key that signs the new HEAD `next`). O(log n) stored hashes read, or a rebuild from the
- * records when the tree file is not the one base's checkpoint signed.
+ * records when the tree file is not the one base's checkpoint signed. `lines` may instead be the
+ * tree growTree(base) made, with every new line added.
  */
-export function nextCheckpoint(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer, next: Head, signer: Signer, knownRoot: Uint8Array | null = null): NextCheckpoint {
+export function nextCheckpoint(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer | GrowingTree, next: Head, signer: Signer, knownRoot: Uint8Array | null = null): NextCheckpoint {
   const origin = ledgerOrigin(next.genesis);
-  const t = extendTree(ops, paths, base, lines, knownRoot);
+  // A growing tree has had the lines added already, as they were made (and its own knownRoot).
+  const t = Buffer.isBuffer(lines) ? extendTree(ops, paths, base, lines, knownRoot) : lines.done();
   const note = signNote(formatCheckpoint({ origin, size: t.size, root: t.root }), [logNoteSigner(origin, signer)]);
   return { note, root: t.root, at: t.at, hashes: t.hashes };
 }

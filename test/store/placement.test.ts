@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { canonicalAroundSig, canonicalJson, canonicalLine, headDigest } from '../../src/canonical.js';
+import { canonicalAroundSig, canonicalJson, canonicalLine, digestOf, headDigest, textsAroundSig, writeAroundSig } from '../../src/canonical.js';
 import { headProblems } from '../../src/record.js';
 import { createSigner, signingMessage, verifySig } from '../../src/sign.js';
 import { parseHead, signHead } from '../../src/store/head.js';
@@ -52,6 +52,35 @@ describe('canonicalAroundSig', () => {
       ),
       { numRuns: runs(500, 50_000) },
     );
+  });
+
+  it('writeAroundSig writes the same line into a buffer, and the id of the text without sig, at any offset', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ unit: 'binary', maxLength: 6 }).filter((k) => k !== 'sig'), safeJson, { maxKeys: 8 }),
+        fc.record({ alg: fc.constant('ed25519'), key: fc.string(), value: fc.string() }),
+        fc.nat({ max: 40 }),
+        (unsigned, sig, offset) => {
+          fc.pre(acceptable(unsigned) && acceptable(sig));
+          const texts = textsAroundSig(unsigned);
+          const member = Buffer.from('"sig":' + canonicalJson(sig), 'utf8');
+          const buf = Buffer.alloc(offset + (texts.before.length + texts.after.length) * 3 + member.length + 2 + 5, 0x7e);
+          const w = writeAroundSig(texts, buf, offset, member);
+          expect(buf.subarray(offset, w.end).toString('utf8')).toBe(canonicalLine({ ...unsigned, sig }));
+          expect(buf.subarray(w.memberAt, w.memberAt + member.length).equals(member)).toBe(true);
+          expect(w.id).toBe(digestOf(canonicalJson(unsigned)));
+          expect(buf.subarray(0, offset).every((b) => b === 0x7e)).toBe(true);
+        },
+      ),
+      { numRuns: runs(500, 50_000) },
+    );
+    for (const unsigned of [{}, { a: 1 }, { z: 1 }, { a: 'é', z: '日本' }]) {
+      const sig = { alg: 'ed25519', key: 'k', value: 'v' };
+      const member = Buffer.from('"sig":' + canonicalJson(sig));
+      const buf = Buffer.alloc(200);
+      const w = writeAroundSig(textsAroundSig(unsigned), buf, 3, member);
+      expect(buf.subarray(3, w.end).toString('utf8')).toBe(canonicalLine({ ...unsigned, sig }));
+    }
   });
 
   it('handles members that all sort before, or all after, "sig"', () => {
@@ -173,7 +202,7 @@ describe('when a batch is placed straight into its output buffer (issue 26: no t
   it('writes, for a batch signed on two cores, exactly canonicalLine of each signed record, chained, at the offsets it reports', async () => {
     const { readFileSync } = await import('node:fs');
     const { recordId } = await import('../../src/canonical.js');
-    await withLedger((ledger, dir) => {
+    await withLedger(async (ledger, dir) => {
       const drafts = Array.from({ length: PARALLEL_THRESHOLD + 9 }, (_, i) => draftOf(i, NOTES[i % NOTES.length]));
       const res = ledger.append(drafts as never);
       const bytes = readFileSync(join(dir, 'records.jsonl'));
@@ -190,6 +219,21 @@ describe('when a batch is placed straight into its output buffer (issue 26: no t
         expect(bytes.subarray(r.offset, r.offset + Buffer.byteLength(line)).toString('utf8')).toBe(line);
         prevId = r.id;
       });
+      // The tree, hashed line by line as the signatures were made (growTree), is the one the
+      // records give when hashed afresh, and HEAD's checkpoint names its root.
+      const { storedHashesOfRecords, CHECKPOINT_FILE, TREE_FILE } = await import('../../src/store/checkpoint.js');
+      const { ledgerPaths } = await import('../../src/store/paths.js');
+      const { realFileOps } = await import('../../src/fs/ops.js');
+      const { parseCheckpoint } = await import('../../src/tlog/checkpoint.js');
+      const { parseNote } = await import('../../src/tlog/note.js');
+      const { treeHash, arrayReader } = await import('../../src/tlog/tree.js');
+      const head = res.head;
+      const fresh = storedHashesOfRecords(realFileOps, ledgerPaths(dir), head, head.seq + 1);
+      expect(Buffer.from(readFileSync(join(dir, TREE_FILE))).equals(Buffer.from(fresh))).toBe(true);
+      const stored = Array.from({ length: fresh.length / 32 }, (_, k) => fresh.subarray(k * 32, k * 32 + 32));
+      const cp = parseCheckpoint(parseNote(readFileSync(join(dir, CHECKPOINT_FILE))).text);
+      expect(cp.size).toBe(head.seq + 1);
+      expect(Buffer.from(cp.root).equals(Buffer.from(treeHash(head.seq + 1, arrayReader(stored))))).toBe(true);
     });
   });
 
