@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runLedger, scratch } from '../helpers/cli.js';
+import { keep, runLedger, scratch } from '../helpers/cli.js';
 import { ok, project, type Project } from './helpers.js';
 import { excerptWithin } from '../../src/handoff/excerpt.js';
 
@@ -20,35 +20,48 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: GIT_ENV, encoding: 'utf8' });
 }
 
+/**
+ * A repository of four commits with a ledger, an item owned by codex and a failing checkpoint
+ * with evidence; after it the evidence file changes and a file appears. Built once (git and the
+ * checkpoint's test run are most of this file's CPU), put back before each test (`keep`). The
+ * per-user state directory lives in the folder, so each test's writes start from the same marks.
+ */
+const gitProject = keep(async () => {
+  const { dir: root } = scratch();
+  const dir = join(root, 'project');
+  const env = { LEDGER_STATE_DIR: join(root, 'state') };
+  const run = (...args: string[]) => runLedger(args, { cwd: dir, env });
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  git(dir, 'init', '-q', '-b', 'trunk');
+  writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/\nHANDOFF.*\n');
+  for (const [i, subject] of ['one: scaffold', 'two: parser', 'three: tz helper', 'four: failing tz tests'].entries()) {
+    writeFileSync(join(dir, 'src', 'tz.ts'), `export const v = ${i};\n`);
+    writeFileSync(join(dir, 'README'), 'readme\n');
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', subject);
+  }
+  expect((await run('init')).code).toBe(0);
+  const start = await run('start', 'fix-tz', '--agent', 'codex', '--summary', 'fix toLocal() for negative offsets');
+  expect(start.code, start.stderr).toBe(0);
+  const cp = await run('checkpoint', 'fix-tz', '--agent', 'codex', '--done', 'found the off-by-one in toLocal()',
+    '--state', 'parser verified; tz helper still fails 2 tests', '--next', 'fix toLocal() for -05:00',
+    '--verified', 'parser round-trips', '--attempted', 'DST handling', '--blocker', 'tzdata missing in CI',
+    '--evidence', 'tz=src/tz.ts', '--evidence', 'readme=README', '--tests-cmd', 'echo "14 pass"; echo "2 fail"; exit 1');
+  expect(cp.code, cp.stderr).toBe(0);
+  // after the checkpoint: the evidence file changes, and a file appears
+  writeFileSync(join(dir, 'src', 'tz.ts'), 'export const v = 99;\n');
+  writeFileSync(join(dir, 'notes.txt'), 'scratch\n');
+  return { root, dir, env };
+});
+
 describe('in a git repository', () => {
   let dir: string;
-  let cleanup: () => void;
-  const run = (...args: string[]) => runLedger(args, { cwd: dir });
+  let env: Record<string, string>;
+  const run = (...args: string[]) => runLedger(args, { cwd: dir, env });
 
   beforeEach(async () => {
-    ({ dir, cleanup } = scratch());
-    git(dir, 'init', '-q', '-b', 'trunk');
-    mkdirSync(join(dir, 'src'));
-    writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/\nHANDOFF.*\n');
-    for (const [i, subject] of ['one: scaffold', 'two: parser', 'three: tz helper', 'four: failing tz tests'].entries()) {
-      writeFileSync(join(dir, 'src', 'tz.ts'), `export const v = ${i};\n`);
-      writeFileSync(join(dir, 'README'), 'readme\n');
-      git(dir, 'add', '-A');
-      git(dir, 'commit', '-q', '-m', subject);
-    }
-    expect((await run('init')).code).toBe(0);
-    const start = await run('start', 'fix-tz', '--agent', 'codex', '--summary', 'fix toLocal() for negative offsets');
-    expect(start.code, start.stderr).toBe(0);
-    const cp = await run('checkpoint', 'fix-tz', '--agent', 'codex', '--done', 'found the off-by-one in toLocal()',
-      '--state', 'parser verified; tz helper still fails 2 tests', '--next', 'fix toLocal() for -05:00',
-      '--verified', 'parser round-trips', '--attempted', 'DST handling', '--blocker', 'tzdata missing in CI',
-      '--evidence', 'tz=src/tz.ts', '--evidence', 'readme=README', '--tests-cmd', 'echo "14 pass"; echo "2 fail"; exit 1');
-    expect(cp.code, cp.stderr).toBe(0);
-    // after the checkpoint: the evidence file changes, and a file appears
-    writeFileSync(join(dir, 'src', 'tz.ts'), 'export const v = 99;\n');
-    writeFileSync(join(dir, 'notes.txt'), 'scratch\n');
+    ({ dir, env } = await gitProject());
   });
-  afterEach(() => cleanup());
 
   it('shows owner, lease, the latest checkpoint, the trail, changed evidence and git', async () => {
     const r = await run('resume', 'fix-tz');

@@ -2,6 +2,7 @@
 // real `ledger` process (for races, crashes and the exit code a shell sees): the shipped binary,
 // dist/cli/ledger.cjs, which `npm test` builds first (`npm run build`).
 import { spawn, spawnSync } from 'node:child_process';
+import { afterAll } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -78,6 +79,36 @@ export function scratch(prefix = 'ledger-test-'): { dir: string; cleanup: () => 
 export function copyTree(from: string, to: string): void {
   const r = spawnSync('cp', ['-a', from, to], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`cp -a ${from} ${to}: ${r.stderr}`);
+}
+
+/**
+ * A folder built once per test file and put back before each use: the first call runs `build`,
+ * which makes everything under the folder it returns (`root`), and keeps a copy of that folder
+ * (`cp -a`: modes, owners and times as they were); each later call removes whatever the last test
+ * left there and copies the kept one back to the same path, so the absolute paths inside (a
+ * remote's URL, the per-user state directory's marks, keyed by the ledger's real path) stay true.
+ * Every test still gets a folder no other test has touched. Speed: a fixture built by git and
+ * ledger processes costs seconds of CPU, a copy a few milliseconds. Both go when the file ends.
+ */
+export function keep<T extends { root: string }>(build: () => T | Promise<T>): () => Promise<T> {
+  let kept: { made: T; copy: string } | null = null;
+  afterAll(() => {
+    if (!kept) return;
+    rmSync(kept.made.root, { recursive: true, force: true });
+    rmSync(kept.copy, { recursive: true, force: true });
+  });
+  return async () => {
+    if (!kept) {
+      const made = await build();
+      const copy = `${made.root}.kept`;
+      copyTree(made.root, copy);
+      kept = { made, copy };
+      return made;
+    }
+    rmSync(kept.made.root, { recursive: true, force: true });
+    copyTree(kept.copy, kept.made.root);
+    return kept.made;
+  };
 }
 
 /** The bytes of records.jsonl and HEAD (and whether they exist), to prove a command changed nothing. */

@@ -3,12 +3,11 @@
 // key, as a team commits it. Reached by path, or over `git daemon` on 127.0.0.1.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, existsSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, existsSync, readdirSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll } from 'vitest';
-import { BIN, copyTree, runLedger, scratch, withSuiteEnv, type Run } from '../helpers/cli.js';
+import { BIN, keep, runLedger, scratch, withSuiteEnv, type Run } from '../helpers/cli.js';
 import { readSecretKey, writeSecretKey } from '../../src/keys/key-file.js';
 import { trustEntry } from '../../src/keys/trust.js';
 import { readTrust } from '../../src/keys/trust-file.js';
@@ -105,32 +104,8 @@ export function world(names: string[]): World {
   return { root: s.dir, bare, url: bare, machines, trustPath: join(machines[0].dir, 'keys', 'trust.json'), cleanup: s.cleanup };
 }
 
-/**
- * A world built once per file and put back before each use: the first call runs `build` and keeps
- * a copy of the world's folder (`cp -a`: modes, owners and times as they were); each later call
- * removes whatever the last test left there and copies the kept one back to the same path, so
- * the absolute paths the machines recorded (the remote's URL, their state folders) stay true.
- * Speed: a join of two or three machines is seconds of CPU (git processes, signatures), a copy
- * of their folders a few milliseconds. The copy is removed when the file ends.
- */
-export function keptWorld(build: () => Promise<World>): () => Promise<World> {
-  let kept: { world: World; copy: string } | null = null;
-  afterAll(() => {
-    if (kept) rmSync(kept.copy, { recursive: true, force: true });
-  });
-  return async () => {
-    if (!kept) {
-      const world = await build();
-      const copy = `${world.root}.kept`;
-      copyTree(world.root, copy);
-      kept = { world, copy };
-      return world;
-    }
-    rmSync(kept.world.root, { recursive: true, force: true });
-    copyTree(kept.copy, kept.world.root);
-    return kept.world;
-  };
-}
+/** A world built once per file and put back before each use (helpers/cli.ts `keep`). */
+export const keptWorld = (build: () => Promise<World>): (() => Promise<World>) => keep(build);
 
 /** A free port on 127.0.0.1, chosen by the kernel (bound and released). */
 async function freePort(): Promise<number> {

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, scratch, withSuiteEnv } from '../helpers/cli.js';
+import { BIN, keep, scratch, withSuiteEnv } from '../helpers/cli.js';
 
 interface Sh { code: number; stdout: string; stderr: string }
 
@@ -63,7 +63,7 @@ function team() {
     };
     return { dir, env, ledger, must, git };
   };
-  return { clone };
+  return { root: s.dir, clone };
 }
 
 /** The ledger's two files, the views and the trust file, to prove a refusal changed nothing. */
@@ -91,6 +91,17 @@ function auditPasses(...clones: Clone[]): void {
   }
 }
 
+/**
+ * The team and its first machine: m1 joins the empty remote (its key becomes the admin), commits
+ * the trust file and starts an item. Every story begins here: built once per file and put back
+ * before each test (`keep`: the remote, the clone, its HOME and state directory, at the same
+ * paths), so each story still starts from a team no other test has touched.
+ */
+const firstTeam = keep(() => {
+  const t = team();
+  return { root: t.root, t, m1: firstMachine(t) };
+});
+
 /** The first machine: joins the empty remote (its key becomes the admin), commits the trust file. */
 function firstMachine(t: ReturnType<typeof team>): Clone {
   const m1 = t.clone('m1', true);
@@ -105,9 +116,8 @@ function firstMachine(t: ReturnType<typeof team>): Clone {
 }
 
 describe('when the key file is moved away (a lost key)', () => {
-  it('the writer refuses a new, unauthorized key before anything is written, and the restored key writes on', () => {
-    const t = team();
-    const m1 = firstMachine(t);
+  it('the writer refuses a new, unauthorized key before anything is written, and the restored key writes on', async () => {
+    const { t, m1 } = await firstTeam();
     const other = t.clone('reader');
     other.must(['init', '--remote', 'origin', '--agent', 'codex']);
     renameSync(join(m1.dir, 'keys', 'harness.key'), join(m1.dir, 'harness.key.moved'));
@@ -139,9 +149,8 @@ describe('when the key file is moved away (a lost key)', () => {
 });
 
 describe("when a teammate clones the project (the committed trust file, no .ledger/)", () => {
-  it('no hint suggests a new ledger, init refuses a second genesis, and the join prints the line an admin runs', () => {
-    const t = team();
-    const m1 = firstMachine(t);
+  it('no hint suggests a new ledger, init refuses a second genesis, and the join prints the line an admin runs', async () => {
+    const { t, m1 } = await firstTeam();
     const m2 = t.clone('m2');
     const trustBefore = readFileSync(join(m2.dir, 'keys', 'trust.json'));
 
@@ -166,9 +175,8 @@ describe("when a teammate clones the project (the committed trust file, no .ledg
 });
 
 describe('when a second machine joins and is later retired', () => {
-  it('its writes wait for the admin\'s record (no trust-file commit, no pull), the first machine keeps writing, and trust revoke retires it', () => {
-    const t = team();
-    const m1 = firstMachine(t);
+  it('its writes wait for the admin\'s record (no trust-file commit, no pull), the first machine keeps writing, and trust revoke retires it', async () => {
+    const { t, m1 } = await firstTeam();
     const m2 = t.clone('m2');
     const joined = m2.must(['init', '--remote', 'origin', '--agent', 'codex']);
     const line = /^\s*ledger (trust add \S+ --name (\S+) --agents codex --reason "new machine")$/m.exec(joined)!;
@@ -214,9 +222,8 @@ describe('when a second machine joins and is later retired', () => {
 });
 
 describe('when a clone makes a second ledger on purpose (--new-ledger)', () => {
-  it('doctor does not call the project healthy', () => {
-    const t = team();
-    const m1 = firstMachine(t);
+  it('doctor does not call the project healthy', async () => {
+    const { t, m1 } = await firstTeam();
     const m3 = t.clone('m3');
     m3.must(['init', '--new-ledger']);
     const doc = m3.ledger(['doctor', '--json']);
