@@ -172,7 +172,7 @@ describe('when the environment points git elsewhere (GIT_DIR, GIT_WORK_TREE, GIT
     gitIn(extra.dir, 'clone', '-q', p.dir, decoy); // main is the same commit there, and clean
     p.write('src/app.js', 'export const v = 666;\n');
     const env = { PATH: process.env.PATH ?? '', LEDGER_AGENT: 'alice', GIT_DIR: join(decoy, '.git'), GIT_WORK_TREE: decoy, GIT_INDEX_FILE: join(decoy, '.git/index'), GIT_CONFIG_PARAMETERS: "'core.fsmonitor'='true'" };
-    const r = spawnSync(process.execPath, [BIN, 'gate', 'build', '--json'], { cwd: p.dir, env, encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [BIN, 'gate', 'build', '--json'], { cwd: p.dir, env, encoding: 'utf8', timeout: 120_000 }); // a hang guard only
     expect(r.status, r.stderr).toBe(20);
     expect(JSON.parse(r.stdout).evidence[0].reason).toContain('uncommitted changes: src/app.js');
   });

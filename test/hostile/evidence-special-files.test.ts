@@ -25,7 +25,7 @@ beforeAll(() => {
 
 /** The real `ledger` binary in the project; a process that never returns fails, it does not hang the suite. */
 function ledger(args: string[]) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: p.dir, env: { PATH: process.env.PATH ?? '', LEDGER_AGENT: 'alice' }, encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: p.dir, env: { PATH: process.env.PATH ?? '', LEDGER_AGENT: 'alice' }, encoding: 'utf8', timeout: 120_000, killSignal: 'SIGKILL' }); // a hang guard only
   expect(r.signal, `ledger ${args.join(' ')} did not return`).toBeNull();
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -29,14 +29,14 @@ const ledger = (args: string[], cwd = p.dir) => runLedger(args, { cwd });
 const ok = (r: Run) => expect(r.code, r.stderr).toBe(0);
 const oneLine = (r: Run) => expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
 
-/** The real binary, killed after a minute if it hangs (a hang then shows as a signal, not a code). */
+/** The real binary, killed after two minutes if it hangs (a hang then shows as a signal, not a code). */
 function binary(args: string[], cwd = p.dir, stdin = ''): Run & { signal: NodeJS.Signals | null } {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', LEDGER_STATE_DIR: process.env.LEDGER_STATE_DIR ?? '' },
     input: stdin,
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: 120_000,
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
 }

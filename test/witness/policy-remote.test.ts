@@ -129,11 +129,12 @@ describe('when an agent writes through the MCP server in a joined ledger under a
     try {
       const r = await call(s, 'start', { slug: 'item', summary: 'through MCP' });
       expect(r.isError, r.text).toBe(false);
-      // The collection runs after the answer, in the server: wait for what it publishes (a hang
-      // guard only; no result depends on how long it takes).
+      // The collection runs after the answer, in the server: wait for what it publishes, however
+      // long a loaded machine takes (the suite's test timeout is the hang guard; no result
+      // depends on how long it takes).
       const seq = (JSON.parse(readFileSync(join(ann.dir, '.ledger', 'HEAD'), 'utf8')) as { seq: number }).seq;
       let note = '';
-      for (let i = 0; i < 600 && !/^— witness\.test\/w1 /m.test(note); i++) {
+      while (!/^— witness\.test\/w1 /m.test(note)) {
         await new Promise((res) => setTimeout(res, 100));
         const got = spawnSync('git', ['--git-dir', w.bare, 'cat-file', 'blob', `${REF}:checkpoint`], { encoding: 'utf8' });
         note = got.status === 0 ? got.stdout : '';
@@ -145,5 +146,5 @@ describe('when an agent writes through the MCP server in a joined ledger under a
     } finally {
       await s.close();
     }
-  }, 120_000);
+  });
 });
