@@ -2,10 +2,10 @@
 // for the issue-14 scenarios (takeover, release, note, status), and the snapshot that proves a
 // refused command changed nothing: records.jsonl, HEAD and both views, byte for byte.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { runLedger, scratch, snapshot, type Run } from '../helpers/cli.js';
+import { copyTree, runLedger, scratch, snapshot, type Run } from '../helpers/cli.js';
 import type { Project } from './helpers.js';
 
 const GIT_ENV = {
@@ -22,18 +22,43 @@ export function git(cwd: string, ...args: string[]): string {
 /** A git repository with two commits (src/tz.ts and its failing test), then `ledger init`. */
 export async function gitProject(): Promise<Project & { commit: (file: string, text: string, subject: string) => void }> {
   const { dir, cleanup } = scratch('ledger-own-');
-  git(dir, 'init', '-q', '-b', 'main');
-  writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/*.key\n');
   const commit = (file: string, text: string, subject: string) => {
     writeFileSync(join(dir, file), text);
     git(dir, 'add', '-A');
     git(dir, 'commit', '-q', '-m', subject);
   };
-  commit('tz.js', 'export const toLocal = (t) => t;\n', 'tz: toLocal, naive');
-  commit('tz.test.sh', 'echo "14 pass"; echo "2 fail: toLocal(-05:00)"; exit 1\n', 'tz: the failing test');
-  const init = await runLedger(['init', '--name', 'tz'], { cwd: dir });
-  if (init.code !== 0) throw new Error(`init failed: ${init.stderr}`);
+  TEMPLATE ??= await template();
+  copyTree(`${TEMPLATE}/.`, dir);
   return { dir, ledger: join(dir, '.ledger'), cleanup, run: (...args: string[]) => runLedger(args, { cwd: dir }), commit };
+}
+
+/**
+ * Speed: the project as gitProject() makes it, built once per worker process and copied (`cp -a`)
+ * into each new scratch folder: five git processes and an init become one `cp`. Nothing in the
+ * repository or the ledger names the folder it is in (the per-user state directory does, keyed by
+ * the ledger's path, so a copy starts with no marks there, as a ledger new to this user does), and
+ * every test still gets a project no other test has touched. Removed when the worker exits.
+ */
+let TEMPLATE: string | undefined;
+async function template(): Promise<string> {
+  const base = scratch('ledger-own-template-');
+  process.once('exit', base.cleanup);
+  const dir = join(base.dir, 'project');
+  mkdirSync(dir);
+  git(dir, 'init', '-q', '-b', 'main');
+  writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/*.key\n');
+  for (const [file, text, subject] of [
+    ['tz.js', 'export const toLocal = (t) => t;\n', 'tz: toLocal, naive'],
+    ['tz.test.sh', 'echo "14 pass"; echo "2 fail: toLocal(-05:00)"; exit 1\n', 'tz: the failing test'],
+  ]) {
+    writeFileSync(join(dir, file), text);
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', subject);
+  }
+  // A state directory of its own, so the test's has no marks of the template's path.
+  const init = await runLedger(['init', '--name', 'tz'], { cwd: dir, env: { LEDGER_STATE_DIR: join(base.dir, 'state') } });
+  if (init.code !== 0) throw new Error(`init failed: ${init.stderr}`);
+  return dir;
 }
 
 /** records.jsonl, HEAD, HANDOFF.md and HANDOFF.yml as they are (null when absent). */
