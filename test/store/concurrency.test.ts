@@ -88,7 +88,9 @@ describe('when the lock holder died', () => {
   it('takes the lock over and appends without manual cleanup', () => {
     const deadPid = 2 ** 22 + 12345; // above pid_max's default range: never a live process
     writeFileSync(join(project.ledger, 'lock'), JSON.stringify({ pid: deadPid, host: hostname(), nonce: 'dead', since: new Date().toISOString() }));
-    const r = spawnLedgerSync(['append', 'handoff', '--op', 'o', '--exec', 'e', '--outcome', 'success', '--wait', '2s'], { cwd: project.dir, env: { LEDGER_AGENT: 'a' } });
+    // --wait as a hang guard only: a dead holder is taken over at the first look, however long a
+    // loaded machine takes to get there (a lock never freed would hold this run to the timeout).
+    const r = spawnLedgerSync(['append', 'handoff', '--op', 'o', '--exec', 'e', '--outcome', 'success', '--wait', '10m'], { cwd: project.dir, env: { LEDGER_AGENT: 'a' } });
     expect(r.code, r.stderr).toBe(0);
     expect(chainIds(project.ledger)).toHaveLength(2);
   });
