@@ -63,8 +63,12 @@ function exitList(exits: VerbExits): VerbExit[] {
 /** What a verb is besides its usage, description and exit codes. */
 export interface VerbSpec<S extends FlagSet> {
   plane: Plane;
-  /** Its flags, in the order its help lists them (the global --dir and --json come with every verb). */
-  flags: S;
+  /**
+   * Its flags, in the order its help lists them (the global --dir and --json come with every verb).
+   * Made on first use: a verb's table (spread from the shared ones, a hidden class per key in the
+   * interpreter) is built only when that verb is declared, not for every verb at every start.
+   */
+  flags: () => S;
   examples?: readonly string[];
   /** Lets unknown flags through, and answers flags given wrongly with this instead of a refusal (the hook: no argv may make it fail). */
   lenient?: { onBadFlags: () => number };
@@ -79,7 +83,7 @@ export interface VerbSpec<S extends FlagSet> {
 export function verb<S extends FlagSet>(usage: string, description: string, exits: VerbExits, spec: VerbSpec<S>): VerbDeclaration {
   const name = usage.split(' ', 1)[0];
   // Speed: every start declares all 40 verbs (their module tops run) and builds one command; the
-  // exit list (help alone reads it) and the flag table (the action alone) are made on first use.
+  // exit list (help alone reads it) and the flag tables (the declared verb alone) are made on first use.
   let list: VerbExit[] | undefined;
   return {
     name, plane: spec.plane, description,
@@ -87,8 +91,9 @@ export function verb<S extends FlagSet>(usage: string, description: string, exit
       return (list ??= exitList(exits));
     },
     declare: (cli, io) => {
-      const read = { ...GLOBAL, ...spec.flags };
-      const c = declare(cli.command(usage, description), spec.flags);
+      const set = spec.flags();
+      const read = { ...GLOBAL, ...set };
+      const c = declare(cli.command(usage, description), set);
       if (spec.lenient) c.allowUnknownOptions();
       for (const e of spec.examples ?? []) c.example(e);
       c.action((...a: unknown[]) => {

@@ -114,7 +114,7 @@ async function readPayload(io: CliIO): Promise<Payload | null> {
   }
 }
 
-export async function runHook(io: CliIO, agentKind: string, event: string, f: Flags<typeof HOOK> & Global): Promise<number> {
+export async function runHook(io: CliIO, agentKind: string, event: string, f: Flags<ReturnType<typeof HOOK>> & Global): Promise<number> {
   try {
     await answerHook(io, agentKind, event, f);
   } catch {
@@ -123,7 +123,7 @@ export async function runHook(io: CliIO, agentKind: string, event: string, f: Fl
   return EXIT.ok;
 }
 
-async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<typeof HOOK> & Global): Promise<void> {
+async function answerHook(io: CliIO, agentKind: string, event: string, f: Flags<ReturnType<typeof HOOK>> & Global): Promise<void> {
   const [claude, codex] = await Promise.all([import('../../agents/hooks/claude.js'), import('../../agents/hooks/codex.js')]);
   if (agentKind === 'claude' ? !claude.isClaudeEvent(event) : agentKind === 'codex' ? !codex.isCodexEvent(event) : true) return;
   const handed = io.env.LEDGER_HOOK_PAYLOAD;
@@ -236,7 +236,7 @@ function isDir(p: string): boolean {
   }
 }
 
-export async function runSetup(io: CliIO, kind: string, f: Flags<typeof SETUP> & Global): Promise<number> {
+export async function runSetup(io: CliIO, kind: string, f: Flags<ReturnType<typeof SETUP>> & Global): Promise<number> {
   if (kind !== 'claude' && kind !== 'codex') throw new LedgerError('USAGE', `setup takes claude or codex, got "${kind}"`);
   const agent = checkAgent(f.agent ?? kind);
   const { check, remove } = f;

@@ -9,15 +9,15 @@ import { WRITER } from './common.js';
 
 const impl = () => import('./agents-run.js');
 
-export const HOOK = {
+export const HOOK = () => ({
   agent: one('<name>', 'Who the session writes as (default: $LEDGER_AGENT)'),
   key: one('<file>', 'Secret key file for the session-end note (default: $LEDGER_KEY, else keys/harness.key)'),
-};
-export const SETUP = {
+});
+export const SETUP = () => ({
   agent: one('<name>', 'The agent name the server and hooks write as (default: claude or codex)'),
   check: bool('Write nothing; exit 31 when a file is missing or not as setup would write it'),
   remove: bool('Take out only what setup wrote, keeping the rest of each file'),
-};
+});
 
 export const AGENTS_VERBS = [
   verb('setup <agent>', 'Install the MCP server, hooks and instructions for claude (.mcp.json, .claude/settings.json, CLAUDE.md) or codex (.codex/config.toml, .codex/hooks.json, AGENTS.md)', {

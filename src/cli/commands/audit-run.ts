@@ -11,7 +11,7 @@ import type { Flags } from '../flags.js';
 import type { AUDIT } from './audit.js';
 import { ledgerDir, trustPath, type CliIO, type Global } from './common.js';
 
-export async function runAudit(io: CliIO, f: Flags<typeof AUDIT> & Global): Promise<number> {
+export async function runAudit(io: CliIO, f: Flags<ReturnType<typeof AUDIT>> & Global): Promise<number> {
   const dir = ledgerDir(io, f);
   const trustFile = trustPath(io, f);
   const floorPath = f.floor === undefined ? null : resolve(io.cwd, f.floor);
@@ -42,7 +42,7 @@ export async function runAudit(io: CliIO, f: Flags<typeof AUDIT> & Global): Prom
 }
 
 /** SPEC 13, after a pass: the policy's quorum of witnesses must stand behind HEAD's checkpoint. */
-async function witnessed(io: CliIO, f: Flags<typeof AUDIT> & Global, dir: string, report: AuditReport, trust: Trust, now: number, maxAgeMs: number | null): Promise<number> {
+async function witnessed(io: CliIO, f: Flags<ReturnType<typeof AUDIT>> & Global, dir: string, report: AuditReport, trust: Trust, now: number, maxAgeMs: number | null): Promise<number> {
   const policy = readPolicy(resolve(io.cwd, f.policy!), f.policy);
   const v = await Ledger.open({ dir, env: io.env }).witnessed(policy, { trust, nowMs: now, maxAgeMs, timeoutMs: 5000 });
   const code = v.ok ? EXIT.ok : v.failed === 'linkage' ? EXIT.linkage : v.failed === 'signature' ? EXIT.signature : EXIT.freshness;

@@ -6,14 +6,14 @@ import { TRUST } from './common.js';
 
 const impl = () => import('./audit-run.js');
 
-export const AUDIT = {
+export const AUDIT = () => ({
   floor: one('<file>', 'Trust floor: check only the records after it (a missing file means a full audit)'),
   advance: bool('After a pass, move the floor to the new HEAD (needs --floor)'),
   maxAge: one('<dur>', 'Fail when HEAD is older than this (90s, 45m, 24h, 7d)'),
   skew: one('<dur>', 'Allowed clock skew for timestamps in the future (default: 5m)'),
   policy: one('<file>', 'A C2SP tlog-policy: after a pass, require its quorum of witnesses to stand behind HEAD\'s checkpoint (confirmed online, else cosigned within --max-age); a rolled-back ledger fails freshness (14)'),
-  ...TRUST,
-};
+  ...TRUST(),
+});
 
 export const AUDIT_VERBS = [
   verb('audit', 'Verify the ledger: schema, linkage, signature, key-pin, freshness (exit 0 pass, 10-14 the failing layer)', {

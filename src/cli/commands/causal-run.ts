@@ -10,7 +10,7 @@ import { agentOf, emit, ledgerDir, trustPath, type CliIO, type Global } from './
 import type { CONSUME_FAILED, GATE, REVOKE } from './causal.js';
 import { NETWORK_BUDGET_MS, assertWitnessed, currentRead, witnessRule, writerOptions } from './remote-opts.js';
 
-export async function runGate(io: CliIO, op: string | undefined, f: Flags<typeof GATE> & Global): Promise<number> {
+export async function runGate(io: CliIO, op: string | undefined, f: Flags<ReturnType<typeof GATE>> & Global): Promise<number> {
   // Everything the command line says is checked before anything is read or written; a seq, HEAD
   // or prefix given to --handoff names one record when the gate runs, a full id as typed.
   const req = checkGate({
@@ -56,7 +56,7 @@ export async function runGate(io: CliIO, op: string | undefined, f: Flags<typeof
   return r.ok ? EXIT.ok : EXIT.hold;
 }
 
-export async function runRevoke(io: CliIO, target: string | undefined, f: Flags<typeof REVOKE> & Global): Promise<number> {
+export async function runRevoke(io: CliIO, target: string | undefined, f: Flags<ReturnType<typeof REVOKE>> & Global): Promise<number> {
   const req = checkRevoke({ target: target as string, reason: f.reason as string, agent: agentOf(io, f) as string });
   const res = Ledger.open(writerOptions(io, f)).revoke(req);
   const r = res.records[0];
@@ -66,7 +66,7 @@ export async function runRevoke(io: CliIO, target: string | undefined, f: Flags<
   return 0;
 }
 
-export async function runConsumeFailed(io: CliIO, target: string | undefined, f: Flags<typeof CONSUME_FAILED> & Global): Promise<number> {
+export async function runConsumeFailed(io: CliIO, target: string | undefined, f: Flags<ReturnType<typeof CONSUME_FAILED>> & Global): Promise<number> {
   // Every flag is checked before anything is read (SPEC 10: a bad flag changes nothing).
   const req = checkConsumeFailed({ target: target as string, consumer: f.consumer as string, reason: f.reason as string, ...(agentOf(io, f) !== undefined ? { agent: agentOf(io, f) } : {}) });
   const r = Ledger.open(writerOptions(io, f, false)).consumeFailed(req);

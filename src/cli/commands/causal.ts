@@ -8,10 +8,10 @@ import { TRUST, WITNESS_POLICY, WRITER } from './common.js';
 
 const impl = () => import('./causal-run.js');
 
-export const GATE = {
-  ...TRUST,
-  ...WRITER,
-  ...WITNESS_POLICY,
+export const GATE = () => ({
+  ...TRUST(),
+  ...WRITER(),
+  ...WITNESS_POLICY(),
   accept: many('<outcomes>', 'Outcomes to accept, comma-separated (default: success; repeatable)'),
   requireInvariant: many('<name>', 'An invariant the handoff must carry, ok (repeatable)'),
   maxAge: one('<dur>', 'Hold when the handoff is older than this (90s, 45m, 24h, 7d)'),
@@ -19,13 +19,13 @@ export const GATE = {
   consumeAs: one('<consumer>', 'If the gate passes, record under the writer lock that this consumer acted on the handoff (once)'),
   handoff: one('<record-id>', 'Hold unless this is still the latest handoff of the operation (not superseded); a seq, id or id prefix'),
   allowOpaqueEvidence: bool('Count bare sha256: evidence as current (it cannot be recomputed)'),
-};
-export const REVOKE = { ...WRITER, reason: one('<text>', 'Why (1-4096 chars)') };
-export const CONSUME_FAILED = {
-  ...WRITER,
+});
+export const REVOKE = () => ({ ...WRITER(), reason: one('<text>', 'Why (1-4096 chars)') });
+export const CONSUME_FAILED = () => ({
+  ...WRITER(),
   consumer: one('<consumer>', 'The consumer that consumed it (as given to gate --consume-as)'),
   reason: one('<text>', 'What failed (1-4096 chars)'),
-};
+});
 
 export const CAUSAL_VERBS = [
   verb('gate <op>', 'May a consumer act on this operation now? Exit 0 to proceed, 20 to hold', {
@@ -53,7 +53,7 @@ export const CAUSAL_VERBS = [
 
   verb('pending', 'Executions with an intent or start and no terminal outcome since (what a crash leaves behind), and ambiguous or timed-out outcomes nothing resolved', { ok: 'printed (also when nothing is pending)' }, {
     plane: 'plumbing',
-    flags: { op: one('<id>', 'Only this logical operation') },
+    flags: () => ({ op: one('<id>', 'Only this logical operation') }),
     examples: ['ledger pending --json'],
     run: async (io, _args, f) => (await impl()).runPending(io, f),
   }),

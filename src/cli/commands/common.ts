@@ -74,7 +74,7 @@ export const GLOBAL = {
 };
 export type Global = Flags<typeof GLOBAL>;
 // A writer takes --trust too (SPEC 5: it builds only on a HEAD whose key is pinned or its own).
-export const TRUST = { trust: one('<file>', 'Trust file of pinned keys (default: $LEDGER_TRUST, else keys/trust.json in the project root)') };
+export const TRUST = () => ({ trust: one('<file>', 'Trust file of pinned keys (default: $LEDGER_TRUST, else keys/trust.json in the project root)') });
 /**
  * SPEC 13, a consumer's witness policy. Policy: a C2SP tlog-policy FILE (not a trust-file section:
  * the format existing witness tooling reads), given by --policy, else `tlog-policy` beside the
@@ -82,18 +82,18 @@ export const TRUST = { trust: one('<file>', 'Trust file of pinned keys (default:
  * "no policy". Under one, the verbs that take a remote state (init --remote, sync, gate, and the
  * writers before they build on it) accept it only when the quorum stands behind its checkpoint.
  */
-export const WITNESS_POLICY = {
+export const WITNESS_POLICY = () => ({
   policy: one('<file>', 'A C2SP tlog-policy (default: tlog-policy beside the trust file, if there is one): take a remote state only when its quorum of witnesses stands behind it (a rewound ref: exit 14)'),
   witnessAge: one('<dur>', 'With a policy: how old a cosignature may be when its witness cannot be asked (default 24h)'),
-};
-export const WRITER = {
+});
+export const WRITER = () => ({
   key: one('<file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key in the project root)'),
   agent: one('<name>', 'Who is writing (default: $LEDGER_AGENT)'),
   wait: one('<dur>', 'How long to wait for the writer lock (default: 10s)'),
   offline: bool('In a ledger joined to a remote: when it cannot be reached, queue the write (not published until `ledger sync`)'),
-  ...TRUST,
-};
-export type Writer = Flags<typeof WRITER> & Global;
+  ...TRUST(),
+});
+export type Writer = Flags<ReturnType<typeof WRITER>> & Global;
 
 /**
  * Where this command's ledger is (SPEC 3): --dir, else $LEDGER_DIR, else found as git finds its

@@ -8,7 +8,7 @@ import { agentOf, emit, keyPath, ledgerDir, trustPath, type CliIO, type Global }
 import type { DOCTOR } from './doctor.js';
 
 /** The checks, then one line per check (or the report as JSON) and the exit code. */
-export async function runDoctorCommand(io: CliIO, f: Flags<typeof DOCTOR> & Global): Promise<number> {
+export async function runDoctorCommand(io: CliIO, f: Flags<ReturnType<typeof DOCTOR>> & Global): Promise<number> {
   const dir = ledgerDir(io, f);
   const agent = agentOf(io, f);
   const report = await Ledger.doctor({

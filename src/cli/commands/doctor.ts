@@ -9,12 +9,12 @@ import { TRUST } from './common.js';
 
 const impl = () => import('./doctor-run.js');
 
-export const DOCTOR = {
-  ...TRUST,
+export const DOCTOR = () => ({
+  ...TRUST(),
   key: one('<file>', 'Secret key file (default: $LEDGER_KEY, else keys/harness.key)'),
   agent: one('<name>', 'The agent that will write (default: $LEDGER_AGENT)'),
   views: one('<dir>', 'Where HANDOFF.md and HANDOFF.yml live (default: the folder that holds the ledger directory)'),
-};
+});
 
 export const DOCTOR_VERBS = [
   verb('doctor', 'Check the key, trust file, pins, HEAD, unpublished bytes, git and views; say what to fix', {

@@ -25,7 +25,7 @@ export function warn(io: CliIO, warnings: string[]): void {
 /** --views as typed, from the working directory (unset: the ledger's default, beside it). */
 const viewsOf = (io: CliIO, f: { views?: string }) => (f.views === undefined ? {} : { views: resolve(io.cwd, f.views) });
 
-export async function runStart(io: CliIO, slug: string | undefined, f: F<typeof START>): Promise<number> {
+export async function runStart(io: CliIO, slug: string | undefined, f: F<ReturnType<typeof START>>): Promise<number> {
   const req = checkStart({
     slug: slug as string, agent: agentOf(io, f) as string, summary: f.summary as string,
     ...(f.lease !== undefined ? { lease: f.lease } : {}),
@@ -56,7 +56,7 @@ export async function runStart(io: CliIO, slug: string | undefined, f: F<typeof 
  * The fields a checkpoint and a finish read alike, as their request takes them. A flag that is
  * unset where the request needs it is left unset: the request's check says it is required.
  */
-function milestoneOf(io: CliIO, slug: string | undefined, f: F<typeof MILESTONE>) {
+function milestoneOf(io: CliIO, slug: string | undefined, f: F<ReturnType<typeof MILESTONE>>) {
   // --tests-cmd runs from the project root (workflow.ts testsDir), or in --tests-cwd, as the
   // caller (SUDO_UID etc. are read from io.env only). Flags the check refuses together (--tests
   // with --tests-cmd, --tests-timeout or --tests-cwd without it) go in together.
@@ -76,13 +76,13 @@ function milestoneOf(io: CliIO, slug: string | undefined, f: F<typeof MILESTONE>
   };
 }
 
-export async function runCheckpoint(io: CliIO, slug: string | undefined, f: F<typeof CHECKPOINT>): Promise<number> {
+export async function runCheckpoint(io: CliIO, slug: string | undefined, f: F<ReturnType<typeof CHECKPOINT>>): Promise<number> {
   const req = checkCheckpoint({ ...milestoneOf(io, slug, f), ...(f.lease !== undefined ? { lease: f.lease } : {}) });
   const res = await Ledger.open(writerOptions(io, f)).checkpoint(req);
   return printMilestone(io, f, req, res);
 }
 
-export async function runFinish(io: CliIO, slug: string | undefined, f: F<typeof FINISH>): Promise<number> {
+export async function runFinish(io: CliIO, slug: string | undefined, f: F<ReturnType<typeof FINISH>>): Promise<number> {
   const req = checkFinish({
     ...milestoneOf(io, slug, f),
     ...(f.outcome !== undefined ? { outcome: f.outcome as Outcome } : {}),
@@ -121,7 +121,7 @@ function printMilestone(io: CliIO, f: Global, req: MilestoneChecked, res: Awaite
   return 0;
 }
 
-export async function runRelease(io: CliIO, slug: string | undefined, f: F<typeof RELEASE>): Promise<number> {
+export async function runRelease(io: CliIO, slug: string | undefined, f: F<ReturnType<typeof RELEASE>>): Promise<number> {
   const req = checkRelease({ slug: slug as string, agent: agentOf(io, f) as string, ...(f.note !== undefined ? { note: f.note } : {}), ...viewsOf(io, f), adoptViews: f.adoptViews });
   const res = await Ledger.open(writerOptions(io, f, false)).release(req);
   warn(io, res.warnings);
@@ -134,7 +134,7 @@ export async function runRelease(io: CliIO, slug: string | undefined, f: F<typeo
   return 0;
 }
 
-export async function runNote(io: CliIO, slug: string | undefined, f: F<typeof NOTE>): Promise<number> {
+export async function runNote(io: CliIO, slug: string | undefined, f: F<ReturnType<typeof NOTE>>): Promise<number> {
   const req = checkNote({ slug: slug as string, agent: agentOf(io, f) as string, text: f.text as string, ...viewsOf(io, f), adoptViews: f.adoptViews });
   const res = await Ledger.open(writerOptions(io, f, false)).note(req);
   warn(io, res.warnings);
@@ -146,7 +146,7 @@ export async function runNote(io: CliIO, slug: string | undefined, f: F<typeof N
 /** Lines fitted to a terminal's width (text/lines.ts fitLines), or as they are. */
 const fitTo = (lines: string[], width: number | undefined) => (width === undefined ? lines : fitLines(lines, width));
 
-export async function runStatus(io: CliIO, f: F<typeof ASKER>): Promise<number> {
+export async function runStatus(io: CliIO, f: F<ReturnType<typeof ASKER>>): Promise<number> {
   // Policy: `now` is the real clock, read once, before the records (a lease that lapses while
   // they are read is reported as it was then).
   const req = checkStatus({ agent: agentOf(io, f) ?? null, now: new Date() });
@@ -166,7 +166,7 @@ export async function runStatus(io: CliIO, f: F<typeof ASKER>): Promise<number> 
  * there is exactly one, otherwise (no asker, none, several) the status, led by a line that says
  * why. --json: the resume report or the status report, told apart by `mode`.
  */
-export async function runResume(io: CliIO, slug: string | undefined, f: F<typeof ASKER>): Promise<number> {
+export async function runResume(io: CliIO, slug: string | undefined, f: F<ReturnType<typeof ASKER>>): Promise<number> {
   // The asker is checked (a bad --agent exits 2) though a slug was given.
   const req = checkResume({ ...(slug !== undefined ? { slug } : {}), agent: agentOf(io, f) ?? null, now: new Date() });
   const ledger = Ledger.open({ dir: ledgerDir(io, f), env: io.env });
@@ -189,7 +189,7 @@ export async function runResume(io: CliIO, slug: string | undefined, f: F<typeof
   return 0;
 }
 
-export async function runRender(io: CliIO, f: F<typeof RENDER>): Promise<number> {
+export async function runRender(io: CliIO, f: F<ReturnType<typeof RENDER>>): Promise<number> {
   const views = f.views === undefined ? undefined : resolve(io.cwd, f.views);
   if (f.check) {
     if (f.adoptViews) throw new LedgerError('USAGE', '--adopt-views applies to a render that writes, not to --check');

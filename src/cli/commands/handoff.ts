@@ -8,14 +8,14 @@ import { WRITER } from './common.js';
 
 const impl = () => import('./handoff-verbs.js');
 
-const VIEWS = {
+const VIEWS = () => ({
   views: one('<dir>', 'Where HANDOFF.md and HANDOFF.yml live (default: the folder that holds the ledger directory)'),
   adoptViews: bool('Rewrite views that another ledger (another genesis) rendered there; without it they are refused'),
-};
+});
 
 /** The flags a checkpoint and a finish share. */
-export const MILESTONE = {
-  ...WRITER,
+export const MILESTONE = () => ({
+  ...WRITER(),
   done: text('<text>', 'What was just done'),
   state: text('<text>', 'The state now, in plain words: what works, what does not'),
   next: all('<text>', 'Exactly one concrete next action'),
@@ -27,42 +27,42 @@ export const MILESTONE = {
   testsCwd: one('<dir>', 'Where --tests-cmd runs (default: the top of the git work tree you are in, else the project root)'),
   testsTimeout: one('<dur>', 'Stop --tests-cmd after this long (default: 30m; recorded as exit code 124)'),
   evidence: many('<name=source>', 'Evidence, digested now: PATH, file:PATH, dir:PATH, git:REV or sha256:HEX (repeatable)'),
-  ...VIEWS,
-};
+  ...VIEWS(),
+});
 
-export const START = {
-  ...WRITER,
-  ...VIEWS,
+export const START = () => ({
+  ...WRITER(),
+  ...VIEWS(),
   summary: text('<text>', 'What you are about to do'),
   lease: one('<dur>', 'How long you hold it without a checkpoint (default: 60m)'),
   takeover: bool('Take over an item whose owner\'s lease has lapsed (with --force --reason: a live one)'),
   force: bool('With --takeover: take over a live lease (the owner\'s session died, e.g. at its usage limit); needs --reason'),
   reason: text('<text>', 'With --takeover: why, recorded in the start and shown in the views and resume'),
   newItem: bool('Start SLUG as a new item even though an open item\'s slug is a typo away (without it: refused, "did you mean")'),
-};
+});
 
-export const CHECKPOINT = { ...MILESTONE, lease: one('<dur>', 'The renewed lease (default: 60m)') };
+export const CHECKPOINT = () => ({ ...MILESTONE(), lease: one('<dur>', 'The renewed lease (default: 60m)') });
 
-export const FINISH = {
-  ...MILESTONE,
+export const FINISH = () => ({
+  ...MILESTONE(),
   outcome: one('<o>', 'success (default), failure, timeout, ambiguous or cancelled'),
   invariant: many('<name=ok|fail[:detail]>', 'What was verified (repeatable)'),
   dependsOn: many('<id[:outcome]>', 'An operation that must still hold (repeatable)'),
   supersedes: many('<record-id>', 'An earlier handoff of this operation that this one replaces: a seq, id or id prefix (repeatable)'),
   note: one('<text>', 'A note (at most 4096 chars)'),
-};
+});
 
-export const RELEASE = { ...WRITER, ...VIEWS, note: text('<text>', 'Why, or what the next one should know (at most 4096 characters)') };
-export const NOTE = { ...WRITER, ...VIEWS, text: text('<text>', 'The note (at most 4096 characters)') };
+export const RELEASE = () => ({ ...WRITER(), ...VIEWS(), note: text('<text>', 'Why, or what the next one should know (at most 4096 characters)') });
+export const NOTE = () => ({ ...WRITER(), ...VIEWS(), text: text('<text>', 'The note (at most 4096 characters)') });
 
 /** Who is asking, for the verbs that only read (status, resume). */
-export const ASKER = { agent: one('<name>', 'Who is asking: their own items come first (default: $LEDGER_AGENT)') };
+export const ASKER = () => ({ agent: one('<name>', 'Who is asking: their own items come first (default: $LEDGER_AGENT)') });
 
-export const RENDER = {
-  ...VIEWS,
+export const RENDER = () => ({
+  ...VIEWS(),
   check: bool('Write nothing; exit 30 when a view is missing, stale or was edited by hand'),
   wait: one('<dur>', 'How long to wait for the views lock (default: 10s)'),
-};
+});
 
 export const HANDOFF_VERBS = [
   verb('status', 'What an arriving agent reads first: open items, owners, leases, last checkpoints; pending intents and unresolved outcomes', {

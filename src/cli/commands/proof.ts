@@ -20,11 +20,11 @@ export const PROOF_VERBS = [
     freshness: 'the policy\'s quorum of witnesses did not cosign the checkpoint (within --max-age)',
   }, {
     plane: 'porcelain',
-    flags: {
-      ...TRUST,
+    flags: () => ({
+      ...TRUST(),
       policy: one('<file>', 'A C2SP tlog-policy file: the witnesses and their quorum (required; `quorum none` accepts no cosignatures)'),
       maxAge: one('<dur>', 'Count only cosignatures made within this long (90s, 45m, 24h, 7d)'),
-    },
+    }),
     examples: ['ledger verify-proof r.proof --trust keys/trust.json --policy witnesses.policy --max-age 24h'],
     run: async (io, [file], f) => (await impl()).runVerifyProof(io, file ?? '', f),
   }),
@@ -32,7 +32,7 @@ export const PROOF_VERBS = [
     ok: 'the proof was written',
   }, {
     plane: 'plumbing',
-    flags: {},
+    flags: () => ({}),
     examples: ['ledger prove 42 > r.proof', 'ledger prove sha256:88e5c1a0 > r.proof'],
     run: async (io, [ref], f) => (await impl()).runProve(io, ref ?? '', f),
   }),

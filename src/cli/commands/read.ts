@@ -9,11 +9,11 @@ const impl = () => import('./read-run.js');
 export const READ_VERBS = [
   verb('log', 'List records, newest first', { ok: 'printed (nothing printed when nothing matches is still 0)' }, {
     plane: 'porcelain',
-    flags: {
+    flags: () => ({
       op: one('<id>', 'Only records of this logical operation'),
       kind: one('<kind>', `Only records of this kind (${KINDS.join(', ')})`),
       limit: one('<n>', 'At most this many (default 20)'),
-    },
+    }),
     examples: ['ledger log --op migrate_schema_17 --limit 5'],
     run: async (io, _args, f) => (await impl()).runLog(io, f),
   }),
@@ -23,18 +23,18 @@ export const READ_VERBS = [
     usage: 'bad input, no such record, or a prefix of several ids (the candidates are listed)',
   }, {
     plane: 'porcelain',
-    flags: {},
+    flags: () => ({}),
     examples: ['ledger show 3', 'ledger show HEAD --json', 'ledger show 4f2a9c01            # or sha256:4f2a9c01, as log prints it'],
     run: async (io, [ref], f) => (await impl()).runShow(io, ref!, f),
   }),
 
   verb('head', 'Print the published HEAD; or the checkpoint beside it (SPEC 13), or the ledger\'s log verifier key', { ok: 'printed' }, {
     plane: 'plumbing',
-    flags: {
+    flags: () => ({
       checkpoint: bool('Print the checkpoint beside HEAD instead: a C2SP signed note with its cosignatures, verified under HEAD\'s key'),
       vkey: bool('Print the ledger\'s log verifier key (origin+key id+key) for witness.conf and tlog-policy files'),
       vkeys: bool('Print a log verifier key for every key that may sign HEAD here (HEAD\'s, then each key of the trust file), one per line: a witness.conf lists them all'),
-    },
+    }),
     examples: ['ledger head', 'ledger head --json | jq .seq', 'ledger head --checkpoint', 'ledger head --vkey', 'ledger witness init --state /srv/w1 --name witness.example.com/w1 $(ledger head --vkeys | sed \'s/^/--log /\')'],
     run: async (io, _args, f) => (f.checkpoint || f.vkey || f.vkeys ? (await import('./proof-run.js')).runCheckpointShow(io, f) : (await impl()).runHead(io, f)),
   }),

@@ -8,7 +8,7 @@ import { emit, keyPath, ledgerDir, trustPath, waitMs, type CliIO, type Global } 
 import { NETWORK_BUDGET_MS, assertWitnessed, remoteOpts, witnessRule } from './remote-opts.js';
 import type { SYNC } from './remote.js';
 
-export async function runSync(io: CliIO, f: Flags<typeof SYNC> & Global): Promise<number> {
+export async function runSync(io: CliIO, f: Flags<ReturnType<typeof SYNC>> & Global): Promise<number> {
   const dir = ledgerDir(io, f);
   // The key only matters when writes wait; the trust file, only when given (else the one named at join).
   const keyGiven = f.key !== undefined || io.env.LEDGER_KEY !== undefined;

@@ -5,7 +5,7 @@ import { WITNESS_POLICY, WRITER } from './common.js';
 
 const impl = () => import('./remote-run.js');
 
-export const SYNC = { ...WRITER, ...WITNESS_POLICY, acceptRemote: bool('After a fork or rollback a person reviewed: anchor on the remote as it is (verified from genesis)') };
+export const SYNC = () => ({ ...WRITER(), ...WITNESS_POLICY(), acceptRemote: bool('After a fork or rollback a person reviewed: anchor on the remote as it is (verified from genesis)') });
 
 export const REMOTE_VERBS = [
   verb('sync', 'Fetch the remote ledger, verify what is new, update the local copy, publish queued writes', {

@@ -10,7 +10,7 @@ import { agentOf, emit, keyPath, type CliIO, type Global } from './common.js';
 import { writerOptions } from './remote-opts.js';
 import type { TRUST_FLAGS } from './trust.js';
 
-type TrustFlags = Flags<typeof TRUST_FLAGS> & Global;
+type TrustFlags = Flags<ReturnType<typeof TRUST_FLAGS>> & Global;
 
 /**
  * The admin's own agent name (SPEC 7: a key record's `agent`): --agent, $LEDGER_AGENT, else

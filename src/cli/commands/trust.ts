@@ -6,12 +6,12 @@ import { WRITER } from './common.js';
 
 const impl = () => import('./trust-run.js');
 
-export const TRUST_FLAGS = {
-  ...WRITER,
+export const TRUST_FLAGS = () => ({
+  ...WRITER(),
   name: one('<name>', 'add: what to call the key (the machine or sandbox), 1-64 chars of [A-Za-z0-9._@-]'),
   agents: one('<a,b>', 'add: the agents this key may sign for, comma-separated (never "*")'),
   reason: one('<text>', 'add, revoke: why (1-4096 chars)'),
-};
+});
 
 export const TRUST_VERBS = [
   verb('trust <action> [arg]', 'Authorize a machine\'s key in the ledger (add PUBLIC_KEY), retire one (revoke NAME), or list the keys this ledger trusts (list)', {

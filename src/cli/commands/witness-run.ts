@@ -8,7 +8,7 @@ import { emit, envValue, ledgerDir, type CliIO, type Global } from './common.js'
 import type { WITNESS } from './witness.js';
 import { nodeCrypto } from '../../node-crypto.js';
 
-type F = Flags<typeof WITNESS> & Global;
+type F = Flags<ReturnType<typeof WITNESS>> & Global;
 
 export async function runWitness(io: CliIO, action: string, f: F): Promise<number> {
   if (action !== 'init' && action !== 'serve' && action !== 'cosign') throw new LedgerError('USAGE', `witness takes init, serve or cosign, got "${action}"`);

@@ -9,14 +9,14 @@ import { verb } from '../verbs.js';
 
 const impl = () => import('./witness-run.js');
 
-export const WITNESS = {
+export const WITNESS = () => ({
   state: one('<dir>', 'The witness\'s folder: its key, witness.conf and each log\'s latest cosigned checkpoint (default: $LEDGER_WITNESS_DIR)'),
   name: one('<name>', 'init: the witness\'s name, the key name of its cosignatures (e.g. witness.example.com/w1)'),
   log: many('<vkey>', 'A log to witness, as its verifier key (origin+id+key; `ledger head --vkey` prints a ledger\'s); init writes it to witness.conf, serve adds it (repeatable)'),
   addr: one('<host:port>', 'serve: where to listen (port 0: any free port, printed)'),
   policy: one('<file>', 'cosign: the tlog-policy whose witnesses (with URLs) to ask'),
   timeout: one('<dur>', 'cosign: how long to wait for each witness (default 5s); one that does not answer counts as absent'),
-};
+});
 
 export const WITNESS_VERBS = [
   verb('witness <action>', 'Run a C2SP transparency-log witness: `init` makes its key and witness.conf, `serve` answers add-checkpoint over HTTP; `cosign` asks a policy\'s witnesses to cosign this ledger\'s checkpoint', {

@@ -225,7 +225,7 @@ function batchSchemaError(e: unknown, lineOf: readonly number[]): unknown {
 /** The flags of a handoff from flags, of an intent, and of neither (a batch). */
 const HANDOFF_ONLY = ['outcome', 'evidence', 'invariant', 'dependsOn', 'supersedes'] as const;
 const FROM_FLAGS = ['op', 'exec', ...HANDOFF_ONLY, 'note', 'action'] as const;
-type AppendFlags = Flags<typeof APPEND_FLAGS> & Global;
+type AppendFlags = Flags<ReturnType<typeof APPEND_FLAGS>> & Global;
 const isGiven = (f: AppendFlags, k: (typeof FROM_FLAGS)[number]) => (Array.isArray(f[k]) ? (f[k] as string[]).length > 0 : f[k] !== undefined);
 const flagName = (k: string) => k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
 

@@ -8,8 +8,8 @@ import { TRUST, WITNESS_POLICY, WRITER } from './common.js';
 const impl = () => import('./write-run.js');
 
 /** The flags of `append`, handoff and intent both. */
-export const APPEND_FLAGS = {
-  ...WRITER,
+export const APPEND_FLAGS = () => ({
+  ...WRITER(),
   op: one('<id>', 'logical_operation_id: the intent, stable across retries'),
   exec: one('<id>', 'execution_id: this one attempt'),
   outcome: one('<o>', 'success, failure, timeout, ambiguous or cancelled'),
@@ -21,7 +21,7 @@ export const APPEND_FLAGS = {
   action: one('<text>', 'intent: the external side effect about to happen (1-1024 chars)'),
   batch: bool('Read JSON payloads from stdin, one per line, and append them all or none. A payload is one record\'s fields without the envelope: {"kind":"handoff","logical_operation_id":OP,"execution_id":EXEC,"outcome":O,"evidence":{NAME:{"digest":"sha256:...","source":S}},"invariants":{NAME:{"ok":true}},"depends_on":[]}, {"kind":"intent","logical_operation_id":OP,"execution_id":EXEC,"action":TEXT} or {"kind":"revoke","target":ID,"reason":TEXT}; "agent" optional (must be the caller). Prints a summary; --ids lists the ids'),
   ids: bool('With --batch: print each record\'s id, one per line, instead of the summary'),
-};
+});
 
 export const WRITE_VERBS = [
   verb('init', 'Create a ledger with its genesis record (and, if there is none, a key pinned in the trust file)', {
@@ -29,14 +29,14 @@ export const WRITE_VERBS = [
     usage: 'bad input, or a ledger already exists there; nothing was changed',
   }, {
     plane: 'porcelain',
-    flags: {
-      ...WRITER,
+    flags: () => ({
+      ...WRITER(),
       name: one('<name>', 'A name for the ledger (kept in the genesis record)'),
       remote: one('<remote>', 'Join the ledger on this git remote (a remote name of the repository, or a URL), or publish its genesis there'),
-      ...WITNESS_POLICY,
+      ...WITNESS_POLICY(),
       remoteRef: one('<ref>', 'The ref on the remote (default: refs/handoff/ledger; a host that refuses custom refs: refs/heads/handoff-ledger)'),
       newLedger: bool('Make a new, separate ledger even where the trust file or a git remote already names one'),
-    },
+    }),
     examples: ['ledger init --name my-project', 'ledger init --remote origin'],
     run: async (io, _args, f) => (await impl()).runInit(io, f),
   }),
@@ -59,12 +59,12 @@ export const WRITE_VERBS = [
     ok: 'nothing to recover, or the bytes were moved (--dry-run: would be)',
   }, {
     plane: 'plumbing',
-    flags: {
-      ...TRUST,
+    flags: () => ({
+      ...TRUST(),
       key: one('<file>', 'A secret key file: a HEAD it signed needs no pin (default: $LEDGER_KEY, if set)'),
       dryRun: bool('Only report what would be moved'),
       wait: one('<dur>', 'How long to wait for the writer lock (default: 10s)'),
-    },
+    }),
     examples: ['ledger recover --dry-run', 'ledger recover --json'],
     run: async (io, _args, f) => (await impl()).runRecover(io, f),
   }),
@@ -73,10 +73,10 @@ export const WRITE_VERBS = [
     usage: 'bad input, or the file exists (never overwritten)',
   }, {
     plane: 'plumbing',
-    flags: {
+    flags: () => ({
       out: one('<file>', 'Where to write the secret key (never overwritten)'),
       name: one('<name>', 'The key\'s name in the trust file (default: harness)'),
-    },
+    }),
     examples: ['ledger keygen --out keys/ci.key --name ci'],
     run: async (io, _args, f) => (await impl()).runKeygen(io, f),
   }),
