@@ -104,8 +104,10 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
     // word or flag may reach the full help, which lists them all.
     const versionOnly = argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v');
     const cli = createCli(io, named, versionOnly);
-    printingThrough(io, () => cli.parse(['node', 'ledger', ...argv], { run: false }));
+    const keys = keyWordsHidden(argv);
+    printingThrough(io, () => cli.parse(['node', 'ledger', ...keys.argv], { run: false }));
     restoreRawValues(cli, argv);
+    keys.restore(cli);
     json = cli.options.json === true;
     if (!cli.matchedCommand && cli.args.length > 0) throw await unknownVerb(String(cli.args[0]));
     if (!cli.matchedCommand) {
@@ -145,6 +147,32 @@ export async function runCli(rawArgv: string[], rawIO: CliIO): Promise<number> {
   } catch (e) {
     return reportError(e, io, json, verb);
   }
+}
+
+// A base64url Ed25519 public key (43 characters, `ledger trust add KEY`) begins with "-" for 1 key
+// in 64, and the option parser read it as a cluster of one-letter flags ("-h…" as --help), so the
+// verb saw no key. No verb has one-letter flags and no flag is that long: such a word (before any
+// "--") is parsed as a placeholder with a NUL, which no argument can hold, and put back after.
+const KEY_WORD = /^-[A-Za-z0-9_-]{42}$/;
+
+function keyWordsHidden(argv: readonly string[]): { argv: string[]; restore: (cli: CAC) => void } {
+  const end = argv.indexOf('--');
+  const hidden = new Map<string, string>();
+  const out = argv.map((a, i) => {
+    if ((end >= 0 && i > end) || !KEY_WORD.test(a)) return a;
+    const mark = `\0key${hidden.size}`;
+    hidden.set(mark, a);
+    return mark;
+  });
+  const back = (v: unknown): unknown => (typeof v === 'string' ? hidden.get(v) ?? v : Array.isArray(v) ? v.map(back) : v);
+  return {
+    argv: out,
+    restore: (cli) => {
+      if (hidden.size === 0) return;
+      cli.args = cli.args.map((a) => back(a) as string);
+      for (const k of Object.keys(cli.options)) cli.options[k] = back(cli.options[k]);
+    },
+  };
 }
 
 /** The error for a first word that is no verb, with the nearest verbs when one is close. */

@@ -1,6 +1,6 @@
 // SPEC 7, issue 25 item 1-2 on one machine: a writer never signs what its own trust would reject,
 // and `ledger trust` takes bad input as every verb does (one line, its exit code, nothing written).
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readSecretKey } from '../../src/keys/key-file.js';
@@ -48,6 +48,23 @@ describe('when a writer holds a key its trust file neither pins nor authorizes',
     expect(err).toMatch(/a revoke is final/);
     const audit = await run(['audit', '--json']);
     expect(audit.code, audit.stdout).toBe(0);
+  });
+});
+
+// 1 key in 64 begins with "-" in base64url: the option parser once read such a key as a cluster of
+// one-letter flags ("-h…" as --help), and `trust add` answered "unknown command add".
+describe('when the public key to authorize begins with "-"', () => {
+  it('is taken as the key, never as flags: the admin authorizes it and it writes', async () => {
+    let seed = new Uint8Array(32);
+    for (let i = 0; !createSigner(seed).publicKey.startsWith('-'); i++) seed = new Uint8Array(32).fill(i % 256).map((b, j) => (j === 0 ? i >> 8 : b));
+    const key = createSigner(seed).publicKey;
+    writeFileSync(join(p.dir, 'keys/dash.key'), JSON.stringify({ v: 1, alg: 'ed25519', name: 'dash', secret_key: Buffer.from(seed).toString('base64url') }) + '\n', { mode: 0o600 });
+    const add = await run(['trust', 'add', key, '--name', 'dash', '--agents', 'codex', '--reason', 'a key that begins with a dash', '--json']);
+    expect(add.code, add.stderr).toBe(0);
+    expect(JSON.parse(add.stdout)).toMatchObject({ ok: true, seq: 1 });
+    expect(readFileSync(join(p.ledger, 'records.jsonl'), 'utf8')).toContain(`"key":"${key}"`);
+    const start = await run(['start', 'item', '--summary', 's', '--key', 'keys/dash.key', '--agent', 'codex']);
+    expect(start.code, start.stderr).toBe(0);
   });
 });
 
