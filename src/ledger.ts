@@ -29,7 +29,7 @@ export type { ListedKey } from './causal/authorize.js';
 import { stateDirFrom, type Env } from './store/state-dir.js';
 import { keepFloorTree, keepUserFloor, namedFloorTree, userFloorPath } from './store/user-floor.js';
 import { KINDS, type Draft, type Evidence, type Head, type TrustFloor } from './record.js';
-import { LedgerCache, cachesOff, withOff } from './cache/ledger-cache.js';
+import { LedgerCache, cacheOn, cachesOff, withOff } from './cache/ledger-cache.js';
 import type { KeySecret } from './handoff/secret-scan.js';
 import { createSigner, type Signer } from './sign.js';
 import { initLedger, notALedger, recoverLedger, type StoreOptions } from './store/append.js';
@@ -832,7 +832,7 @@ export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: numb
   // user's kept one at that very floor is used and kept, as the gate does (store/user-floor.ts);
   // without it every audit from that floor hashes the whole tree for the checkpoint's root.
   const { env, ...audit } = opts;
-  const state = env && opts.floorPath && floorCacheOn(env) ? { dir: opts.dir, stateDir: stateDirFrom(env) } : null;
+  const state = env && opts.floorPath && cacheOn(cachesOff(env), 'floor') ? { dir: opts.dir, stateDir: stateDirFrom(env) } : null;
   const named = state ? namedFloorTree(state, opts.floorPath!, null, opts.trust) : null;
   const full = await runAudit({ ...audit, now: opts.now ?? Date.now(), ...(named ? { floorTree: named.tree, reportFloorTree: true } : {}) });
   const { floor_tree: edge, ...report } = full;
@@ -841,11 +841,6 @@ export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: numb
   return named && !opts.reportFloorTree ? report : full;
 }
 
-/** Whether `env` leaves the `floor` cache on (src/cache/README.md). */
-function floorCacheOn(env: Env): boolean {
-  const off = cachesOff(env);
-  return off !== 'all' && !off.has('floor');
-}
 
 /**
  * After `ledger audit` without `--floor` passed: keeps `floor` (the report's `next_floor`) as this
@@ -853,7 +848,7 @@ function floorCacheOn(env: Env): boolean {
  * `floor` cache off. Never throws: a floor not kept costs the next gate time, never an answer.
  */
 export function keepAuditFloor(dir: string, env: Env, trust: Trust, floor: TrustFloor): void {
-  if (!floorCacheOn(env)) return;
+  if (!cacheOn(cachesOff(env), 'floor')) return;
   const paths = { dir, stateDir: stateDirFrom(env) };
   keepUserFloor(paths, userFloorPath(paths, floor.genesis, trust), floor);
 }

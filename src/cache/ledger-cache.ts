@@ -62,6 +62,11 @@ export function cachesOff(env: Record<string, string | undefined>): CachesOff {
 }
 
 /** `off` with cache `name` off too (`true`: none was off). */
+/** Whether `off` (cachesOff's answer) leaves cache `name` on. */
+export function cacheOn(off: CachesOff, name: CacheName): boolean {
+  return off !== 'all' && !off.has(name);
+}
+
 export function withOff(off: true | ReadonlySet<CacheName>, name: CacheName): ReadonlySet<CacheName> {
   return new Set([...(off === true ? [] : off), name]);
 }
@@ -85,7 +90,7 @@ export class LedgerCache {
 
   /** Whether cache `name` is on. */
   on(name: CacheName): boolean {
-    return this.off !== 'all' && !this.off.has(name);
+    return cacheOn(this.off, name);
   }
 
   /** This Ledger's in-memory cache `name` (one value: the ledger is the Ledger's). */
