@@ -52,13 +52,31 @@ describe('when CI counts a run (.ci/count.mjs on vitest\'s JSON report)', () => 
     expect(ciLine({ 'fine.test.mjs': `${head}describe('d', () => { it('a', () => {}); it('b', () => {}); });\n` })).toEqual({ line: '2 passed, 0 failed\n', code: 0 });
   });
 
-  it('counts each run of a file that two projects run (as `npm test` runs the command-line tests again with no cache)', () => {
+  it('counts each run of a file that two projects run', () => {
     const config = "export default { test: { projects: [{ test: { name: 'main', include: ['*.test.mjs'] } }, { test: { name: 'again', include: ['a.test.mjs'], env: { AGAIN: '1' } } }] } };\n";
     const r = ciLine({
       'a.test.mjs': `${head}it('passes only in the first run', () => expect(process.env.AGAIN).toBeUndefined());\n`,
       'b.test.mjs': `${head}it('passes', () => {});\n`,
     }, config);
     expect(r).toEqual({ line: '2 passed, 1 failed\n', code: 1 });
+  });
+
+  it('sums two runs (`npm test`, then the no-cache run) and counts a second run that left no report as 1 failed', () => {
+    mkdirSync(join(ROOT, 'test/.scratch'), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, 'test/.scratch/ci-count-'));
+    try {
+      const report = (passed: number, failed: number) => ({ testResults: [{ status: failed ? 'failed' : 'passed', assertionResults: [...Array(passed).fill({ status: 'passed' }), ...Array(failed).fill({ status: 'failed' })] }] });
+      writeFileSync(join(dir, 'a.json'), JSON.stringify(report(3, 0)));
+      writeFileSync(join(dir, 'b.json'), JSON.stringify(report(2, 1)));
+      const count = (...args: string[]) => spawnSync(process.execPath, [join(ROOT, '.ci/count.mjs'), ...args], { encoding: 'utf8' });
+      expect(count(join(dir, 'a.json'), '0', join(dir, 'b.json'), '1')).toMatchObject({ stdout: '5 passed, 1 failed\n', status: 1 });
+      expect(count(join(dir, 'a.json'), '0', join(dir, 'a.json'), '0')).toMatchObject({ stdout: '6 passed, 0 failed\n', status: 0 });
+      expect(count(join(dir, 'a.json'), '0', join(dir, 'gone.json'), '1')).toMatchObject({ stdout: '3 passed, 1 failed\n', status: 1 });
+      // A broken CI script (a report without its status) never reads as clean.
+      expect(count(join(dir, 'a.json'))).toMatchObject({ stdout: '0 passed, 1 failed\n', status: 1 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('never prints a clean line for a failed run that left no report (a build that failed)', () => {

@@ -4,11 +4,13 @@ import { defineConfig } from 'vitest/config';
 
 // Lives under test/ because the design card keeps the top level to a fixed list.
 //
-// Two runs in one `npm test` (CI counts both from the one JSON report, .ci/count.mjs):
-//   - main: every test file;
+// Two projects:
+//   - main: every test file (`npm test` runs this one: `--project main`);
 //   - no-cache: the tests that drive the CLI end to end (the command-line and scenario tests)
 //     again with LEDGER_NO_CACHE=1, under which every verb must give the same answers with no
 //     cache at all (issue 22). test/helpers/cli.ts passes the variable on to every CLI run.
+//     CI runs it after `npm test` on the same build and counts both runs (.ci/run, .ci/count.mjs);
+//     `npm run test:no-cache` runs it by hand.
 //
 // Speed (measured on this suite, CPU seconds of a whole run): forks without isolation. A file's
 // modules (vitest's own, src/, the SDK) are loaded once per worker process instead of once per
