@@ -15,7 +15,7 @@ import { createServer, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN } from '../helpers/cli.js';
-import { remoteState, world, type Machine, type World } from '../remote/kit.js';
+import { keptWorld, remoteState, world, type Machine, type World } from '../remote/kit.js';
 import { call, startServer, type Server } from '../agents/kit.js';
 
 let w: World;
@@ -40,18 +40,28 @@ const gitIn = (m: Machine, ...args: string[]) => {
   return r.stdout;
 };
 
-async function twoClones(): Promise<[Machine, Machine]> {
-  w = world(['claude', 'codex']);
-  const [laptop, sandbox] = w.machines;
-  for (const m of w.machines) {
+/**
+ * Both clones, each with the project committed and joined to the remote (`init --remote`): built
+ * once per file and put back before each test (`keptWorld`: the remote, the clones, their state
+ * directories, at the same paths), so each test still starts from clones no other test touched.
+ */
+const joined = keptWorld(async () => {
+  const made = world(['claude', 'codex']);
+  for (const m of made.machines) {
     // The project: each machine's work tree, the key and state kept out of it.
     writeFileSync(join(m.dir, '.gitignore'), 'keys/harness.key\n.ledger/\n');
     writeFileSync(join(m.dir, 'time.js'), 'export const offset = (t, o) => t - o;\n');
     gitIn(m, 'add', '-A');
     gitIn(m, 'commit', '-qm', 'project');
-    const r = await m.run(['init', '--remote', w.url]);
+    const r = await m.run(['init', '--remote', made.url]);
     expect(r.code, r.stderr).toBe(0);
   }
+  return made;
+});
+
+async function twoClones(): Promise<[Machine, Machine]> {
+  w = await joined();
+  const [laptop, sandbox] = w.machines;
   return [laptop, sandbox];
 }
 
