@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { toBase64url } from '../src/canonical.js';
 import { readSecretKey } from '../src/keys/key-file.js';
 import { createSigner } from '../src/sign.js';
-import { initProject, runLedger, scratch, snapshot, spawnLedgerSync } from './helpers/cli.js';
+import { initProject, keep, runLedger, scratch, snapshot, spawnLedgerSync } from './helpers/cli.js';
 import { git, gitRepo, statusPaths } from './helpers/git-repo.js';
 import { withTorsion } from './helpers/curve.js';
 
@@ -120,14 +120,19 @@ describe('ledger doctor', () => {
 // Issue 14.2: one `git add -A` must never commit the signing key. Real repositories, real git.
 describe('when the project is a git repository', () => {
   let repo: string;
-  let s: ReturnType<typeof scratch>;
-  beforeEach(async () => {
-    s = scratch('ledger-doctor-git-');
-    repo = gitRepo(join(realpathSync(s.dir), 'repo'));
-    const r = await runLedger(['init'], { cwd: repo });
+  // The repository with its ledger, made once (git, then `ledger init`, which asks git about the
+  // key and the ledger) and put back at the same path before each test (helpers/cli.ts `keep`):
+  // each test still starts from a project no other test has touched.
+  const initialised = keep(async () => {
+    const root = realpathSync(scratch('ledger-doctor-git-').dir);
+    const made = gitRepo(join(root, 'repo'));
+    const r = await runLedger(['init'], { cwd: made });
     expect(r.code, r.stderr).toBe(0);
+    return { root, repo: made };
   });
-  afterEach(() => s.cleanup());
+  beforeEach(async () => {
+    ({ repo } = await initialised());
+  });
 
   async function doctorIn(cwd: string) {
     const before = { ledger: snapshot(join(repo, '.ledger')), status: git(repo, 'status', '--porcelain=v1') };
@@ -171,7 +176,7 @@ describe('when the project is a git repository', () => {
   });
 
   it('fails closed (exit 3) when git cannot be run to say whether the key would be committed', () => {
-    const noGit = join(s.dir, 'empty-path');
+    const noGit = join(repo, '..', 'empty-path');
     mkdirSync(noGit);
     const r = spawnLedgerSync(['doctor', '--json'], { cwd: repo, env: { PATH: noGit } });
     expect(r.code).toBe(3);

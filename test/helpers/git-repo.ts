@@ -2,7 +2,8 @@
 // with a clean environment (no GIT_* of the machine's, no global or system config) and a fixed
 // identity, so a test sees the same git on every machine.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 const ENV = {
@@ -24,16 +25,39 @@ export function git(cwd: string, ...args: string[]): string {
 
 /** A new repository at `dir` on branch main, with one commit of `files` (path -> text). */
 export function gitRepo(dir: string, files: Record<string, string> = { 'README.md': '# project\n', 'src/app.ts': 'export const x = 1;\n' }): string {
-  mkdirSync(dir, { recursive: true });
-  git(dir, 'init', '-q', '-b', 'main');
-  for (const [path, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), text);
+  const key = JSON.stringify(files);
+  let made = MADE.get(key);
+  if (!made) {
+    made = join(mkdtempSync(join(tmpdir(), 'git-repo-template-')), 'repo');
+    mkdirSync(made);
+    git(made, 'init', '-q', '-b', 'main');
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(made, path)), { recursive: true });
+      writeFileSync(join(made, path), text);
+    }
+    git(made, 'add', '-A');
+    git(made, 'commit', '-q', '-m', 'initial');
+    MADE.set(key, made);
   }
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'initial');
+  mkdirSync(dir, { recursive: true });
+  const r = spawnSync('cp', ['-a', `${made}/.`, dir], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cp -a ${made}/. ${dir}: ${r.stderr}`);
   return dir;
 }
+
+/**
+ * Speed: each repository gitRepo() made in this worker process (by its files), as `git init`,
+ * `git add` and `git commit` left it; the next call with the same files copies it (`cp -a`) into
+ * the new folder: three git processes become one `cp`. A fresh `git init` names no absolute path,
+ * so the copy is the same repository wherever it lands (git refreshes the index's stat data the
+ * first time it looks); only its commit is the same commit as the other copies', which no test
+ * tells apart from a new one. Every test still gets a repository no other test has touched.
+ * Removed when the worker exits.
+ */
+const MADE = new Map<string, string>();
+process.once('exit', () => {
+  for (const made of MADE.values()) rmSync(dirname(made), { recursive: true, force: true });
+});
 
 /** `git status --porcelain` paths (untracked files listed one by one). */
 export function statusPaths(dir: string): string[] {
