@@ -10,10 +10,6 @@ import { git, gitRepo, statusPaths } from './helpers/git-repo.js';
 import { withTorsion } from './helpers/curve.js';
 
 let p: Awaited<ReturnType<typeof initProject>>;
-beforeEach(async () => {
-  p = await initProject();
-});
-afterEach(() => p.cleanup());
 
 async function doctor(extra: string[] = []) {
   const before = snapshot(p.ledger);
@@ -24,6 +20,12 @@ async function doctor(extra: string[] = []) {
 }
 
 describe('ledger doctor', () => {
+  // Its own project per test (the git repository's tests below make theirs).
+  beforeEach(async () => {
+    p = await initProject();
+  });
+  afterEach(() => p.cleanup());
+
   it('calls a fresh project healthy (exit 0)', async () => {
     const d = await doctor();
     expect(d.code).toBe(0);
