@@ -9,9 +9,12 @@ import { ROOT } from './helpers/cli.js';
 describe('when CI counts a run (.ci/count.mjs on vitest\'s JSON report)', () => {
   /**
    * Runs a real vitest over throwaway test files in a scratch folder under test/.scratch (which
-   * the suite's own config excludes), then CI's count over the report it wrote.
+   * the suite's own config excludes), then CI's count over the report it wrote. The inner run
+   * pools its files as `npm test` does (test/vitest.config.ts: forks without isolation), in one
+   * worker: what CI counts is the report of such a run, and one worker process for all the files
+   * costs about 0.9 s of CPU less per run than vitest's default of a fresh one per file.
    */
-  function ciLine(files: Record<string, string>, config = "export default { test: { include: ['*.test.mjs'] } };\n"): { line: string; code: number | null } {
+  function ciLine(files: Record<string, string>, config = "export default { test: { include: ['*.test.mjs'], pool: 'forks', isolate: false, maxWorkers: 1 } };\n"): { line: string; code: number | null } {
     mkdirSync(join(ROOT, 'test/.scratch'), { recursive: true });
     const dir = mkdtempSync(join(ROOT, 'test/.scratch/ci-count-'));
     try {
