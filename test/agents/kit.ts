@@ -2,12 +2,12 @@
 // `ledger mcp` driven by the SDK's own Client over a real stdio pipe, and the bytes that a
 // refused call must leave as they were (records.jsonl, HEAD and both views).
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { BIN, copyTree, runLedger, scratch, snapshot, withSuiteEnv } from '../helpers/cli.js';
+import { BIN, runLedger, scratch, snapshot, withSuiteEnv, workerTemplate } from '../helpers/cli.js';
 
 /** A home and state folder outside every project, so a writer's marks never show in a work tree. */
 export const HOME = mkdtempSync(join(tmpdir(), 'ledger-agents-home-'));
@@ -17,33 +17,24 @@ export interface GitProject { dir: string; ledger: string; cleanup: () => void }
 
 /** A scratch git repository (one commit) with an initialised ledger. */
 export async function gitProject(): Promise<GitProject> {
-  TEMPLATE ??= await template();
   const s = scratch();
-  copyTree(`${TEMPLATE}/.`, s.dir);
+  await fill(s.dir);
   return { dir: s.dir, ledger: join(s.dir, '.ledger'), cleanup: s.cleanup };
 }
 
 /**
  * Speed: the project as gitProject() makes it (`ledger init`, then `git init` and one commit),
- * built once per worker process and copied (`cp -a`) into each new scratch folder: two git
- * processes and an init become one `cp`. Nothing in the repository or the ledger names the folder
- * it is in; the init's writer marks go to a state directory of the template's own, so a copy is a
- * ledger new to every user, as a fresh init's is to the servers' state directory (BASE_ENV).
- * Every test still gets a project no other test has touched. Removed when the worker exits.
+ * made once per worker and copied into each test's folder (helpers/cli.ts `workerTemplate`): two
+ * git processes and an init become one `cp`. A copy is a ledger new to the servers' state
+ * directory (BASE_ENV), as a fresh init's was.
  */
-let TEMPLATE: string | undefined;
-async function template(): Promise<string> {
-  const base = scratch('ledger-agents-template-');
-  process.once('exit', base.cleanup);
-  const dir = join(base.dir, 'project');
-  mkdirSync(dir);
-  const init = await runLedger(['init', '--name', 'agents'], { cwd: dir, env: { LEDGER_STATE_DIR: join(base.dir, 'state') } });
+const fill = workerTemplate('ledger-agents-template-', async (dir, state) => {
+  const init = await runLedger(['init', '--name', 'agents'], { cwd: dir, env: { LEDGER_STATE_DIR: state } });
   if (init.code !== 0) throw new Error(`init failed: ${init.stderr}`);
   const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'ignore', env: { ...BASE_ENV, GIT_CONFIG_NOSYSTEM: '1' } });
   git('init', '-q');
   git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'start');
-  return dir;
-}
+});
 
 /** records.jsonl, HEAD, HANDOFF.md and HANDOFF.yml, as bytes (null: absent). */
 export function ledgerBytes(p: { dir: string; ledger: string }) {

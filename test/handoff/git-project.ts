@@ -2,10 +2,10 @@
 // for the issue-14 scenarios (takeover, release, note, status), and the snapshot that proves a
 // refused command changed nothing: records.jsonl, HEAD and both views, byte for byte.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { copyTree, runLedger, scratch, snapshot, type Run } from '../helpers/cli.js';
+import { runLedger, scratch, snapshot, workerTemplate, type Run } from '../helpers/cli.js';
 import type { Project } from './helpers.js';
 
 const GIT_ENV = {
@@ -29,24 +29,17 @@ export async function gitProject(): Promise<Project & { commit: (file: string, t
     git(dir, 'add', '-A');
     git(dir, 'commit', '-q', '-m', subject);
   };
-  TEMPLATE ??= await template();
-  copyTree(`${TEMPLATE}/.`, dir);
+  await fill(dir);
   return { dir, ledger: join(dir, '.ledger'), cleanup, run: (...args: string[]) => runLedger(args, { cwd: dir }), commit };
 }
 
 /**
- * Speed: the project as gitProject() makes it, built once per worker process and copied (`cp -a`)
- * into each new scratch folder: five git processes and an init become one `cp`. Nothing in the
- * repository or the ledger names the folder it is in (the per-user state directory does, keyed by
- * the ledger's path, so a copy starts with no marks there, as a ledger new to this user does), and
- * every test still gets a project no other test has touched. Removed when the worker exits.
+ * Speed: the project as gitProject() makes it, made once per worker and copied into each new
+ * scratch folder (helpers/cli.ts `workerTemplate`): five git processes and an init become one
+ * `cp`. Nothing in the repository or the ledger names the folder it is in, and a copy starts with
+ * no writer marks, as a ledger new to this user does.
  */
-let TEMPLATE: string | undefined;
-async function template(): Promise<string> {
-  const base = scratch('ledger-own-template-');
-  process.once('exit', base.cleanup);
-  const dir = join(base.dir, 'project');
-  mkdirSync(dir);
+const fill = workerTemplate('ledger-own-template-', async (dir, state) => {
   git(dir, 'init', '-q', '-b', 'main');
   writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/*.key\n');
   for (const [file, text, subject] of [
@@ -57,11 +50,9 @@ async function template(): Promise<string> {
     git(dir, 'add', '-A');
     git(dir, 'commit', '-q', '-m', subject);
   }
-  // A state directory of its own, so the test's has no marks of the template's path.
-  const init = await runLedger(['init', '--name', 'tz'], { cwd: dir, env: { LEDGER_STATE_DIR: join(base.dir, 'state') } });
+  const init = await runLedger(['init', '--name', 'tz'], { cwd: dir, env: { LEDGER_STATE_DIR: state } });
   if (init.code !== 0) throw new Error(`init failed: ${init.stderr}`);
-  return dir;
-}
+});
 
 /** records.jsonl, HEAD, HANDOFF.md and HANDOFF.yml as they are (null when absent). */
 export function snapshotAll(p: Project): Record<string, string | null> {

@@ -3,7 +3,7 @@
 // dist/cli/ledger.cjs, which `npm test` builds first (`npm run build`).
 import { spawn, spawnSync } from 'node:child_process';
 import { afterAll } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,6 +108,30 @@ export function keep<T extends { root: string }>(build: () => T | Promise<T>): (
     rmSync(kept.made.root, { recursive: true, force: true });
     copyTree(kept.copy, kept.made.root);
     return kept.made;
+  };
+}
+
+/**
+ * A project made once per worker process and copied into each test's folder: the first call runs
+ * `build` in an empty folder (with `state`, a per-user state directory of the template's own, for
+ * any `ledger` run it makes: so a copy has no writer marks of the template's path anywhere, as a
+ * ledger new to its user has none); every call copies what it made (`cp -a`) into `into`. For
+ * projects whose repository and ledger name no absolute path. Speed: the git processes and the
+ * init of a build become one `cp`; every test still gets a project no other test has touched.
+ * Removed when the worker exits.
+ */
+export function workerTemplate(prefix: string, build: (dir: string, state: string) => Promise<void>): (into: string) => Promise<void> {
+  let made: Promise<string> | undefined;
+  return async (into) => {
+    made ??= (async () => {
+      const base = scratch(prefix);
+      process.once('exit', base.cleanup);
+      const dir = join(base.dir, 'project');
+      mkdirSync(dir);
+      await build(dir, join(base.dir, 'state'));
+      return dir;
+    })();
+    copyTree(`${await made}/.`, into);
   };
 }
 
