@@ -644,9 +644,6 @@ export class Ledger {
     const now = r.now ?? this.clock();
     const root = dirname(this.paths.dir);
     const [{ gitFacts }, { RESUME_MAX_LINES, buildResume, formatResume }] = await Promise.all([import('./handoff/git.js'), import('./handoff/resume.js')]);
-    // Speed (issue 14: `resume` <= 1.5x `node -e ''`): git's two read-only questions run beside
-    // the fold. Policy: for an unknown slug their answer is dropped; the refusal is the same.
-    const git = r.slug !== null ? gitFacts(root) : null;
     const { log, outcomes } = this.folds();
     let slug = r.slug;
     if (slug === null) {
@@ -655,9 +652,9 @@ export class Ledger {
       slug = own[0];
     }
     const bare = { now, root, ledgerDir: this.paths.dir, git: null, asker: r.agent, caller: opts.caller ?? 'cli' };
-    // An unknown slug is refused before git's answer is waited for (or, for one's own, asked).
+    // An unknown slug is refused before git is asked (handoff/git.ts gitFacts: one /bin/sh, waited for).
     if (!log.items.has(slug)) buildResume(log, slug, bare);
-    const ctx = { ...bare, git: await (git ?? gitFacts(root)) };
+    const ctx = { ...bare, git: await gitFacts(root) };
     const report = buildResume(log, slug, ctx);
     // The lead lines take lines of the 80-line budget: the last ones go when they would not fit.
     const first = [...(r.slug === null ? [`${r.agent}'s open item: ${slug}`] : []), ...lead];

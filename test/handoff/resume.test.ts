@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { keep, runLedger, scratch } from '../helpers/cli.js';
+import { keep, runLedger, scratch, spawnLedgerSync } from '../helpers/cli.js';
 import { ok, project, type Project } from './helpers.js';
 import { excerptWithin } from '../../src/handoff/excerpt.js';
 
@@ -226,6 +226,38 @@ describe("when a failing test's output is cut to fit the 80 lines", () => {
 });
 
 describe('in a git repository whose folder name holds shell syntax', () => {
+  it('git is asked only for a known item: an unknown slug is refused first, no git process is started', async () => {
+    const s = scratch();
+    try {
+      const dir = join(s.dir, 'project');
+      mkdirSync(dir);
+      git(dir, 'init', '-q', '-b', 'main');
+      writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/\nHANDOFF.*\n');
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '-q', '-m', 'only commit');
+      expect((await runLedger(['init'], { cwd: dir })).code).toBe(0);
+      expect((await runLedger(['start', 'known', '--agent', 'codex', '--summary', 'a known item'], { cwd: dir })).code).toBe(0);
+      // A git on PATH that writes down each run, then runs the real one (the built binary, a
+      // process of its own: git's environment is the process's).
+      const bin = join(s.dir, 'bin');
+      const calls = join(s.dir, 'git-calls');
+      mkdirSync(bin);
+      const realGit = execFileSync('/bin/sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+      writeFileSync(join(bin, 'git'), `#!/bin/sh\necho "$*" >> '${calls}'\nexec '${realGit}' "$@"\n`, { mode: 0o755 });
+      const env = { PATH: `${bin}:${process.env.PATH}` };
+      const unknown = spawnLedgerSync(['resume', 'unknwn', '--json'], { cwd: dir, env });
+      expect(unknown.code).not.toBe(0);
+      expect(unknown.stderr).toContain('unknwn');
+      expect(existsSync(calls)).toBe(false);
+      const known = spawnLedgerSync(['resume', 'known', '--json'], { cwd: dir, env });
+      expect(known.code, known.stderr).toBe(0);
+      expect((JSON.parse(known.stdout) as { git: { branch: string } }).git.branch).toBe('main');
+      expect(existsSync(calls)).toBe(true);
+    } finally {
+      s.cleanup();
+    }
+  });
+
   it('git is asked about that folder (the name reaches the shell as an argument, never as script)', async () => {
     const s = scratch();
     try {
