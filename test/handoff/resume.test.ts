@@ -225,18 +225,23 @@ describe("when a failing test's output is cut to fit the 80 lines", () => {
   });
 });
 
-describe('in a git repository whose folder name holds shell syntax', () => {
-  it('git is asked only for a known item: an unknown slug is refused first, no git process is started', async () => {
+/** A git repository of one commit at `dir` (made), with a ledger and one item `slug` started by codex. */
+async function oneCommitProject(dir: string, branch: string, slug: string): Promise<void> {
+  mkdirSync(dir);
+  git(dir, 'init', '-q', '-b', branch);
+  writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/\nHANDOFF.*\n');
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'only commit');
+  expect((await runLedger(['init'], { cwd: dir })).code).toBe(0);
+  expect((await runLedger(['start', slug, '--agent', 'codex', '--summary', `the item ${slug}`], { cwd: dir })).code).toBe(0);
+}
+
+describe('when git is asked', () => {
+  it('only for a known item: an unknown slug is refused first, no git process is started', async () => {
     const s = scratch();
     try {
       const dir = join(s.dir, 'project');
-      mkdirSync(dir);
-      git(dir, 'init', '-q', '-b', 'main');
-      writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/\nHANDOFF.*\n');
-      git(dir, 'add', '-A');
-      git(dir, 'commit', '-q', '-m', 'only commit');
-      expect((await runLedger(['init'], { cwd: dir })).code).toBe(0);
-      expect((await runLedger(['start', 'known', '--agent', 'codex', '--summary', 'a known item'], { cwd: dir })).code).toBe(0);
+      await oneCommitProject(dir, 'main', 'known');
       // A git on PATH that writes down each run, then runs the real one (the built binary, a
       // process of its own: git's environment is the process's).
       const bin = join(s.dir, 'bin');
@@ -257,18 +262,14 @@ describe('in a git repository whose folder name holds shell syntax', () => {
       s.cleanup();
     }
   });
+});
 
+describe('in a git repository whose folder name holds shell syntax', () => {
   it('git is asked about that folder (the name reaches the shell as an argument, never as script)', async () => {
     const s = scratch();
     try {
       const dir = join(s.dir, `it's $(touch PWNED) "a b" \`x\``);
-      mkdirSync(dir);
-      git(dir, 'init', '-q', '-b', 'odd');
-      writeFileSync(join(dir, '.gitignore'), '.ledger/\nkeys/\nHANDOFF.*\n');
-      git(dir, 'add', '-A');
-      git(dir, 'commit', '-q', '-m', 'only commit');
-      expect((await runLedger(['init'], { cwd: dir })).code).toBe(0);
-      expect((await runLedger(['start', 'odd', '--agent', 'codex', '--summary', 'odd folder'], { cwd: dir })).code).toBe(0);
+      await oneCommitProject(dir, 'odd', 'odd');
       const r = await runLedger(['resume', 'odd', '--json'], { cwd: dir });
       expect(r.code, r.stderr).toBe(0);
       const j = JSON.parse(r.stdout) as { git: { branch: string; last_commits: { subject: string }[] } };
