@@ -6,12 +6,11 @@
 // callerEnv), and a setuid caller's environment cannot name anyone but the real uid.
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keep, withSuiteEnv } from '../helpers/cli.js';
 import { projectState } from '../helpers/project-state.js';
-import { AGENT, asKeyOwner, isRoot, oneLine, readableCli, SKIP } from '../helpers/two-users.js';
+import { AGENT, agentProjectRoot, asKeyOwner, isRoot, oneLine, readableCli, SKIP } from '../helpers/two-users.js';
 import { SAFE_PATH } from '../../src/fs/boundary.js';
 
 let project: { dir: string };
@@ -25,12 +24,7 @@ const CP = ['--agent', 'claude', '--done', 'd', '--state', 's', '--next', 'n'];
  * modes too) before each test (helpers/cli.ts `keep`).
  */
 const fixture = keep(() => {
-  const root = mkdtempSync(join(tmpdir(), 'ledger-env-'));
-  chmodSync(root, 0o755);
-  const dir = join(root, 'project');
-  mkdirSync(dir, { mode: 0o755 });
-  chownSync(dir, AGENT, AGENT);
-  const env = { LEDGER_STATE_DIR: join(root, 'state') };
+  const { root, dir, env } = agentProjectRoot('ledger-env-');
   expect(asKeyOwner(['init', '--name', 'env'], dir, env).code).toBe(0);
   expect(asKeyOwner(['start', 'fix-tz', '--agent', 'claude', '--summary', 's'], dir, env).code).toBe(0);
   return { root, dir, env };

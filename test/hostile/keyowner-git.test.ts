@@ -6,13 +6,12 @@
 // Now every git in the caller's work tree runs as the caller (src/project/git.ts callerGit), and
 // a remote's URL is checked before git sees it (src/remote/git.ts checkRemoteUrl).
 import { beforeEach, describe, expect, it } from 'vitest';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BIN, keep, withSuiteEnv } from '../helpers/cli.js';
-import { AGENT, asAgent, asKeyOwner, everything, isRoot, keyState, oneLine, SKIP, SUDO_ENV } from '../helpers/two-users.js';
+import { AGENT, agentProjectRoot, asAgent, asKeyOwner, everything, isRoot, keyState, oneLine, SKIP, SUDO_ENV } from '../helpers/two-users.js';
 
 let project: { dir: string };
 let spy: string; // a folder both users may write: where the agent's programs say who ran them
@@ -39,11 +38,7 @@ const leaked = () => (existsSync(join(spy, 'leak')) ? readFileSync(join(spy, 'le
  * (owners and modes too) before each test (helpers/cli.ts `keep`).
  */
 const fixture = keep(() => {
-  const root = mkdtempSync(join(tmpdir(), 'ledger-keyowner-git-'));
-  chmodSync(root, 0o755);
-  const dir = join(root, 'project');
-  mkdirSync(dir, { mode: 0o755 });
-  chownSync(dir, AGENT, AGENT);
+  const { root, dir, env } = agentProjectRoot('ledger-keyowner-git-');
   const spyDir = join(root, 'spy');
   mkdirSync(spyDir);
   chmodSync(spyDir, 0o777);
@@ -62,7 +57,7 @@ const fixture = keep(() => {
   agentGitIn(dir, 'commit', '-q', '-m', 'tz');
   rmSync(join(spyDir, 'uids'), { force: true });
   rmSync(join(spyDir, 'leak'), { force: true });
-  return { root, dir, spyDir, keyPath, env: { LEDGER_STATE_DIR: join(root, 'state') } };
+  return { root, dir, spyDir, keyPath, env };
 });
 
 beforeEach(async () => {

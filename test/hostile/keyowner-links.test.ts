@@ -7,12 +7,11 @@
 // before anything is read (StrictModes). Every refusal: exit 3, one line, and the ledger, the
 // views, the key and the folder outside byte-identical.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { appendFileSync, chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { keep } from '../helpers/cli.js';
 import { projectState } from '../helpers/project-state.js';
-import { AGENT, asAgent, asKeyOwner, everything, giveToAgent, isRoot, keyState, oneLine, SKIP } from '../helpers/two-users.js';
+import { AGENT, agentProjectRoot, asAgent, asKeyOwner, everything, giveToAgent, isRoot, keyState, oneLine, SKIP } from '../helpers/two-users.js';
 
 let project: { dir: string };
 let outside: { dir: string };
@@ -26,15 +25,10 @@ let stateEnv: Record<string, string>;
  * byte for byte (owners and modes too) before each test (helpers/cli.ts `keep`).
  */
 const fixture = keep(() => {
-  const root = mkdtempSync(join(tmpdir(), 'ledger-links-'));
-  chmodSync(root, 0o755);
-  const dir = join(root, 'project');
-  mkdirSync(dir, { mode: 0o755 });
-  chownSync(dir, AGENT, AGENT);
+  const { root, dir, env } = agentProjectRoot('ledger-links-');
   const out = join(root, 'outside');
   mkdirSync(out, { mode: 0o700 });
   writeFileSync(join(out, 'keep'), 'root only\n');
-  const env = { LEDGER_STATE_DIR: join(root, 'state') };
   const init = asKeyOwner(['init', '--name', 'links'], dir, env);
   expect(init.code, init.stderr).toBe(0);
   const start = asKeyOwner(['start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()'], dir, env);
