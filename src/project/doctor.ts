@@ -18,7 +18,7 @@ import { readHead } from '../store/head.js';
 import { ledgerPaths } from '../store/paths.js';
 import { assertTailIsLastLine, readRecords } from '../store/read.js';
 import { noLedgerHint } from '../store/append.js';
-import { gitExposure } from './git-ignore.js';
+import { gitExposures } from './git-ignore.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 export interface DoctorCheck { name: string; status: CheckStatus; detail: string; fix?: string }
@@ -205,8 +205,12 @@ function checkViewFiles(o: DoctorOptions, checks: DoctorCheck[]): void {
  * git").
  */
 function checkGit(o: DoctorOptions, checks: DoctorCheck[]): void {
-  if (existsSync(o.keyPath)) {
-    const e = gitExposure(o.keyPath, false);
+  const hasKey = existsSync(o.keyPath);
+  const hasDir = existsSync(o.dir);
+  // One question to git for both paths (src/project/git-ignore.ts gitExposures).
+  const asked = gitExposures([...(hasKey ? [{ path: o.keyPath, isDir: false }] : []), ...(hasDir ? [{ path: o.dir, isDir: true }] : [])]);
+  if (hasKey) {
+    const e = asked[0];
     const name = 'key in git';
     if (e.state === 'outside') checks.push({ name, status: 'ok', detail: `${o.keyPath} is outside every git work tree` });
     else if (e.state === 'unknown') checks.push({ name, status: 'fail', detail: `cannot tell whether git would commit the secret key ${o.keyPath}: ${e.why}`, fix: 'fix git (or install it), or keep the key outside the work tree' });
@@ -214,8 +218,8 @@ function checkGit(o: DoctorOptions, checks: DoctorCheck[]): void {
     else if (!e.ignored) checks.push({ name, status: 'fail', detail: `git would commit the secret key ${e.rel} (in ${e.top}) on the next \`git add -A\`: it is neither tracked nor ignored`, fix: `add ${ignoreLine(e.rel, false)} to ${e.top}/.gitignore (the line \`ledger init\` writes)` });
     else checks.push({ name, status: 'ok', detail: `git ignores ${e.rel}` });
   }
-  if (existsSync(o.dir)) {
-    const e = gitExposure(o.dir, true);
+  if (hasDir) {
+    const e = asked[hasKey ? 1 : 0];
     const name = 'ledger in git';
     if (e.state === 'outside') return;
     if (e.state === 'unknown') checks.push({ name, status: 'warn', detail: `cannot tell whether git tracks ${o.dir}: ${e.why}`, fix: 'fix git (or install it)' });

@@ -32,30 +32,97 @@ function realish(path: string): { existing: string; full: string } {
   }
 }
 
-/**
- * Where `path` (a file, or with `isDir` a directory; it need not exist yet) stands with git:
- * outside any work tree, inside one (tracked? ignored?), or unknown. Ignored means by the
- * ignore rules alone (`check-ignore --no-index`): a tracked file stays tracked whatever they say.
- * `rules`: every rule git applies on this machine (the user's global excludes too: what `git add
- * -A` here would do), or the repository's own (its .gitignore files and .git/info/exclude).
- */
-export function gitExposure(path: string, isDir: boolean, rules: 'this machine' | 'the repository' = 'this machine'): GitExposure {
-  const { existing, full } = realish(path);
-  const folder = existing === full ? (isDir ? full : dirname(full)) : existing;
-  const wt = workTreeTop(folder);
+/** A path to ask git about: a file, or with `isDir` a directory; it need not exist yet. */
+export interface GitPath { path: string; isDir: boolean }
+
+/** Where one path stands before git is asked what it holds: outside, unknown, or a rel in a work tree. */
+type Placed = GitExposure | { state: 'placed'; top: string; rel: string };
+
+/** The folder `path` is in, as git names it, and its work tree's top (`tops`: one `rev-parse` per folder). */
+function place(p: GitPath, tops: Map<string, ReturnType<typeof workTreeTop>>): Placed {
+  const { existing, full } = realish(p.path);
+  const folder = existing === full ? (p.isDir ? full : dirname(full)) : existing;
+  if (!tops.has(folder)) tops.set(folder, workTreeTop(folder));
+  const wt = tops.get(folder)!;
   if (wt === null) return { state: 'outside' };
   if ('unknown' in wt) return { state: 'unknown', why: wt.unknown };
   const rel = relative(wt.top, full);
   if (rel === '' || rel.startsWith('..' + sep) || rel === '..' || isAbsolute(rel)) return { state: 'outside' };
-  const posix = rel.split(sep).join('/');
-  const ls = runGit(wt.top, ['--literal-pathspecs', 'ls-files', '-z', '--cached', '--', posix]);
-  if (ls.code !== 0) return { state: 'unknown', why: `git ls-files failed: ${ls.error || `exit ${ls.code}`}` };
-  // A directory is ignored when a file in it would be (its own rule, or one of a folder above).
-  const probe = isDir ? `${posix}/HEAD` : posix;
+  return { state: 'placed', top: wt.top, rel: rel.split(sep).join('/') };
+}
+
+/** What `check-ignore` is given for a path: a directory is ignored when a file in it would be (its own rule, or one of a folder above). */
+const probeOf = (rel: string, isDir: boolean) => (isDir ? `${rel}/HEAD` : rel);
+
+/**
+ * Which of `probes` (paths from `top`) the ignore rules ignore: one `check-ignore --stdin` for
+ * all of them. Speed: the paths are asked in one process, not one each (an `init --remote` asks
+ * about four paths, twice). A batch git fails (one path it refuses) is asked again a path at a
+ * time, so that one bad path makes only itself unknown, as when each was asked alone.
+ */
+function ignoredIn(top: string, probes: readonly string[], rules: 'this machine' | 'the repository'): (boolean | { unknown: string })[] {
   const only = rules === 'the repository' ? ['-c', 'core.excludesFile=/dev/null'] : [];
-  const ci = runGit(wt.top, [...only, 'check-ignore', '-q', '--no-index', '--', probe]);
-  if (ci.code !== 0 && ci.code !== 1) return { state: 'unknown', why: `git check-ignore failed: ${ci.error || `exit ${ci.code}`}` };
-  return { state: 'inside', top: wt.top, rel: posix, tracked: ls.stdout !== '', ignored: ci.code === 0 };
+  const failed = (r: { code: number | null; error: string }) => ({ unknown: `git check-ignore failed: ${r.error || `exit ${r.code}`}` });
+  if (probes.length > 1 && !probes.some((p) => p.includes('\0'))) {
+    const r = runGit(top, [...only, 'check-ignore', '--no-index', '-z', '--stdin'], probes.map((p) => `${p}\0`).join(''));
+    // Without -v, check-ignore names each ignored path as it was given, NUL-terminated.
+    const named = r.stdout === '' ? [] : r.stdout.replace(/\0$/, '').split('\0');
+    if ((r.code === 0 || r.code === 1) && named.every((n) => probes.includes(n)) && (r.code === 0) === (named.length > 0)) return probes.map((p) => named.includes(p));
+  }
+  return probes.map((p) => {
+    const r = runGit(top, [...only, 'check-ignore', '-q', '--no-index', '--', p]);
+    return r.code === 0 || r.code === 1 ? r.code === 0 : failed(r);
+  });
+}
+
+/**
+ * Which of `rels` (paths from `top`, a directory standing for every file in it) git tracks: one
+ * `ls-files` for all of them, each file it names counted for the path it is or is in. A batch
+ * git fails, or a name that is none of them nor in one, is asked again a path at a time.
+ */
+function trackedIn(top: string, rels: readonly string[]): (boolean | { unknown: string })[] {
+  const ask = (paths: readonly string[]) => runGit(top, ['--literal-pathspecs', 'ls-files', '-z', '--cached', '--', ...paths]);
+  if (rels.length > 1) {
+    const r = ask(rels);
+    const named = r.stdout === '' ? [] : r.stdout.replace(/\0$/, '').split('\0');
+    const under = (n: string, rel: string) => n === rel || n.startsWith(`${rel}/`);
+    if (r.code === 0 && named.every((n) => rels.some((rel) => under(n, rel)))) return rels.map((rel) => named.some((n) => under(n, rel)));
+  }
+  return rels.map((rel) => {
+    const r = ask([rel]);
+    return r.code === 0 ? r.stdout !== '' : { unknown: `git ls-files failed: ${r.error || `exit ${r.code}`}` };
+  });
+}
+
+/**
+ * Where each path stands with git: outside any work tree, inside one (tracked? ignored?), or
+ * unknown. Ignored means by the ignore rules alone (`check-ignore --no-index`): a tracked file
+ * stays tracked whatever they say. `rules`: every rule git applies on this machine (the user's
+ * global excludes too: what `git add -A` here would do), or the repository's own (its .gitignore
+ * files and .git/info/exclude). Speed: git is asked once per folder where the work tree's top
+ * is, and once per work tree for what it tracks and once for what it ignores, whatever the
+ * number of paths (`tops` may carry the folders' tops from an earlier call).
+ */
+export function gitExposures(paths: readonly GitPath[], rules: 'this machine' | 'the repository' = 'this machine', tops = new Map<string, ReturnType<typeof workTreeTop>>()): GitExposure[] {
+  const placed = paths.map((p) => place(p, tops));
+  const out: GitExposure[] = placed.map((p) => (p.state === 'placed' ? { state: 'unknown', why: 'not asked' } : p));
+  const byTop = new Map<string, number[]>();
+  placed.forEach((p, i) => {
+    if (p.state === 'placed') byTop.set(p.top, [...(byTop.get(p.top) ?? []), i]);
+  });
+  for (const [top, at] of byTop) {
+    const rels = at.map((i) => (placed[i] as { rel: string }).rel);
+    const tracked = trackedIn(top, rels);
+    const ignored = ignoredIn(top, at.map((i, k) => probeOf(rels[k], paths[i].isDir)), rules);
+    at.forEach((i, k) => {
+      const t = tracked[k];
+      const g = ignored[k];
+      if (typeof t !== 'boolean') out[i] = { state: 'unknown', why: t.unknown };
+      else if (typeof g !== 'boolean') out[i] = { state: 'unknown', why: g.unknown };
+      else out[i] = { state: 'inside', top, rel: rels[k], tracked: t, ignored: g };
+    });
+  }
+  return out;
 }
 
 /** A path as a .gitignore pattern matching exactly it, from the work tree's top. */
@@ -103,11 +170,13 @@ export function keepOutOfGit(keyPath: string, ledgerDir: string, views: readonly
   // of its verified copy and follow it at every sync; committed, they would change the work tree
   // of every clone that syncs (a `git checkout` of a teammate's branch then refuses), so a join
   // keeps them out of git too.
-  const targets = [
+  const asked = [
     { path: keyPath, isDir: false, what: 'the secret key' },
     { path: ledgerDir, isDir: true, what: 'the ledger directory' },
     ...views.map((path) => ({ path, isDir: false, what: 'the view' })),
-  ].map((t) => ({ ...t, exposure: gitExposure(t.path, t.isDir, 'the repository') }));
+  ];
+  const exposures = gitExposures(asked, 'the repository');
+  const targets = asked.map((t, i) => ({ ...t, exposure: exposures[i] }));
   for (const t of targets) {
     if (t.exposure.state !== 'unknown') continue;
     throw new LedgerError('OP_IO', `cannot ask git whether it would commit ${t.what} ${t.path}: ${t.exposure.why}`, { path: t.path }, 'fix git (or install it), or put the key and the ledger outside the work tree with --key and --dir');
@@ -127,9 +196,11 @@ export function keepOutOfGit(keyPath: string, ledgerDir: string, views: readonly
     undos.push(undo);
     result.file = file;
     result.added.push(...patterns);
-    for (const t of list) {
-      const after = gitExposure(t.path, t.isDir, 'the repository');
-      if (after.state !== 'inside' || !after.ignored) {
+    // Writing a .gitignore moves no path into or out of a work tree, nor changes what git
+    // tracks: what it ignores now is the one question asked again.
+    const after = ignoredIn(top, list.map((t) => probeOf(t.exposure.rel, t.isDir)), 'the repository');
+    for (const [k, t] of list.entries()) {
+      if (after[k] !== true) {
         // A refused init changes nothing: the .gitignore goes back to what it was.
         undo();
         throw new LedgerError('OP_INSECURE_PATH', `git still does not ignore ${t.what} ${t.path} after ${file} got ${patterns.join(' and ')}: a later rule, or a .gitignore further down, un-ignores it`, { path: t.path, gitignore: file }, 'fix the ignore rules so that `git check-ignore` names it, then run `ledger init` again');

@@ -4,7 +4,7 @@
 // The agent is `nobody` (65534) when the machine has it, as test/hostile/workflow-tests-user
 // does; its home is whatever the password database says (/nonexistent, usually).
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { BIN, withSuiteEnv, type Run } from './cli.js';
@@ -22,6 +22,21 @@ export function agentFolder(prefix = 'ledger-agent-'): { dir: string; cleanup: (
   chmodSync(dir, 0o755);
   chownSync(dir, AGENT, AGENT);
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A scratch root (0755, root's) holding the agent's project folder (`dir`: 0755, the agent's) and,
+ * in `env`, the key owner's state directory beside it: the start of a fixture built once per file
+ * and put back before each test (helpers/cli.ts `keep`), state directory included, so that no
+ * test sees the marks another test's writes left for the same project path.
+ */
+export function agentProjectRoot(prefix: string): { root: string; dir: string; env: { LEDGER_STATE_DIR: string } } {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(root, 0o755);
+  const dir = join(root, 'project');
+  mkdirSync(dir, { mode: 0o755 });
+  chownSync(dir, AGENT, AGENT);
+  return { root, dir, env: { LEDGER_STATE_DIR: join(root, 'state') } };
 }
 
 /** A folder only root may enter (0700): outside everything, where an attack must not reach. */

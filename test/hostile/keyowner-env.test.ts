@@ -5,29 +5,41 @@
 // of a process acting for another user gets sudo's env_reset allow-list (src/fs/boundary.ts
 // callerEnv), and a setuid caller's environment cannot name anyone but the real uid.
 import { spawnSync } from 'node:child_process';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withSuiteEnv } from '../helpers/cli.js';
+import { keep, withSuiteEnv } from '../helpers/cli.js';
 import { projectState } from '../helpers/project-state.js';
-import { AGENT, agentFolder, asKeyOwner, isRoot, oneLine, readableCli, SKIP } from '../helpers/two-users.js';
+import { AGENT, agentProjectRoot, asKeyOwner, isRoot, oneLine, readableCli, SKIP } from '../helpers/two-users.js';
 import { SAFE_PATH } from '../../src/fs/boundary.js';
 
-let project: ReturnType<typeof agentFolder>;
+let project: { dir: string };
 let cli: ReturnType<typeof readableCli>;
+let stateEnv: Record<string, string>;
 const CP = ['--agent', 'claude', '--done', 'd', '--state', 's', '--next', 'n'];
 
-beforeEach(() => {
-  if (!isRoot) return;
-  project = agentFolder();
-  cli = readableCli();
-  expect(asKeyOwner(['init', '--name', 'env'], project.dir).code).toBe(0);
-  expect(asKeyOwner(['start', 'fix-tz', '--agent', 'claude', '--summary', 's'], project.dir).code).toBe(0);
+/**
+ * The agent's project (0755, the agent's) with a ledger the key owner made and one work item
+ * started, and the key owner's state directory: built once, put back byte for byte (owners and
+ * modes too) before each test (helpers/cli.ts `keep`).
+ */
+const fixture = keep(() => {
+  const { root, dir, env } = agentProjectRoot('ledger-env-');
+  expect(asKeyOwner(['init', '--name', 'env'], dir, env).code).toBe(0);
+  expect(asKeyOwner(['start', 'fix-tz', '--agent', 'claude', '--summary', 's'], dir, env).code).toBe(0);
+  return { root, dir, env };
 });
-afterEach(() => {
+
+// The CLI's copy is only read: one for the file.
+beforeAll(() => {
+  if (isRoot) cli = readableCli();
+});
+afterAll(() => cli?.cleanup());
+beforeEach(async () => {
   if (!isRoot) return;
-  project.cleanup();
-  cli.cleanup();
+  const f = await fixture();
+  project = { dir: f.dir };
+  stateEnv = f.env;
 });
 
 const lastTests = () => {
@@ -38,7 +50,7 @@ const lastTests = () => {
 describe.skipIf(!isRoot)(`the key owner's environment, when root runs a test command for the agent (${isRoot ? 'root and nobody' : SKIP})`, () => {
   it('never reaches the command: it gets the agent\'s HOME and name, a safe PATH, the locale, and nothing else', () => {
     const harness = { HARNESS_TOKEN: 'tok-3f9a0c1e', AWS_SECRET_ACCESS_KEY: 'aws-7d1e', LANG: 'C.UTF-8', TERM: 'dumb' };
-    const r = asKeyOwner(['checkpoint', 'fix-tz', ...CP, '--tests-cmd', 'id -u; env | sort'], project.dir, harness);
+    const r = asKeyOwner(['checkpoint', 'fix-tz', ...CP, '--tests-cmd', 'id -u; env | sort'], project.dir, { ...stateEnv, ...harness });
     expect(r.code, r.stderr).toBe(0);
     const seen = lastTests().excerpt.split('\n');
     expect(seen[0]).toBe(String(AGENT));
@@ -55,7 +67,7 @@ describe.skipIf(!isRoot)(`the key owner's environment, when root runs a test com
 /** The CLI as a setuid-root wrapper would run it: real uid the agent, effective uid root. */
 function setuid(args: string[], env: Record<string, string>) {
   const r = spawnSync('setpriv', ['--ruid', String(AGENT), '--euid', '0', '--', process.execPath, cli.bin, ...args], {
-    cwd: project.dir, env: { PATH: process.env.PATH ?? '', ...withSuiteEnv(env) }, encoding: 'utf8',
+    cwd: project.dir, env: { PATH: process.env.PATH ?? '', ...withSuiteEnv({ ...stateEnv, ...env }) }, encoding: 'utf8',
   });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }

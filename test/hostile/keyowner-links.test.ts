@@ -6,33 +6,44 @@
 // followed below the ledger (src/fs/confine.ts), and a `.ledger/` the agent can write is refused
 // before anything is read (StrictModes). Every refusal: exit 3, one line, and the ledger, the
 // views, the key and the folder outside byte-identical.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { appendFileSync, chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { keep } from '../helpers/cli.js';
 import { projectState } from '../helpers/project-state.js';
-import { AGENT, agentFolder, asAgent, asKeyOwner, everything, giveToAgent, isRoot, keyState, oneLine, rootOnlyFolder, SKIP } from '../helpers/two-users.js';
+import { AGENT, agentProjectRoot, asAgent, asKeyOwner, everything, giveToAgent, isRoot, keyState, oneLine, SKIP } from '../helpers/two-users.js';
 
-let project: ReturnType<typeof agentFolder>;
-let outside: ReturnType<typeof rootOnlyFolder>;
+let project: { dir: string };
+let outside: { dir: string };
 let ledger: string;
 let key: string;
+let stateEnv: Record<string, string>;
 
-beforeEach(() => {
-  if (!isRoot) return;
-  project = agentFolder();
-  outside = rootOnlyFolder();
-  writeFileSync(join(outside.dir, 'keep'), 'root only\n');
-  const init = asKeyOwner(['init', '--name', 'links'], project.dir);
+/**
+ * The agent's project (0755, the agent's) with a ledger the key owner made and one work item
+ * started, a root-only folder beside it, and the key owner's state directory: built once, put back
+ * byte for byte (owners and modes too) before each test (helpers/cli.ts `keep`).
+ */
+const fixture = keep(() => {
+  const { root, dir, env } = agentProjectRoot('ledger-links-');
+  const out = join(root, 'outside');
+  mkdirSync(out, { mode: 0o700 });
+  writeFileSync(join(out, 'keep'), 'root only\n');
+  const init = asKeyOwner(['init', '--name', 'links'], dir, env);
   expect(init.code, init.stderr).toBe(0);
-  const start = asKeyOwner(['start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()'], project.dir);
+  const start = asKeyOwner(['start', 'fix-tz', '--agent', 'claude', '--summary', 'fix toLocal()'], dir, env);
   expect(start.code, start.stderr).toBe(0);
+  return { root, dir, out, env };
+});
+
+beforeEach(async () => {
+  if (!isRoot) return;
+  const f = await fixture();
+  project = { dir: f.dir };
+  outside = { dir: f.out };
+  stateEnv = f.env;
   ledger = join(project.dir, '.ledger');
   key = join(project.dir, 'keys', 'harness.key');
-});
-afterEach(() => {
-  if (!isRoot) return;
-  project.cleanup();
-  outside.cleanup();
 });
 
 /** What must not change, whatever the verb does. */
@@ -42,7 +53,7 @@ const after = before;
 /** Runs a verb as the key owner and asserts it was refused: `exit`, one line with `code`, nothing changed. */
 function refused(args: string[], code: string, exit = 3): string {
   const was = before();
-  const r = asKeyOwner([...args, '--json'], project.dir);
+  const r = asKeyOwner([...args, '--json'], project.dir, stateEnv);
   expect(r.code, r.stderr).toBe(exit);
   expect(JSON.parse(r.stdout).error.code).toBe(code);
   const line = oneLine(r);

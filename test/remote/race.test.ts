@@ -12,9 +12,11 @@ afterEach(() => {
   w?.cleanup();
 });
 
+// The joins before the race and the checks after it run in-process (Machine.run): the race itself,
+// the appends, is between real processes.
 async function joinAll(ms: Machine[]): Promise<void> {
   for (const m of ms) {
-    const r = m.spawnSync(['init', '--remote', w.url]);
+    const r = await m.run(['init', '--remote', w.url]);
     expect(r.code, r.stderr).toBe(0);
   }
 }
@@ -38,7 +40,7 @@ describe('when three clones append at once over git daemon', () => {
     }));
     expect(acknowledged.length).toBeGreaterThan(0);
     for (const m of w.machines) {
-      const s = m.spawnSync(['sync']);
+      const s = await m.run(['sync']);
       expect(s.code, s.stderr).toBe(0);
     }
     const [first, ...rest] = w.machines;
@@ -49,7 +51,7 @@ describe('when three clones append at once over git daemon', () => {
     const seqs = records(first).map((r) => r.seq);
     expect(seqs).toEqual(seqs.map((_, i) => i));
     for (const m of w.machines) {
-      const a = m.spawnSync(['audit', '--json']);
+      const a = await m.run(['audit', '--json']);
       expect(a.code, a.stdout).toBe(0);
     }
   });
