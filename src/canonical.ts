@@ -22,7 +22,7 @@ export function canonicalJson(value: unknown): string {
   // Policy: SPEC 2 names the `canonicalize` package as what produces JCS, so every canonical text
   // comes from it, after the strict checks. A hand-written one-pass writer measured about 4 us
   // faster per record (a tenth of `append --batch`), which does not buy a second definition of
-  // the bytes every signature covers. (Records and HEADs written through membersAroundSig take
+  // the bytes every signature covers. (Records and HEADs written through textsAroundSig take
   // a fast path below that is no second writer: JSON.stringify of a copy sorted in JCS order,
   // only where that is provably `canonicalize`'s text.)
   assertPlainJson(value, '$');
@@ -149,7 +149,7 @@ export function canonicalAroundSig(unsigned: object): {
  * is `before + '"sig":' + sig + after + '\n'`.
  */
 export function splitAroundSig(unsigned: object): { unsignedText: string; before: string; after: string } {
-  const texts = membersAroundSig(unsigned);
+  const texts = textsAroundSig(unsigned);
   const a = texts.before.slice(1, -1);
   const b = texts.after.slice(1, -1);
   const unsignedText = '{' + a + (a !== '' && b !== '' ? ',' : '') + b + '}';
@@ -157,11 +157,6 @@ export function splitAroundSig(unsigned: object): { unsignedText: string; before
   if (a === '') return { unsignedText, before: '{', after: (b === '' ? '' : ',') + unsignedText.slice(1) };
   const at = 1 + a.length; // after the members before "sig"
   return { unsignedText, before: unsignedText.slice(0, at) + ',', after: unsignedText.slice(at) };
-}
-
-/** The JCS texts of an unsigned record's members before "sig" and after it, each as an object ('{...}'): what writeAroundSig writes. */
-export function textsAroundSig(unsigned: object): { before: string; after: string } {
-  return membersAroundSig(unsigned);
 }
 
 /**
@@ -232,8 +227,11 @@ export function ed25519SigParts(key: string): { head: string; tail: string } {
   return { head, tail };
 }
 
-/** The canonical members of `unsigned` that sort before "sig" and after it, each as an object's JCS text ('{...}'). */
-function membersAroundSig(unsigned: object): { before: string; after: string } {
+/**
+ * The canonical members of `unsigned` that sort before "sig" and after it, each as an object's JCS
+ * text ('{...}'): what splitAroundSig splits, and what writeAroundSig writes.
+ */
+export function textsAroundSig(unsigned: object): { before: string; after: string } {
   const fast = membersByStringify(unsigned);
   if (fast !== null) return fast;
   assertPlainJson(unsigned, '$');
@@ -249,7 +247,7 @@ function membersAroundSig(unsigned: object): { before: string; after: string } {
 
 // ---------------------------------------------------------------------------------------------
 // Speed (issue 26: `append --batch` of 200,000 payloads at >= 20,000 records/s; every record of a
-// batch, and every HEAD, is written through membersAroundSig). `canonicalize` and the strict walk
+// batch, and every HEAD, is written through textsAroundSig). `canonicalize` and the strict walk
 // before it took about 11 us a record there, a fifth of the batch's main thread. For a value of
 // the common shape, the same text comes from the native JSON.stringify of a copy whose objects
 // were built with their members in JCS order: about 3 us, with the same checks.
@@ -315,7 +313,7 @@ function fastKeys(v: object): string[] | null {
   return sorted ? keys : keys.sort();
 }
 
-/** membersAroundSig by JSON.stringify of sorted copies, or null for the general path. */
+/** textsAroundSig by JSON.stringify of sorted copies, or null for the general path. */
 function membersByStringify(unsigned: object): { before: string; after: string } | null {
   if (unsigned === null || typeof unsigned !== 'object' || Array.isArray(unsigned)) return null;
   if (typeof (unsigned as { toJSON?: unknown }).toJSON === 'function') return null;

@@ -838,7 +838,6 @@ export async function auditLedger(opts: Omit<AuditOptions, 'now'> & { now?: numb
   return named && !opts.reportFloorTree ? report : full;
 }
 
-
 /**
  * After `ledger audit` without `--floor` passed: keeps `floor` (the report's `next_floor`) as this
  * user's floor for the ledger at `dir`, under `trust` (store/user-floor.ts), unless `env` turns the

@@ -61,12 +61,12 @@ export function cachesOff(env: Record<string, string | undefined>): CachesOff {
   return names.every((n) => (NAMES as readonly string[]).includes(n)) ? new Set(names as CacheName[]) : 'all';
 }
 
-/** `off` with cache `name` off too (`true`: none was off). */
 /** Whether `off` (cachesOff's answer) leaves cache `name` on. */
 export function cacheOn(off: CachesOff, name: CacheName): boolean {
   return off !== 'all' && !off.has(name);
 }
 
+/** `off` with cache `name` off too (`true`: none was off). */
 export function withOff(off: true | ReadonlySet<CacheName>, name: CacheName): ReadonlySet<CacheName> {
   return new Set([...(off === true ? [] : off), name]);
 }
