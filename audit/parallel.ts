@@ -13,6 +13,7 @@ import type { CollectedFindings } from './findings.js';
 import { orderProblem } from './freshness.js';
 import { readAt } from './lines.js';
 import { linkProblems } from './linkage.js';
+import { checkRange } from './range.js';
 import { runSegment, type SegmentRun } from './segment.js';
 import type { DeferredKeys, KeyPinLayer } from './keypin.js';
 
@@ -59,7 +60,7 @@ export function cutRange(fd: number, start: number, end: number, k: number): num
   return cuts;
 }
 
-interface Running { worker: Worker; result: Promise<WorkerResult> }
+interface Running { worker: Worker | null; result: Promise<WorkerResult> }
 
 function startWorker(WorkerClass: typeof Worker, url: URL, input: WorkerInput): Running {
   // A worker holds a few MB of live data (one chunk, one record); the limit keeps V8 from
@@ -83,6 +84,25 @@ function startWorker(WorkerClass: typeof Worker, url: URL, input: WorkerInput): 
   // Keep the process from crashing on a rejection while this thread is busy with its range.
   result.catch(() => {});
   return { worker, result };
+}
+
+/**
+ * A range checked on this thread by the worker's own function (AuditOptions.rangesHere), in
+ * turn when awaited: its input and result copied as a thread's message would be, and an error
+ * turned into the same rejection, so only the thread is left out.
+ */
+function checkHere(input: WorkerInput): Running {
+  const result = (async () => {
+    let answer: WorkerResult;
+    try {
+      answer = checkRange(structuredClone(input));
+    } catch (e) {
+      throw e instanceof LedgerError ? new LedgerError(e.code, e.message) : new Error((e as Error).message);
+    }
+    return structuredClone(answer);
+  })();
+  result.catch(() => {});
+  return { worker: null, result };
 }
 
 /**
@@ -110,9 +130,10 @@ export async function checkRecordsOnThreads(run: AuditRun): Promise<{ checked: n
     // Loaded synchronously and only here (process.getBuiltinModule: no require needed, which the
     // CLI bundle, run under a launcher (src/launch/), would have to make).
     const { Worker: WorkerClass } = process.getBuiltinModule('node:worker_threads');
-    workers = cuts.slice(1, -1).map((start, i) =>
-      startWorker(WorkerClass, url, { fd: fd!, start, end: cuts[i + 2], trust: ctx.trust, now: ctx.now, skewMs: ctx.skewMs, maxAgeMs: ctx.maxAgeMs, progress, index: i + 1 }),
-    );
+    workers = cuts.slice(1, -1).map((start, i) => {
+      const input: WorkerInput = { fd: fd!, start, end: cuts[i + 2], trust: ctx.trust, now: ctx.now, skewMs: ctx.skewMs, maxAgeMs: ctx.maxAgeMs, progress, index: i + 1 };
+      return opts.rangesHere ? checkHere(input) : startWorker(WorkerClass, url, input);
+    });
 
     const tick = opts.onProgress && ((n: number) => {
       Atomics.store(counters, 0, n);
@@ -157,7 +178,7 @@ export async function checkRecordsOnThreads(run: AuditRun): Promise<{ checked: n
     return serial ? 'serial' : { checked, lastOffset };
   } catch (e) {
     // Stop every worker before the descriptor they read is closed (its number could be reused).
-    await Promise.all(workers.map((w) => w.worker.terminate()));
+    await Promise.all(workers.map((w) => w.worker?.terminate()));
     throw e;
   }
 }

@@ -1,9 +1,11 @@
 // The parallel audit (audit/parallel.ts) must reach exactly the one-thread verdict: same layer,
-// seq, findings and counts, whatever the tampering and wherever the ranges are cut. Workers run
-// the compiled worker (`npm test` builds first): the library's (dist/audit/worker.js) where the
-// test is that workers run at all, and the CLI's, the same module bundled into one file
-// (dist/cli/worker.js), for the verdict properties (about 190 worker starts): a worker's start is
-// most of what each costs, and the bundle starts in about three quarters of the time.
+// seq, findings and counts, whatever the tampering and wherever the ranges are cut. Real workers
+// run the compiled worker (`npm test` builds first): the library's (dist/audit/worker.js) and the
+// CLI's, the same module bundled into one file (dist/cli/worker.js), on valid ledgers and above a
+// floor. The verdict properties (every edit at every seq, random damage: about 190 ranges) check
+// the ranges on this thread with the worker's own function (`rangesHere`, audit/range.ts): the
+// cutting, the seams and the merging under test are the same, and a thread's start, most of what
+// each case cost, is left out (the file took 22 s of the suite's time with threads).
 import { closeSync, existsSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,7 +29,7 @@ const workerUrl = pathToFileURL(join(ROOT, 'dist/cli/worker.js'));
 const N = 12;
 
 /** Both audits of the same bytes; the test compares everything a caller can see. */
-async function both(files: { records: Buffer; head: Buffer }, trust: Trust, threads: number, floor?: Json, worker = workerUrl) {
+async function both(files: { records: Buffer; head: Buffer }, trust: Trust, threads: number, floor?: Json, worker: URL | 'here' = 'here') {
   const w = writeLedger({ ...files, trust: JSON.stringify(trust) });
   let floorPath: string | undefined;
   if (floor) {
@@ -36,7 +38,7 @@ async function both(files: { records: Buffer; head: Buffer }, trust: Trust, thre
   }
   const opts = { dir: w.dir, trust, now: NOW, floorPath };
   const view = (r: AuditReport) => ({ ok: r.ok, layer: r.failed_layer, failure: r.failure, checked: r.checked, findings: r.findings, total: r.findings_total, warnings: r.warnings });
-  return { one: view(await runAudit({ ...opts, threads: 1 })), many: view(await runAudit({ ...opts, threads, minBytes: 0, workerUrl: worker })) };
+  return { one: view(await runAudit({ ...opts, threads: 1 })), many: view(await runAudit({ ...opts, threads, minBytes: 0, ...(worker === 'here' ? { rangesHere: true } : { workerUrl: worker }) })) };
 }
 
 // Tamperings that each leave a validly signed record (so the fault is in one layer).
@@ -60,13 +62,23 @@ describe('the parallel audit reaches the one-thread verdict', () => {
     expect((await runAudit({ dir: w.dir, trust: led.trust, now: NOW, threads: 1, minBytes: 0, workerUrl: missing })).ok).toBe(true);
   });
 
-  it('on a valid ledger, cut into 2 to 4 ranges', async () => {
+  it('on a valid ledger, cut into 2 to 4 ranges, on the library\'s and the CLI\'s workers', async () => {
     const led = buildLedger({ count: N });
-    for (const threads of [2, 3, 4]) {
-      const { one, many } = await both(serializeLedger(led), led.trust, threads, undefined, libraryWorker);
-      expect(many, `${threads} threads`).toEqual(one);
-      expect(one.ok).toBe(true);
+    for (const worker of [libraryWorker, workerUrl]) {
+      for (const threads of [2, 3, 4]) {
+        const { one, many } = await both(serializeLedger(led), led.trust, threads, undefined, worker);
+        expect(many, `${threads} threads`).toEqual(one);
+        expect(one.ok).toBe(true);
+      }
     }
+  });
+
+  it('a range checked here reaches what its thread reaches, on a damaged ledger too', async () => {
+    const led = buildLedger({ count: N, edit: (r, seq) => (seq === 5 ? EDITS.prev(r, seq) : r) });
+    const here = await both(serializeLedger(led), led.trust, 3);
+    const thread = await both(serializeLedger(led), led.trust, 3, undefined, workerUrl);
+    expect(here.many).toEqual(thread.many);
+    expect(here.one.ok).toBe(false);
   });
 
   it('for every edit at every seq (so each lands on a seam and inside a range)', async () => {
@@ -102,7 +114,7 @@ describe('the parallel audit reaches the one-thread verdict', () => {
   it('above a floor, and with a floor at HEAD', async () => {
     const led = buildLedger({ count: N, edit: (r, seq) => (seq === 9 ? EDITS.backwards(r, seq) : r) });
     for (const at of [2, 5, N - 1]) {
-      const { one, many } = await both(serializeLedger(led), led.trust, 3, floorOf(led, at));
+      const { one, many } = await both(serializeLedger(led), led.trust, 3, floorOf(led, at), workerUrl);
       expect(many, `floor ${at}`).toEqual(one);
     }
   });
