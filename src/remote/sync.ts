@@ -18,7 +18,7 @@ import { acceptProblem, pinOf } from '../keys/grants.js';
 import type { Head, LedgerRecord } from '../record.js';
 import type { Signer } from '../sign.js';
 import { adoptCheckpoint, adoptPublished } from '../store/adopt.js';
-import { CHECKPOINT_FILE, nextCheckpoint, type PublishedCheckpoint } from '../store/checkpoint.js';
+import { CHECKPOINT_FILE, extendTree, signCheckpoint, type PublishedCheckpoint } from '../store/checkpoint.js';
 import { publishedCheckpoint } from './checkpoint.js';
 import { readWitnessReport } from './witnesses.js';
 import { genesisDraft, placeGenesis, transact, type StoreOptions } from '../store/append.js';
@@ -264,7 +264,7 @@ function joinLoop(o: JoinOptions, ops: FileOps, paths: LedgerPaths, rp: RemotePa
  */
 function joinCheckpoint(ops: FileOps, paths: LedgerPaths, hasLocal: boolean, lines: readonly Buffer[], head: Head, signer: Signer): PublishedCheckpoint | null {
   try {
-    const bytes = hasLocal ? ops.readFile(joinPath(paths.dir, CHECKPOINT_FILE)) : Buffer.from(nextCheckpoint(ops, paths, null, Buffer.concat(lines), head, signer).note!, 'utf8');
+    const bytes = hasLocal ? ops.readFile(joinPath(paths.dir, CHECKPOINT_FILE)) : Buffer.from(signCheckpoint(extendTree(ops, paths, null, Buffer.concat(lines)), head, signer).note!, 'utf8');
     return publishedCheckpoint(bytes, head, 'local');
   } catch {
     return null;

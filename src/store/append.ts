@@ -49,7 +49,7 @@ import { grantsAt } from './grants.js';
 import { writerTrust } from './head-guard.js';
 import { acceptProblem, applyKeyRecord, authorizeCommand, hasAdmin, keyRecordProblem, pinOf, type Grants } from '../keys/grants.js';
 import type { Trust } from '../keys/trust.js';
-import { CHECKPOINT_FILE, TREE_FILE, assertCheckpointWritable, growTree, nextCheckpoint, writeCheckpoint } from './checkpoint.js';
+import { CHECKPOINT_FILE, TREE_FILE, assertCheckpointWritable, extendTree, growTree, signCheckpoint, writeCheckpoint } from './checkpoint.js';
 import { ledgerPaths, type LedgerPaths } from './paths.js';
 import { nearestLedger } from './discover.js';
 import { assertPublishedChain, assertTailIsLastLine, type RecordAt } from './read.js';
@@ -231,7 +231,7 @@ function appendOnce(w: Write, remote: { pub: Publisher; attempt: Attempt } | nul
   const placed = placeDrafts(drafts, head, w.now(), w.signer, addLine);
   const newHead = closingHead(head, placed, w.now(), w.signer);
   t0 = clock?.() ?? 0;
-  const checkpoint = nextCheckpoint(ops, paths, head, tree, newHead.head, w.signer);
+  const checkpoint = signCheckpoint(tree.done(), newHead.head, w.signer);
   if (clock) treeMs += clock() - t0;
   // 7. quarantine
   const recovered = quarantineUnpublished(ops, paths, head);
@@ -290,7 +290,7 @@ export function initLedger(opts: StoreOptions, signer: Signer, agent: string, na
     removeLeftovers(ops, paths);
     // 9. the line, then HEAD
     const st = writeLinesThenHead(ops, paths, { at: 0, lines: genesis.placed.data, headBefore: null, head: genesis.head }, 'genesis');
-    writeCheckpoint(ops, paths, nextCheckpoint(ops, paths, null, genesis.placed.data, genesis.head.head, signer));
+    writeCheckpoint(ops, paths, signCheckpoint(extendTree(ops, paths, null, genesis.placed.data), genesis.head.head, signer));
     // 10. remember
     remember(paths, guard, signer.publicKey, genesis.head.head, 0, st);
     return { records: genesis.placed.appended, head: genesis.head.head, recovered: recovered.unpublished ? recovered : null };

@@ -163,16 +163,11 @@ export function growTree(ops: FileOps, paths: LedgerPaths, base: Head | null, kn
 export interface NextCheckpoint { note: string | null; root?: Uint8Array; at: number; hashes: Uint8Array }
 
 /**
- * Step 6's share: the checkpoint of the tree after `lines` (the new records, JCS lines with their
- * newlines) are appended to the ledger whose HEAD is `base` (null: genesis), signed by `signer`
- * (the key that signs the new HEAD `next`). O(log n) stored hashes read, or a rebuild from the
- * records when the tree file is not the one base's checkpoint signed. `lines` may instead be the
- * tree growTree(base) made, with every new line added.
+ * Step 6's share: the checkpoint of tree `t` (extendTree's, or a growTree's done()), signed by
+ * `signer`, the key that signs the new HEAD `next`; with the stored hashes to append for it.
  */
-export function nextCheckpoint(ops: FileOps, paths: LedgerPaths, base: Head | null, lines: Buffer | GrowingTree, next: Head, signer: Signer, knownRoot: Uint8Array | null = null): NextCheckpoint {
+export function signCheckpoint(t: ExtendedTree, next: Head, signer: Signer): NextCheckpoint {
   const origin = ledgerOrigin(next.genesis);
-  // A growing tree has had the lines added already, as they were made (and its own knownRoot).
-  const t = Buffer.isBuffer(lines) ? extendTree(ops, paths, base, lines, knownRoot) : lines.done();
   const note = signNote(formatCheckpoint({ origin, size: t.size, root: t.root }), [logNoteSigner(origin, signer)]);
   return { note, root: t.root, at: t.at, hashes: t.hashes };
 }
