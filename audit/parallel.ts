@@ -87,9 +87,9 @@ function startWorker(WorkerClass: typeof Worker, url: URL, input: WorkerInput): 
 }
 
 /**
- * A range checked on this thread by the worker's own function (AuditOptions.rangesHere), in
- * turn when awaited: its input and result copied as a thread's message would be, and an error
- * turned into the same rejection, so only the thread is left out.
+ * A range checked on this thread by the worker's own function (AuditOptions.rangesHere), at
+ * once, before this thread's own range: its input and result copied as a thread's message would
+ * be, and an error turned into the same rejection, so only the thread is left out.
  */
 function checkHere(input: WorkerInput): Running {
   const result = (async () => {
