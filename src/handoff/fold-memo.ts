@@ -28,6 +28,10 @@
 // - Policy: it is rewritten (durably, ../fs/durable.ts) when more than MEMO_EVERY records lie
 //   past it, by whichever command folds then, reader or writer; a ledger directory that refuses
 //   the write costs the next command the same fold again, never a failure.
+// - What it holds does not grow with what was resolved: an outcome a standing success resolved
+//   is dropped. A revocation can take that back (a revoked success resolves nothing), so a fold
+//   whose tail revokes a record its starting point does not hold starts over from the genesis
+//   (foldFrom), and writes a memo past the revocation.
 //
 // Two things make a command that folds more than once cheap (a checkpoint folds on its advisory
 // check, under the writer lock and for the views; issue 14's targets):
@@ -183,48 +187,69 @@ const changedUnder = (paths: LedgerPaths, offset: number) =>
  */
 export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}): Folds {
   const ops = opts.ops ?? realFileOps;
-  return withChecked(paths, head, ops, (fd, start) => {
-    const fromSeq = start ? start.seq + 1 : 0;
-    const outcomes = new OutcomeFold();
-    for (const k of start?.outcomes ?? []) outcomes.add(atOf(k));
-    const tailLength = head.seq - fromSeq + 1;
-    const build = opts.write !== false && tailLength > MEMO_EVERY;
-    // The work-log records are kept whole (the fold holds them anyway); the outcome records only
-    // for a short tail: for a long one, where each is, and the few the outcome fold still holds
-    // at the end are read again.
-    const keepOutcomes = tailLength <= PROCESS_TAIL_MAX;
-    const workFold = new WorkLogFold();
-    // Only what the fold took is kept: a record a planted memo named that the fold left is not
-    // named again.
-    const work: Kept[] = start ? start.work.filter((k) => workFold.add(atOf(k))) : [];
-    const outcomeAt = new Map<number, Kept | number>(start ? start.outcomes.map((k) => [k.seq, k]) : []);
-    for (const r of verifiedTail(ops, fd, paths, head, start)) {
-      outcomes.add(r);
-      if ((r.seq - fromSeq + 1) % PROGRESS_EVERY === 0) reportProgress('reading the work log', r.seq - fromSeq + 1, head.seq - fromSeq + 1);
-      const isWork = workFold.add(r);
-      const isOutcome = OUTCOME_KINDS.has(r.record.kind);
-      if (!isWork && !isOutcome) continue;
-      // Kept records are frozen (fold-kept.ts): the next fold of this Ledger shares them.
-      const k: Kept = { seq: r.seq, offset: r.offset, id: r.id, ...(isWork || keepOutcomes ? { record: frozenRecordOf(r.record) } : {}) };
-      if (isWork) work.push(k);
-      if (isOutcome) outcomeAt.set(r.seq, k.record ? k : r.offset);
+  // A starting point whose tail revokes a record it does not hold is left for the genesis (see
+  // foldFrom): at most one fold over every record, which then writes a memo past the revocation.
+  return withChecked(paths, head, ops, (fd, start) => foldFrom(ops, fd, paths, head, opts, start) ?? foldFrom(ops, fd, paths, head, opts, null)!);
+}
+
+/**
+ * readFolds from `start` (null: the genesis); null, having kept and written nothing, when a
+ * record after `start` revokes one before it that `start` does not hold.
+ * Policy (a soak run found it: a timed-out outcome, a success that resolved it, a memo, then the
+ * success revoked): the outcome fold drops what a standing success or cancel resolved, and a
+ * later revocation of that resolver makes it unresolved again, which a fold from the memo, no
+ * longer holding it, cannot see. Revocations are rare and name their target by id: any that
+ * names a record from before the starting point that the starting point does not hold sends the
+ * fold back to the genesis, rather than holding every resolved outcome and resolver for ever.
+ */
+function foldFrom(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, opts: FoldOptions, start: Loaded | null): Folds | null {
+  const fromSeq = start ? start.seq + 1 : 0;
+  // The ids a revocation in the tail may name without sending the fold back: what the starting
+  // point holds, and the tail's own records as they are read.
+  const known = start ? new Set([...start.work, ...start.outcomes].map((k) => k.id)) : null;
+  const outcomes = new OutcomeFold();
+  for (const k of start?.outcomes ?? []) outcomes.add(atOf(k));
+  const tailLength = head.seq - fromSeq + 1;
+  const build = opts.write !== false && tailLength > MEMO_EVERY;
+  // The work-log records are kept whole (the fold holds them anyway); the outcome records only
+  // for a short tail: for a long one, where each is, and the few the outcome fold still holds
+  // at the end are read again.
+  const keepOutcomes = tailLength <= PROCESS_TAIL_MAX;
+  const workFold = new WorkLogFold();
+  // Only what the fold took is kept: a record a planted memo named that the fold left is not
+  // named again.
+  const work: Kept[] = start ? start.work.filter((k) => workFold.add(atOf(k))) : [];
+  const outcomeAt = new Map<number, Kept | number>(start ? start.outcomes.map((k) => [k.seq, k]) : []);
+  for (const r of verifiedTail(ops, fd, paths, head, start)) {
+    if (known) {
+      if (r.record.kind === 'revoke' && !known.has(String(r.record.target))) return null;
+      known.add(r.id);
     }
-    const log = workFold.log;
-    const heldSeqs = [...outcomes.pendingIntents(), ...outcomes.unresolvedOutcomes()].map((x) => x.seq).sort((a, b) => a - b);
-    const held: Locator[] = heldSeqs.map((seq) => {
-      const k = outcomeAt.get(seq)!;
-      return [seq, typeof k === 'number' ? k : k.offset];
-    });
-    if (build) writeMemo(ops, paths, { v: MEMO_VERSION, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work: work.map((k) => [k.seq, k.offset]), outcomes: held });
-    // The held outcome records whole, for the fold kept: read again where only their place was
-    // (Policy: not for more than KEEP_MAX of them; then no fold is kept, and the memo serves).
-    const keptOutcomes = heldSeqs.every((seq) => typeof outcomeAt.get(seq) !== 'number')
-      ? heldSeqs.map((seq) => outcomeAt.get(seq) as Kept)
-      : held.length <= KEEP_MAX ? readLocated(ops, fd, paths, head, held, OUTCOME_KINDS) : null;
-    const fold: Loaded | null = keptOutcomes ? { seq: head.seq, end: head.size, id: head.tail, work, outcomes: keptOutcomes } : null;
-    keepInProcess(paths.cache, keyOf(paths, head), fold);
-    return { log, outcomes };
+    outcomes.add(r);
+    if ((r.seq - fromSeq + 1) % PROGRESS_EVERY === 0) reportProgress('reading the work log', r.seq - fromSeq + 1, head.seq - fromSeq + 1);
+    const isWork = workFold.add(r);
+    const isOutcome = OUTCOME_KINDS.has(r.record.kind);
+    if (!isWork && !isOutcome) continue;
+    // Kept records are frozen (fold-kept.ts): the next fold of this Ledger shares them.
+    const k: Kept = { seq: r.seq, offset: r.offset, id: r.id, ...(isWork || keepOutcomes ? { record: frozenRecordOf(r.record) } : {}) };
+    if (isWork) work.push(k);
+    if (isOutcome) outcomeAt.set(r.seq, k.record ? k : r.offset);
+  }
+  const log = workFold.log;
+  const heldSeqs = [...outcomes.pendingIntents(), ...outcomes.unresolvedOutcomes()].map((x) => x.seq).sort((a, b) => a - b);
+  const held: Locator[] = heldSeqs.map((seq) => {
+    const k = outcomeAt.get(seq)!;
+    return [seq, typeof k === 'number' ? k : k.offset];
   });
+  if (build) writeMemo(ops, paths, { v: MEMO_VERSION, genesis: head.genesis, seq: head.seq, end: head.size, id: head.tail, work: work.map((k) => [k.seq, k.offset]), outcomes: held });
+  // The held outcome records whole, for the fold kept: read again where only their place was
+  // (Policy: not for more than KEEP_MAX of them; then no fold is kept, and the memo serves).
+  const keptOutcomes = heldSeqs.every((seq) => typeof outcomeAt.get(seq) !== 'number')
+    ? heldSeqs.map((seq) => outcomeAt.get(seq) as Kept)
+    : held.length <= KEEP_MAX ? readLocated(ops, fd, paths, head, held, OUTCOME_KINDS) : null;
+  const fold: Loaded | null = keptOutcomes ? { seq: head.seq, end: head.size, id: head.tail, work, outcomes: keptOutcomes } : null;
+  keepInProcess(paths.cache, keyOf(paths, head), fold);
+  return { log, outcomes };
 }
 
 /** The work log through `head` (for `maxSeq`, as of that seq: `render --check` of an older view). */

@@ -115,6 +115,15 @@ function fastFolds(dir: string, kept = false, ops = realFileOps) {
 
 const write = (dir: string, spec: LedgerSpec) => writeLedgerFiles(dir, serializeLedger(buildLedger(spec)));
 
+/** Whether a record past the memo (its text `memo`) revokes a record before it that the memo does not locate. */
+function revokesUnheld(dir: string, memo: string): boolean {
+  const m = JSON.parse(memo) as { seq: number; work: [number, number][]; outcomes: [number, number][] };
+  const paths = ledgerPaths(dir);
+  const records = [...readRecords(paths, readHead(realFileOps, paths)!)];
+  const located = new Set([...m.work, ...m.outcomes].map(([seq]) => records[seq].id));
+  return records.some((r) => r.seq > m.seq && r.record.kind === 'revoke' && records.findIndex((t) => t.id === (r.record as { target?: string }).target) <= m.seq && !located.has(String((r.record as { target?: string }).target)));
+}
+
 let s: { dir: string; cleanup: () => void };
 let dir: string;
 beforeEach(() => {
@@ -149,8 +158,9 @@ describe('when a ledger grows past the memo with every kind the folds read', () 
         const fast = fastFolds(dir);
         expect(plain(fast.log)).toBe(plain(full.log));
         expect(fast.status).toEqual(full.status);
-        // A memo is rewritten only once more than MEMO_EVERY records lie past it.
-        expect(readFileSync(memoPath(ledgerPaths(dir)), 'utf8') === memo).toBe(more <= MEMO_EVERY);
+        // A memo is rewritten once more than MEMO_EVERY records lie past it, or once a record
+        // past it revokes one before it that it does not hold (the fold then starts over).
+        expect(readFileSync(memoPath(ledgerPaths(dir)), 'utf8') === memo).toBe(more <= MEMO_EVERY && !revokesUnheld(dir, memo));
         // render --check's older folds: as of any seq, the same as the full fold stopped there.
         const paths = cached(dir);
         const head = readHead(realFileOps, paths)!;
@@ -160,6 +170,39 @@ describe('when a ledger grows past the memo with every kind the folds read', () 
       }),
       { numRuns: runs(6, 60) },
     );
+  });
+});
+
+describe('when a success that resolved a timed-out outcome is revoked after the memo (found by `npm run soak`)', () => {
+  it('the timeout is unresolved again, as a fold over every record says, and a memo is written past the revocation', () => {
+    // seq 1: a timeout of ci-2; seq 2: the success that resolves it; filler past MEMO_EVERY; then
+    // (after the memo) a revocation of the success.
+    let success = '';
+    const filler = MEMO_EVERY + 20;
+    const edit = (revokeAt: number | null) => (u: Json, seq: number): Json => {
+      if (seq === 0) return u;
+      const base = { v: u.v, seq, prev_tail_hash: u.prev_tail_hash, ts: u.ts, agent: 'ci' };
+      if (seq === 3) success = u.prev_tail_hash as string;
+      if (seq === 1 || seq === 2) return { ...base, kind: 'handoff', logical_operation_id: 'ci-2', execution_id: `run-${seq}`, outcome: seq === 1 ? 'timeout' : 'success', evidence: {}, invariants: {}, depends_on: [] };
+      if (seq === revokeAt) return { ...base, agent: 'alice', kind: 'revoke', target: success, reason: 'the deploy it reported never happened' };
+      return { ...base, kind: 'intent', logical_operation_id: `ci-${seq}`, execution_id: `run-${seq}`, action: 'deploy' };
+    };
+    const spec = (count: number, revokeAt: number | null): LedgerSpec => ({ count, start: '2026-01-01T00:00:00.000Z', edit: edit(revokeAt) });
+    write(dir, spec(filler, null));
+    expect(fastFolds(dir).status.unresolved_outcomes).toEqual([]);
+    const memo = readFileSync(memoPath(ledgerPaths(dir)), 'utf8');
+    write(dir, spec(filler + 2, filler));
+    const full = fullFolds(dir);
+    expect(full.status.unresolved_outcomes.map((o) => o.seq)).toEqual([1]);
+    for (const fresh of [false, true]) {
+      if (fresh) forgetProcessFold();
+      expect(fastFolds(dir, true).status).toEqual(full.status);
+    }
+    expect(fastFolds(dir).status).toEqual(full.status);
+    // The fold that started over wrote a memo past the revocation; a fold from it agrees.
+    expect(readFileSync(memoPath(ledgerPaths(dir)), 'utf8')).not.toBe(memo);
+    expect(JSON.parse(readFileSync(memoPath(ledgerPaths(dir)), 'utf8')).seq).toBe(filler + 1);
+    expect(fastFolds(dir).status).toEqual(full.status);
   });
 });
 
