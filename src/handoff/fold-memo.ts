@@ -30,8 +30,8 @@
 //   the write costs the next command the same fold again, never a failure.
 // - What it holds does not grow with what was resolved: an outcome a standing success resolved
 //   is dropped. A revocation can take that back (a revoked success resolves nothing), so a fold
-//   whose tail revokes a record its starting point does not hold starts over from the genesis
-//   (foldFrom), and writes a memo past the revocation.
+//   whose tail revokes a record that is not among its starting point's outcome records starts
+//   over from the genesis (foldFrom), and writes a memo past the revocation.
 //
 // Two things make a command that folds more than once cheap (a checkpoint folds on its advisory
 // check, under the writer lock and for the views; issue 14's targets):
@@ -194,7 +194,7 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
 
 /**
  * readFolds from `start` (null: the genesis); null, having kept and written nothing, when a
- * record after `start` revokes one before it that `start` does not hold.
+ * record after `start` revokes one before it that is not among the outcome records `start` holds.
  * Policy (a soak run found it: a timed-out outcome, a success that resolved it, a memo, then the
  * success revoked): the outcome fold drops what a standing success or cancel resolved, and a
  * later revocation of that resolver makes it unresolved again, which a fold from the memo, no
@@ -204,9 +204,11 @@ export function readFolds(paths: LedgerPaths, head: Head, opts: FoldOptions = {}
  */
 function foldFrom(ops: FileOps, fd: number, paths: LedgerPaths, head: Head, opts: FoldOptions, start: Loaded | null): Folds | null {
   const fromSeq = start ? start.seq + 1 : 0;
-  // The ids a revocation in the tail may name without sending the fold back: what the starting
-  // point holds, and the tail's own records as they are read.
-  const known = start ? new Set([...start.work, ...start.outcomes].map((k) => k.id)) : null;
+  // The ids a revocation in the tail may name without sending the fold back: the outcome records
+  // the starting point holds, and the tail's own records as they are read. Not its work records:
+  // the outcome fold is not rebuilt from them (a finish that resolved a timeout, revoked later,
+  // is one; the work-log fold takes its revocation from what it holds itself).
+  const known = start ? new Set(start.outcomes.map((k) => k.id)) : null;
   const outcomes = new OutcomeFold();
   for (const k of start?.outcomes ?? []) outcomes.add(atOf(k));
   const tailLength = head.seq - fromSeq + 1;

@@ -115,12 +115,12 @@ function fastFolds(dir: string, kept = false, ops = realFileOps) {
 
 const write = (dir: string, spec: LedgerSpec) => writeLedgerFiles(dir, serializeLedger(buildLedger(spec)));
 
-/** Whether a record past the memo (its text `memo`) revokes a record before it that the memo does not locate. */
+/** Whether a record past the memo (its text `memo`) revokes a record before it that is not among the outcome records the memo locates. */
 function revokesUnheld(dir: string, memo: string): boolean {
-  const m = JSON.parse(memo) as { seq: number; work: [number, number][]; outcomes: [number, number][] };
+  const m = JSON.parse(memo) as { seq: number; outcomes: [number, number][] };
   const paths = ledgerPaths(dir);
   const records = [...readRecords(paths, readHead(realFileOps, paths)!)];
-  const located = new Set([...m.work, ...m.outcomes].map(([seq]) => records[seq].id));
+  const located = new Set(m.outcomes.map(([seq]) => records[seq].id));
   return records.some((r) => r.seq > m.seq && r.record.kind === 'revoke' && records.findIndex((t) => t.id === (r.record as { target?: string }).target) <= m.seq && !located.has(String((r.record as { target?: string }).target)));
 }
 
@@ -174,36 +174,54 @@ describe('when a ledger grows past the memo with every kind the folds read', () 
 });
 
 describe('when a success that resolved a timed-out outcome is revoked after the memo (found by `npm run soak`)', () => {
-  it('the timeout is unresolved again, as a fold over every record says, and a memo is written past the revocation', () => {
-    // seq 1: a timeout of ci-2; seq 2: the success that resolves it; filler past MEMO_EVERY; then
-    // (after the memo) a revocation of the success.
-    let success = '';
-    const filler = MEMO_EVERY + 20;
-    const edit = (revokeAt: number | null) => (u: Json, seq: number): Json => {
-      if (seq === 0) return u;
-      const base = { v: u.v, seq, prev_tail_hash: u.prev_tail_hash, ts: u.ts, agent: 'ci' };
-      if (seq === 3) success = u.prev_tail_hash as string;
-      if (seq === 1 || seq === 2) return { ...base, kind: 'handoff', logical_operation_id: 'ci-2', execution_id: `run-${seq}`, outcome: seq === 1 ? 'timeout' : 'success', evidence: {}, invariants: {}, depends_on: [] };
-      if (seq === revokeAt) return { ...base, agent: 'alice', kind: 'revoke', target: success, reason: 'the deploy it reported never happened' };
-      return { ...base, kind: 'intent', logical_operation_id: `ci-${seq}`, execution_id: `run-${seq}`, action: 'deploy' };
-    };
-    const spec = (count: number, revokeAt: number | null): LedgerSpec => ({ count, start: '2026-01-01T00:00:00.000Z', edit: edit(revokeAt) });
-    write(dir, spec(filler, null));
-    expect(fastFolds(dir).status.unresolved_outcomes).toEqual([]);
-    const memo = readFileSync(memoPath(ledgerPaths(dir)), 'utf8');
-    write(dir, spec(filler + 2, filler));
-    const full = fullFolds(dir);
-    expect(full.status.unresolved_outcomes.map((o) => o.seq)).toEqual([1]);
-    for (const fresh of [false, true]) {
-      if (fresh) forgetProcessFold();
-      expect(fastFolds(dir, true).status).toEqual(full.status);
-    }
-    expect(fastFolds(dir).status).toEqual(full.status);
-    // The fold that started over wrote a memo past the revocation; a fold from it agrees.
-    expect(readFileSync(memoPath(ledgerPaths(dir)), 'utf8')).not.toBe(memo);
-    expect(JSON.parse(readFileSync(memoPath(ledgerPaths(dir)), 'utf8')).seq).toBe(filler + 1);
-    expect(fastFolds(dir).status).toEqual(full.status);
-  });
+  // seq 1-3: a timed-out handoff and the success that resolves it (a CI's handoff, which the memo
+  // does not locate; or a work item's finish, which it locates for the work log, not for the
+  // outcomes); filler past MEMO_EVERY; then, after the memo, a revocation of the success.
+  const filler = MEMO_EVERY + 20;
+  const handoff = (base: Json, op: string, exec: string, outcome: string): Json => ({ ...base, agent: 'ci', kind: 'handoff', logical_operation_id: op, execution_id: exec, outcome, evidence: {}, invariants: {}, depends_on: [] });
+  const cases: Record<string, { op: string; record: (base: Json, seq: number) => Json }> = {
+    'a CI handoff': {
+      op: 'ci-2',
+      record: (base, seq) => (seq === 1 ? handoff(base, 'ci-2', 'run-1', 'timeout') : seq === 2 ? handoff(base, 'ci-2', 'run-2', 'success') : { ...base, agent: 'ci', kind: 'intent', logical_operation_id: 'ci-x', execution_id: 'run-x', action: 'deploy' }),
+    },
+    'a work item\'s finish': {
+      op: 'docs',
+      record: (base, seq) =>
+        seq === 1 ? handoff(base, 'docs', 'run-1', 'timeout')
+          : seq === 2 ? { ...base, agent: 'claude', kind: 'start', logical_operation_id: 'docs', execution_id: 'claude-1', summary: 'the docs', lease_until: '2026-01-01T02:00:00.000Z' }
+            : { ...base, agent: 'claude', kind: 'finish', logical_operation_id: 'docs', execution_id: 'claude-1', done: 'did', state: 'done', next: 'none', verified: [], attempted: [], blockers: [], outcome: 'success', evidence: {}, invariants: {}, depends_on: [] },
+    },
+  };
+  for (const [what, c] of Object.entries(cases)) {
+    it(`${what}: the timeout is unresolved again, as a fold over every record says, and a memo is written past the revocation`, () => {
+      const resolver = what === 'a CI handoff' ? 2 : 3;
+      let success = '';
+      const edit = (revokeAt: number | null) => (u: Json, seq: number): Json => {
+        if (seq === 0) return u;
+        const base = { v: u.v, seq, prev_tail_hash: u.prev_tail_hash, ts: u.ts };
+        if (seq === resolver + 1) success = u.prev_tail_hash as string;
+        if (seq <= resolver) return c.record(base, seq);
+        if (seq === revokeAt) return { ...base, agent: 'alice', kind: 'revoke', target: success, reason: 'the deploy it reported never happened' };
+        return { ...base, agent: 'ci', kind: 'intent', logical_operation_id: `ci-${seq}`, execution_id: `run-${seq}`, action: 'deploy' };
+      };
+      const spec = (count: number, revokeAt: number | null): LedgerSpec => ({ count, start: '2026-01-01T00:00:00.000Z', edit: edit(revokeAt) });
+      write(dir, spec(filler, null));
+      expect(fastFolds(dir).status.unresolved_outcomes).toEqual([]);
+      const memo = readFileSync(memoPath(ledgerPaths(dir)), 'utf8');
+      write(dir, spec(filler + 2, filler));
+      const full = fullFolds(dir);
+      expect(full.status.unresolved_outcomes.map((o) => [o.logical_operation_id, o.seq])).toEqual([[c.op, 1]]);
+      for (const fresh of [false, true]) {
+        if (fresh) forgetProcessFold();
+        expect(fastFolds(dir, true).status).toEqual(full.status);
+      }
+      expect(fastFolds(dir).status).toEqual(full.status);
+      // The fold that started over wrote a memo past the revocation; a fold from it agrees.
+      expect(readFileSync(memoPath(ledgerPaths(dir)), 'utf8')).not.toBe(memo);
+      expect(JSON.parse(readFileSync(memoPath(ledgerPaths(dir)), 'utf8')).seq).toBe(filler + 1);
+      expect(fastFolds(dir).status).toEqual(full.status);
+    });
+  }
 });
 
 describe('when this process folded a ledger, and another ledger of the same genesis took its place', () => {
