@@ -654,7 +654,7 @@ export class Ledger {
     const bare = { now, root, ledgerDir: this.paths.dir, git: null, asker: r.agent, caller: opts.caller ?? 'cli' };
     // An unknown slug is refused before git is asked (handoff/git.ts gitFacts: one /bin/sh, waited for).
     if (!log.items.has(slug)) buildResume(log, slug, bare);
-    const ctx = { ...bare, git: await gitFacts(root) };
+    const ctx = { ...bare, git: gitFacts(root) };
     const report = buildResume(log, slug, ctx);
     // The lead lines take lines of the 80-line budget: the last ones go when they would not fit.
     const first = [...(r.slug === null ? [`${r.agent}'s open item: ${slug}`] : []), ...lead];

@@ -94,7 +94,7 @@ function branchOf(header: string): string | null {
 // and names the branch (as `symbolic-ref` would, before the first commit too); a detached HEAD
 // is named by the newest commit's abbreviated oid, which `log` gives as `rev-parse --short`
 // would.
-export async function gitFacts(root: string): Promise<GitFacts | null> {
+export function gitFacts(root: string): GitFacts | null {
   const both = statusAndLog(root);
   if (both === null || !both.status.startsWith('## ')) return null;
   const { status, log: logged } = both;

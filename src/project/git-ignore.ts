@@ -101,9 +101,10 @@ function trackedIn(top: string, rels: readonly string[]): (boolean | { unknown: 
  * global excludes too: what `git add -A` here would do), or the repository's own (its .gitignore
  * files and .git/info/exclude). Speed: git is asked once per folder where the work tree's top
  * is, and once per work tree for what it tracks and once for what it ignores, whatever the
- * number of paths (`tops` may carry the folders' tops from an earlier call).
+ * number of paths.
  */
-export function gitExposures(paths: readonly GitPath[], rules: 'this machine' | 'the repository' = 'this machine', tops = new Map<string, ReturnType<typeof workTreeTop>>()): GitExposure[] {
+export function gitExposures(paths: readonly GitPath[], rules: 'this machine' | 'the repository' = 'this machine'): GitExposure[] {
+  const tops = new Map<string, ReturnType<typeof workTreeTop>>();
   const placed = paths.map((p) => place(p, tops));
   const out: GitExposure[] = placed.map((p) => (p.state === 'placed' ? { state: 'unknown', why: 'not asked' } : p));
   const byTop = new Map<string, number[]>();

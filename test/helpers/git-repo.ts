@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { copyTree } from './cli.js';
 
 const ENV = {
   PATH: process.env.PATH ?? '',
@@ -43,8 +44,7 @@ export function gitRepo(dir: string, files: Record<string, string> = { 'README.m
     MADE.set(key, made);
   }
   mkdirSync(dir, { recursive: true });
-  const r = spawnSync('cp', ['-a', `${made}/.`, dir], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`cp -a ${made}/. ${dir}: ${r.stderr}`);
+  copyTree(`${made}/.`, dir);
   return dir;
 }
 
