@@ -8,7 +8,7 @@ import { emit, type CliIO } from '../../src/cli/commands/common.js';
 import { LedgerError } from '../../src/errors.js';
 
 const RUNS = process.env.SOAK === '1' ? 5_000 : 200;
-const ACTS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff\u{e0000}-\u{e007f}]|\p{Cs}/u;
+const ACTS = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff\u{e0000}-\u{e0fff}]|\p{Cs}/u;
 
 function capture(): { io: CliIO; out: () => string; err: () => string } {
   let out = '';
