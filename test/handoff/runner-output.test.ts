@@ -1,9 +1,12 @@
 // The excerpt keeps the failure (issue 26, item 7), for each runner's real output shape: the
 // failing lines and the summary first, then the tail, never frames alone; and the exit codes and
 // words that mean nothing was tested (item 2).
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EXCERPT_LINES, excerptOf } from '../../src/handoff/excerpt.js';
+import { EXCERPT_CHARS, EXCERPT_LINES, excerptOf, excerptWithin } from '../../src/handoff/excerpt.js';
 import { nothingTested } from '../../src/handoff/runner-output.js';
+import { charCount } from '../../src/record.js';
+import { runs } from '../helpers/runs.js';
 
 const frames = (n: number, indent = '    ') => Array.from({ length: n }, (_, i) => `${indent}at fn${i} (file:///app/node_modules/lib/x.js:${i + 1}:5)`);
 const passing = (n: number, mark: (i: number) => string) => Array.from({ length: n }, (_, i) => mark(i));
@@ -92,6 +95,36 @@ describe('the excerpt keeps the failure, for each runner', () => {
   it('says how many lines were left out between the failures and the tail', () => {
     const out = excerptOf(Buffer.from(CASES[0].lines.join('\n')), false).split('\n');
     expect(out.find((l) => l.startsWith('\u2026 ('))).toMatch(/^\u2026 \(\d+ lines left out; the output ends:\)$/);
+  });
+
+  // Any mix of the runners' failure, reason, frame and summary lines with other text, lines
+  // longer than the whole bound included.
+  const anyLine = fc.oneof(
+    fc.constantFrom('not ok 3 - adds', '  expected: 3', '  actual: 4', '    at f (x.js:1:2)', '', '# tests 5', '# fail 1', 'FAILED t.py::x', 'E   assert 1 == 2', '--- FAIL: TestX (0.00s)', 'ok 1 - y', '\u25CF Suite \u203A t', 'Tests: 1 failed', 'x'.repeat(9000)),
+    fc.string({ maxLength: 120 }),
+  );
+
+  it('property: at most 40 lines and 8192 characters, and the first failure is kept when the output is short', () => {
+    fc.assert(
+      fc.property(fc.array(anyLine, { maxLength: 300, size: 'max' }), fc.boolean(), (lines, cut) => {
+        const text = lines.join('\n');
+        const out = excerptOf(Buffer.from(text), cut);
+        expect(out.split('\n').length).toBeLessThanOrEqual(EXCERPT_LINES);
+        expect(charCount(out)).toBeLessThanOrEqual(EXCERPT_CHARS);
+        const first = lines.findIndex((l) => /^not ok \d+/.test(l));
+        if (!cut && first >= 0 && charCount(text) < 4000) expect(out).toContain(lines[first]);
+      }),
+      { numRuns: runs(300, 20_000) },
+    );
+  });
+
+  it('property: read back under a line budget (resume), it never takes more lines than the budget', () => {
+    fc.assert(
+      fc.property(fc.array(anyLine.map((l) => l.slice(0, 200)), { maxLength: 100, size: 'max' }), fc.integer({ min: 0, max: 50 }), (lines, budget) => {
+        expect(excerptWithin(lines, budget).length).toBeLessThanOrEqual(budget);
+      }),
+      { numRuns: runs(300, 20_000) },
+    );
   });
 });
 
