@@ -1,10 +1,13 @@
 import fc from 'fast-check';
 
 // Fixed seed in CI and `npm test`; `npm run soak` (SOAK=1) explores with a fresh seed and many
-// more runs. A failing soak prints its seed, so it can be replayed with FC_SEED=<n>.
+// more runs. A failing soak prints its seed, so it can be replayed with FC_SEED=<n> (and SOAK=1).
+// The soak also draws larger values: fast-check's default size ('small') makes an array or a
+// string of about ten elements whatever its maxLength, so a bound of 40 lines was never reached
+// (test/handoff/runner-output.test.ts); 'medium' goes to about a hundred.
 const soak = process.env.SOAK === '1';
 const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : soak ? Date.now() : 20261129;
-fc.configureGlobal({ seed, ...(soak ? {} : {}) });
+fc.configureGlobal({ seed, ...(soak ? { baseSize: 'medium' as const } : {}) });
 
 // The per-user state directory (writer marks, the verified-chain memo: src/store/state-dir.ts)
 // of every test is a scratch one, never the real ~/.local/state: each test file gets its own.
