@@ -14,6 +14,7 @@
 // (`--agent NAME`); the MCP server gets LEDGER_AGENT in its env table.
 import { join } from 'node:path';
 import { parse, stringify } from 'smol-toml';
+import { parserReason } from '../../canonical.js';
 import { LedgerError } from '../../errors.js';
 import { blockMarkers, instructionsBlock, legacyBlockLines } from './block.js';
 import {
@@ -40,7 +41,7 @@ function parseToml(path: string, text: string): Record<string, unknown> {
   try {
     return parse(text) as Record<string, unknown>;
   } catch (e) {
-    throw new LedgerError('INPUT_REFUSED', `${path} is not valid TOML (${(e as Error).message.split('\n')[0]}); setup changed nothing`, { path }, 'fix the file and run setup again');
+    throw new LedgerError('INPUT_REFUSED', `${path} is not valid TOML (${parserReason(e)}); setup changed nothing`, { path }, 'fix the file and run setup again');
   }
 }
 

@@ -14,6 +14,7 @@
 import { lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { applyEdits, modify, type FormattingOptions } from 'jsonc-parser';
+import { parserReason } from '../../canonical.js';
 import { LedgerError } from '../../errors.js';
 import { fsyncDir, mkdirDurable, replaceFileDurable } from '../../fs/durable.js';
 import { realFileOps } from '../../fs/ops.js';
@@ -127,7 +128,7 @@ export function parseJsonObject(path: string, text: string | null): Json {
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new LedgerError('INPUT_JSON', `${path} is not valid JSON (${(e as Error).message.split('\n')[0]}); setup changed nothing`, { path }, 'fix the file (or move it aside) and run setup again');
+    throw new LedgerError('INPUT_JSON', `${path} is not valid JSON (${parserReason(e)}); setup changed nothing`, { path }, 'fix the file (or move it aside) and run setup again');
   }
   if (!isObject(v)) throw new LedgerError('INPUT_JSON', `${path} holds JSON that is not an object; setup changed nothing`, { path });
   return v;
