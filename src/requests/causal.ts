@@ -31,6 +31,7 @@ export function checkRequiredInvariants(names: readonly unknown[]): string[] {
 
 /** --accept: outcomes, each value one or several comma-separated (`success,failure`); default success. */
 export function checkAccept(values: readonly unknown[] | undefined): Outcome[] {
+  if (values !== undefined && !Array.isArray(values)) throw new LedgerError('USAGE', `--accept expects a list of outcomes, got ${typeof values}`);
   if (values === undefined || values.length === 0) return ['success'];
   const out: Outcome[] = [];
   for (const v of values) {
@@ -184,7 +185,8 @@ export type HandoffChecked = Readonly<Omit<HandoffRequest, 'outcome' | 'invarian
 /** A required flag's value, or its refusal. */
 function present(v: unknown, flag: string, what: string): string {
   if (v === undefined) throw new LedgerError('USAGE', `--${flag} is required (${what})`);
-  return v as string;
+  if (typeof v !== 'string') throw new LedgerError('USAGE', `--${flag} must be text (${what}), got ${typeof v}`);
+  return v;
 }
 
 export function checkHandoff(req: HandoffRequest): HandoffChecked {

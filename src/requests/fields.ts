@@ -30,6 +30,8 @@ export function checkId(text: string, flag: string): string {
 
 /** At most `max` characters, counted as the schema counts them (code points, record.ts charCount). */
 export function checkLength(value: string, flag: string, max: number): string {
+  // A library caller's value is typed, not checked: a number here is refused, not counted.
+  if (typeof value !== 'string') throw new LedgerError('USAGE', `--${flag} must be text, got ${typeof value}`);
   const n = charCount(value);
   if (n > max) throw new LedgerError('USAGE', `--${flag} is ${n} characters; at most ${max}`);
   return value;
