@@ -10,7 +10,13 @@ import * as C from '../../src/requests/causal.js';
 import * as R from '../../src/requests/read.js';
 import * as F from '../../src/requests/fields.js';
 import { runs } from '../helpers/runs.js';
-const hostile = fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 20 }), fc.constantFrom('fix-tz', 'claude', 'success', 'timeout', 'failure', '10m', '0s', '25d', '1e400m', 'file:src/a.ts', 'dir:src', 'git:HEAD', 'sha256:' + 'a'.repeat(64), '', ' ', '\u202e', '-1', 'NaN', 'a,b', 'success,failure', '3', 'HEAD', 'HEAD~1', 'abcdef12', 'x'.repeat(5000)));
+
+const hostile = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 20 }),
+  fc.constantFrom('fix-tz', 'claude', 'success', 'timeout', 'failure', '10m', '0s', '25d', '1e400m', 'file:src/a.ts', 'dir:src', 'git:HEAD', 'sha256:' + 'a'.repeat(64)),
+  fc.constantFrom('', ' ', '\u202e', '-1', 'NaN', 'a,b', 'success,failure', '3', 'HEAD', 'HEAD~1', 'abcdef12', 'x'.repeat(5000)),
+);
 const list = fc.array(hostile, { maxLength: 4 });
 const num = fc.oneof(fc.integer(), fc.double(), fc.constantFrom(0, -1, 2 ** 53, Number.MAX_SAFE_INTEGER, 1e300));
 const inv = fc.dictionary(hostile, fc.record({ ok: fc.boolean(), detail: hostile }, { requiredKeys: ['ok'] }), { maxKeys: 3 });
