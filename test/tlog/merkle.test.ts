@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { EMPTY_ROOT, fromBase64, leafHash, nodeHash } from '../../src/tlog/hash.js';
 import { RightEdge, arrayReader, proveConsistency, proveInclusion, rightEdge, storedHashCount, storedHashIndex, storedHashesForLeaf, treeHash } from '../../src/tlog/tree.js';
 import { rootFromInclusion, verifyConsistency, verifyInclusion } from '../../src/tlog/verify.js';
+import { runs } from '../helpers/runs.js';
 
 const FIX = new URL('../../fixtures/tlog/', import.meta.url).pathname;
 const hex = (h: string) => new Uint8Array(Buffer.from(h, 'hex'));
@@ -118,7 +119,9 @@ describe('the proofs this code makes for the reference tree', () => {
 });
 
 describe('every proof made verifies, and any single change fails it (property)', () => {
-  const leafSet = fc.array(fc.uint8Array({ minLength: 0, maxLength: 8 }), { minLength: 1, maxLength: 70 });
+  // Every size from 1 to 70 alike (size 'max'; fast-check's default size makes about ten leaves,
+  // never a tree more than four levels deep).
+  const leafSet = fc.array(fc.uint8Array({ minLength: 0, maxLength: 8 }), { minLength: 1, maxLength: 70, size: 'max' });
 
   it('inclusion: made for any leaf of any size; a flipped bit, a moved index, a wrong size, a dropped or extra hash fail', () => {
     fc.assert(fc.property(leafSet, fc.nat(), fc.nat(), fc.nat(), (datas, a, b, c) => {
@@ -152,7 +155,7 @@ describe('every proof made verifies, and any single change fails it (property)',
       // verifies against the root of another (sizes of the same proof shape included).
       if (size + 1 <= leaves.length) expect(verifyInclusion(index, size + 1, leaves[index], proof, treeHash(size + 1, r))).toBe(false);
       if (size - 1 > index) expect(verifyInclusion(index, size - 1, leaves[index], proof, treeHash(size - 1, r))).toBe(false);
-    }), { numRuns: 150 });
+    }), { numRuns: runs(150, 5_000) });
   });
 
   it('consistency: made between any two sizes; a flipped bit, a wrong size or root fail', () => {
@@ -179,7 +182,7 @@ describe('every proof made verifies, and any single change fails it (property)',
       expect(verifyConsistency(oldSize, newSize, oldRoot, badNew, proof)).toBe(false);
       if (newSize < leaves.length) expect(verifyConsistency(oldSize, newSize + 1, oldRoot, treeHash(newSize + 1, r), proof)).toBe(false);
       if (oldSize > 1 && oldSize < newSize) expect(verifyConsistency(oldSize - 1, newSize, treeHash(oldSize - 1, r), newRoot, proof)).toBe(false);
-    }), { numRuns: 150 });
+    }), { numRuns: runs(150, 5_000) });
   });
 
   it('the right edge kept in memory gives the root the stored tree gives, at every size', () => {
@@ -192,7 +195,7 @@ describe('every proof made verifies, and any single change fails it (property)',
         expect(toHex(edge.root()), `size ${i + 1}`).toBe(toHex(treeHash(i + 1, arrayReader(stored))));
       });
       expect(stored.length).toBe(storedHashCount(leaves.length));
-    }), { numRuns: 60 });
+    }), { numRuns: runs(60, 2_000) });
   });
 
   it('the right edge hands out the stored hashes storedHashesForLeaf makes, and one resumed at any size (RightEdge.of) goes on alike', () => {
@@ -208,7 +211,7 @@ describe('every proof made verifies, and any single change fails it (property)',
       leaves.slice(cut).forEach((h) => resumed.append(h, (x) => handed.push(x)));
       expect(handed.map(toHex)).toEqual(stored.map(toHex));
       expect(toHex(resumed.root())).toBe(toHex(treeHash(leaves.length, arrayReader(stored))));
-    }), { numRuns: 60 });
+    }), { numRuns: runs(60, 2_000) });
     expect(() => RightEdge.of(3, [leafHash('x')])).toThrow(RangeError);
   });
 });
