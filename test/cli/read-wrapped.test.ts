@@ -7,6 +7,7 @@ import Module, { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runs } from '../helpers/runs.js';
 import { ROOT } from '../helpers/cli.js';
 
 const { readWrapped } = createRequire(import.meta.url)(join(ROOT, 'dist/src/launch/bundle-loader.cjs')) as { readWrapped(file: string): string };
@@ -23,6 +24,6 @@ describe('the launcher reading a bundle', () => {
     fc.assert(fc.property(fc.oneof(fc.uint8Array({ maxLength: 64 }), fc.string({ unit: 'binary', maxLength: 40 }).map((s) => Buffer.from(s, 'utf8'))), (bytes) => {
       writeFileSync(file, bytes);
       expect(readWrapped(file)).toBe(wrap(readFileSync(file, 'utf8')));
-    }), { numRuns: 200 });
+    }), { numRuns: runs(200, 5_000) });
   });
 });
