@@ -14,7 +14,7 @@ import { collectGateInputs } from './gate/inputs.js';
 import { keptManifests } from './evidence/manifest.js';
 import { CausalView } from './view.js';
 import { reportProgress } from '../progress.js';
-import { hasUserFloor, keepFloorTree, keepUserFloor, namedFloorTree, userFloorPath } from '../store/user-floor.js';
+import { keepFloorTree, keepUserFloor, namedFloorTree, userFloorPath, userFloorState } from '../store/user-floor.js';
 
 // The gate verb loads everything it needs through this one module (one dynamic import).
 export { readTrust } from '../keys/trust-file.js';
@@ -47,7 +47,8 @@ function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head, view?
   // gate on this ledger, under this trust) is where the audit starts, as the read verbs start
   // from this user's verified-chain memo; a full audit of 200,000 records takes a minute.
   const own = !o.floorPath && o.userFloor !== false && ledger.paths.cache?.on('floor') ? userFloorPath(ledger.paths, head.genesis, o.trust) : null;
-  const floorPath = o.floorPath ?? (own && hasUserFloor(own) ? own : null);
+  const ownState = own ? userFloorState(own) : 'none';
+  const floorPath = o.floorPath ?? (ownState === 'usable' ? own : null);
   // A floor the caller names in SPEC 8's five fields carries no tree edge: this user's kept one
   // at that very floor, if any (store/user-floor.ts floorTreePath).
   const named = o.floorPath && ledger.paths.cache?.on('floor') ? namedFloorTree(ledger.paths, o.floorPath, head.genesis, o.trust) : null;
@@ -59,6 +60,7 @@ function auditThrough(ledger: LedgerReader, o: GateRunOptions, head: Head, view?
   view?.useGrants(new Map(report.keys.map((k) => [k.key, k])));
   // This user's floor is theirs to keep: a missing one is the first gate, not a warning.
   const warnings = own ? report.warnings.filter((w) => !w.startsWith(`no floor at ${own}`)) : report.warnings;
+  if (typeof ownState === 'object') warnings.push(`this user's floor ${own} was not used (${ownState.damaged}): audited from the genesis; a pass replaces it`);
   const base = { floor_seq: report.floor?.seq ?? null, checked: report.checked, warnings };
   if (!report.ok) return { ...base, ok: false, moved: false, reason: `the chain does not audit clean: ${report.verdict}` };
   // The audit read HEAD itself: it must be the HEAD this decision is about.

@@ -9,9 +9,10 @@
 //
 // Policy: the floor is keyed by the trust file's content as well as the ledger: a floor kept
 // under other trust (a key revoked, a pin changed) is not used, and the gate audits from the
-// start. A floor that no longer holds (another genesis, a fork, HEAD below it) means a full
-// audit, with the auditor's warning, after which it is replaced. A missing or unreadable one
-// costs a full audit, never an answer.
+// start. A ledger rolled back below the floor, or rewritten under it, holds the gate (the
+// auditor's freshness and linkage layers): this user verified more than the ledger shows now
+// (SPEC 11). A missing or unreadable one costs a full audit, never an answer
+// (test/causal/gate-own-floor.test.ts).
 import { lstatSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { readFloor } from '../../audit/floor.js';
@@ -31,12 +32,24 @@ export function userFloorPath(paths: Pick<LedgerPaths, 'dir' | 'stateDir'>, gene
   return join(stateDirOf(paths), SUB, `${ledgerStateName(ledgerKeyPath(paths.dir), genesis)}-${trustName}.json`);
 }
 
-/** Whether a floor file is there to start from (a link or anything else is left to the auditor's refusal-free "no floor"). */
-export function hasUserFloor(path: string): boolean {
+/**
+ * Whether this user's kept floor at `path` can be started from: `none` (the first gate), `usable`
+ * (a regular file that reads as a floor, audit/floor.ts readFloor), or damaged, with why.
+ * Policy (the header's: a missing or unreadable one costs a full audit, never an answer): a
+ * damaged one (a disk error, a hand edit, a link) is not started from; the gate audits from the
+ * genesis, says so, and its pass replaces the file. Found by a property test that damaged every
+ * derived file: the gate stopped with INPUT_JSON at every run until the file was removed by hand.
+ */
+export function userFloorState(path: string): 'none' | 'usable' | { damaged: string } {
   try {
-    return lstatSync(path).isFile();
+    if (!lstatSync(path).isFile()) return { damaged: 'not a regular file' };
   } catch {
-    return false;
+    return 'none';
+  }
+  try {
+    return readFloor(path) === null ? 'none' : 'usable';
+  } catch (e) {
+    return { damaged: (e as Error).message.replace(`floor file ${path} `, '') };
   }
 }
 
