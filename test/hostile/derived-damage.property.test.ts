@@ -1,0 +1,116 @@
+// The files a ledger keeps beside its records, and this user's own state, damaged any way (a
+// flipped byte, a cut, junk after, emptied, removed, another such file's bytes): the read verbs
+// (status, log, pending) answer exactly as before, and a gate either answers as before or holds;
+// it never proceeds where it held, and nothing is thrown, not even a coded refusal. These files are
+// derived or kept for speed (docs/guarantees.md: the index is trusted only to locate; the
+// per-user state saves work, never decides): `.ledger/index/` (the record index's segment and
+// the work-log fold memo), `.ledger/tree`, `.ledger/checkpoint` (signed: a damaged one holds the
+// gate, SPEC 13), and the state directory's chain memo, floor and writer marks.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LedgerError } from '../../src/errors.js';
+import { Ledger } from '../../src/ledger.js';
+import type { Draft } from '../../src/record.js';
+import { createSigner } from '../../src/sign.js';
+import { runs } from '../helpers/runs.js';
+
+const signer = createSigner(new Uint8Array(32).fill(4));
+const trust = { v: 1 as const, keys: [{ name: 'harness', alg: 'ed25519' as const, key: signer.publicKey, agents: ['*'], valid_from_seq: 0, revoked_at_seq: null, admin: true }] };
+const OPS = ['op1', 'op2', 'op3', 'task-one'];
+const handoff = (op: string, outcome: string): Draft => ({ kind: 'handoff', agent: 'ann', logical_operation_id: op, execution_id: 'e1', outcome, evidence: {}, invariants: { tests: { ok: true, detail: 'ok' } }, depends_on: [] }) as Draft;
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? filesUnder(join(dir, n)) : [join(dir, n)]));
+}
+
+describe('when a derived file or this user\'s state is damaged', () => {
+  let root = '';
+  let clock = Date.parse('2026-06-01T10:00:00.000Z');
+  const now = () => new Date(clock);
+  const open = () => Ledger.open({ dir: join(root, '.ledger'), key: signer, now, stateDir: join(root, 'state'), trust });
+  const answers = (l: Ledger) => {
+    const s = l.status({ agent: 'ann' });
+    return {
+      reads: JSON.stringify({ items: s.items, through: s.through, intents: s.pending_intents, unresolved: s.unresolved_outcomes, log: l.log({}).map((r) => r.id), pending: l.pendingReport({ now: clock }) }),
+      gates: OPS.map((op) => {
+        const g = l.gate({ op, now: clock });
+        return { ok: g.ok, failed: g.failed_term, terms: g.terms };
+      }),
+    };
+  };
+  let base: ReturnType<typeof answers>;
+  let kept: Map<string, Buffer>;
+  let derived: string[];
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'derived-damage-'));
+    const { ledger } = Ledger.init({ dir: join(root, '.ledger'), key: signer, agent: 'ann', now, stateDir: join(root, 'state'), trust });
+    const tick = () => (clock += 60_000);
+    await ledger.start({ slug: 'task-one', agent: 'ann', summary: 'the first item', views: false });
+    tick();
+    await ledger.checkpoint({ slug: 'task-one', agent: 'ann', done: 'd', state: 's', next: 'n', views: false });
+    tick();
+    await ledger.start({ slug: 'task-two', agent: 'bob', summary: 'the second item', views: false });
+    ledger.append([{ kind: 'intent', agent: 'ann', logical_operation_id: 'op1', execution_id: 'e1', action: 'deploy' } as Draft, handoff('op1', 'success')]);
+    ledger.append(handoff('op2', 'timeout'));
+    // Past the index's delta and the fold memo's stride: a segment and a memo are written.
+    ledger.append(Array.from({ length: 300 }, (_, i) => handoff(`ci-${i}`, 'success')));
+    tick();
+    const r = ledger.append(handoff('op3', 'success'));
+    ledger.revoke({ agent: 'ann', target: r.records[0].id, reason: 'a bad build' });
+    tick();
+    await ledger.finish({ slug: 'task-one', agent: 'ann', done: 'd', state: 's', next: 'n', views: false });
+    // Every cache and derived file made and used once, then the answers from a fresh Ledger.
+    answers(open());
+    base = answers(open());
+    kept = new Map(filesUnder(root).map((p) => [p, readFileSync(p)]));
+    derived = [...kept.keys()].filter((p) => !/\/\.ledger\/(records\.jsonl|HEAD)$/.test(p));
+    const names = derived.map((p) => relative(root, p));
+    for (const want of [/^\.ledger\/index\/.*\.seg$/, /^\.ledger\/index\/work-fold\.json$/, /^\.ledger\/tree$/, /^\.ledger\/checkpoint$/, /^state\/chain\//, /^state\/floor\//, /^state\/marks\//]) {
+      expect(names.some((n) => want.test(n)), `${want} among ${names.join(', ')}`).toBe(true);
+    }
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  /** Every file as it was: the damaged one, and whatever a read wrote or removed since. */
+  const restore = () => {
+    for (const p of filesUnder(root)) if (!kept.has(p)) unlinkSync(p);
+    for (const [p, bytes] of kept) writeFileSync(p, bytes);
+  };
+
+  it('property: the reads answer as before, and a gate answers as before or holds', () => {
+    fc.assert(
+      fc.property(fc.nat(), fc.constantFrom('flip', 'cut', 'junk', 'empty', 'remove', 'swap'), fc.nat(), fc.integer({ min: 1, max: 255 }), (pick, how, at, byte) => {
+        restore();
+        const file = derived[pick % derived.length];
+        const bytes = Buffer.from(kept.get(file)!);
+        if (how === 'flip' && bytes.length > 0) {
+          bytes[at % bytes.length] ^= byte;
+          writeFileSync(file, bytes);
+        } else if (how === 'cut') writeFileSync(file, bytes.subarray(0, at % (bytes.length + 1)));
+        else if (how === 'junk') writeFileSync(file, Buffer.concat([bytes, Buffer.from([byte, 0x0a, byte])]));
+        else if (how === 'empty') writeFileSync(file, '');
+        else if (how === 'remove') unlinkSync(file);
+        else if (how === 'swap') writeFileSync(file, kept.get(derived[at % derived.length])!);
+        const where = `${relative(root, file)} ${how} at ${at} with ${byte}`;
+        let got: ReturnType<typeof answers>;
+        try {
+          got = answers(open());
+        } catch (e) {
+          // Not even a coded refusal: none of these files decides anything (a damaged own floor
+          // once stopped every gate with INPUT_JSON).
+          throw new Error(`${where}: ${e instanceof LedgerError ? `${e.code} ` : ''}${(e as Error).message}`);
+        }
+        expect(got.reads, where).toBe(base.reads);
+        got.gates.forEach((g, i) => {
+          if (JSON.stringify(g) !== JSON.stringify(base.gates[i])) expect(g.ok, `${where}: the gate on ${OPS[i]} ${JSON.stringify(g)}, before ${JSON.stringify(base.gates[i])}`).toBe(false);
+        });
+      }),
+      { numRuns: runs(60, 3_000) },
+    );
+    restore();
+  });
+});
