@@ -4,7 +4,7 @@ import canonicalize from 'canonicalize';
 import { LedgerError } from './errors.js';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import { nodeCrypto, nodeCryptoLoaded } from './node-crypto.js';
-import { neutraliseLine } from './text/sanitize.js';
+import { parserReason } from './text/sanitize.js';
 
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
@@ -508,14 +508,6 @@ export function parseJsonStrict(text: string, what: string): unknown {
   return value;
 }
 
-/**
- * A parser's reason (JSON.parse's, smol-toml's) as one line of inert text: it quotes the text
- * around the error (`Unexpected token ',', ..."om_seq": ,...`), and that text is the attacker's,
- * a carriage return or a terminal control included (found by test/tlog/parsers-fuzz.test.ts).
- */
-export function parserReason(e: unknown): string {
-  return neutraliseLine(String((e as Error)?.message ?? e).split('\n')[0]);
-}
 
 /** Scans valid JSON text and returns the first key that repeats within one object, or null. */
 export function findDuplicateKey(text: string): string | null {

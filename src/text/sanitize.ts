@@ -100,6 +100,16 @@ export function neutraliseLine(text: string): string {
   return replaceUnsafe(text, false, escapeCodePoint);
 }
 
+/**
+ * A parser's reason (JSON.parse's, smol-toml's) as one line of inert text: its first line (a
+ * parser may add a pointer line under it), which quotes the text around the error (`Unexpected
+ * token ',', ..."om_seq": ,...`): the attacker's text, a carriage return or a terminal control
+ * included (found by test/tlog/parsers-fuzz.test.ts).
+ */
+export function parserReason(e: unknown): string {
+  return neutraliseLine(String((e as Error)?.message ?? e).split('\n')[0]);
+}
+
 // The one terminal control the CLI writes itself: a progress line on stderr redrawn in place
 // (`\r`, optionally followed by an erase in line, ESC [ K, ESC [ 0 K or ESC [ 2 K) at the start
 // of a write.

@@ -14,7 +14,7 @@
 // (`--agent NAME`); the MCP server gets LEDGER_AGENT in its env table.
 import { join } from 'node:path';
 import { parse, stringify } from 'smol-toml';
-import { parserReason } from '../../canonical.js';
+import { parserReason } from '../../text/sanitize.js';
 import { LedgerError } from '../../errors.js';
 import { blockMarkers, instructionsBlock, legacyBlockLines } from './block.js';
 import {

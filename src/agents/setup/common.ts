@@ -14,7 +14,7 @@
 import { lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { applyEdits, modify, type FormattingOptions } from 'jsonc-parser';
-import { parserReason } from '../../canonical.js';
+import { parserReason } from '../../text/sanitize.js';
 import { LedgerError } from '../../errors.js';
 import { fsyncDir, mkdirDurable, replaceFileDurable } from '../../fs/durable.js';
 import { realFileOps } from '../../fs/ops.js';
