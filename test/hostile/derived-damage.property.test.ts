@@ -1,18 +1,20 @@
 // The files a ledger keeps beside its records, and this user's own state, damaged any way (a
-// flipped byte, a cut, junk after, emptied, removed, another such file's bytes): the read verbs
-// (status, log, pending) answer exactly as before, and a gate either answers as before or holds;
-// it never proceeds where it held, and nothing is thrown, not even a coded refusal. These files are
-// derived or kept for speed (docs/guarantees.md: the index is trusted only to locate; the
-// per-user state saves work, never decides): `.ledger/index/` (the record index's segment and
-// the work-log fold memo), `.ledger/tree`, `.ledger/checkpoint` (signed: a damaged one holds the
-// gate, SPEC 13), and the state directory's chain memo, floor and writer marks.
+// flipped byte, anywhere or near the end, a cut, junk after, emptied, removed, another such
+// file's bytes). These files are derived or kept for speed (docs/guarantees.md: the index is
+// trusted only to locate; the per-user state saves work, never decides): `.ledger/index/` (the
+// record index's segment and the work-log fold memo), `.ledger/tree`, `.ledger/checkpoint`
+// (signed: a damaged one holds the gate, SPEC 13), and the state directory's chain memo, floor
+// and writer marks. After the damage, the read verbs (status, log, pending) answer exactly as
+// before, a gate as before or held (never proceeding where it held), and nothing is thrown, not
+// even a coded refusal; and a writer appends and checkpoints (a writer mark that no longer
+// parses refuses it), after which the ledger audits clean, its checkpoint and tree included.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LedgerError } from '../../src/errors.js';
-import { Ledger } from '../../src/ledger.js';
+import { Ledger, auditLedger } from '../../src/ledger.js';
 import type { Draft } from '../../src/record.js';
 import { createSigner } from '../../src/sign.js';
 import { runs } from '../helpers/runs.js';
@@ -81,20 +83,30 @@ describe('when a derived file or this user\'s state is damaged', () => {
     for (const [p, bytes] of kept) writeFileSync(p, bytes);
   };
 
+  /** `file` damaged `how` (the bytes at `at`, with `byte`). */
+  const damage = (file: string, how: string, at: number, byte: number) => {
+    const bytes = Buffer.from(kept.get(file)!);
+    if (how === 'flip' && bytes.length > 0) {
+      bytes[at % bytes.length] ^= byte;
+      writeFileSync(file, bytes);
+    } else if (how === 'flip-end' && bytes.length > 0) {
+      // In the last 32 bytes: in `tree`, the newest stored hash, always on the tree's right edge.
+      bytes[bytes.length - 1 - (at % Math.min(32, bytes.length))] ^= byte;
+      writeFileSync(file, bytes);
+    } else if (how === 'cut') writeFileSync(file, bytes.subarray(0, at % (bytes.length + 1)));
+    else if (how === 'junk') writeFileSync(file, Buffer.concat([bytes, Buffer.from([byte, 0x0a, byte])]));
+    else if (how === 'empty') writeFileSync(file, '');
+    else if (how === 'remove') unlinkSync(file);
+    else if (how === 'swap') writeFileSync(file, kept.get(derived[at % derived.length])!);
+  };
+  const HOW = ['flip', 'flip-end', 'cut', 'junk', 'empty', 'remove', 'swap'] as const;
+
   it('property: the reads answer as before, and a gate answers as before or holds', () => {
     fc.assert(
-      fc.property(fc.nat(), fc.constantFrom('flip', 'cut', 'junk', 'empty', 'remove', 'swap'), fc.nat(), fc.integer({ min: 1, max: 255 }), (pick, how, at, byte) => {
+      fc.property(fc.nat(), fc.constantFrom(...HOW), fc.nat(), fc.integer({ min: 1, max: 255 }), (pick, how, at, byte) => {
         restore();
         const file = derived[pick % derived.length];
-        const bytes = Buffer.from(kept.get(file)!);
-        if (how === 'flip' && bytes.length > 0) {
-          bytes[at % bytes.length] ^= byte;
-          writeFileSync(file, bytes);
-        } else if (how === 'cut') writeFileSync(file, bytes.subarray(0, at % (bytes.length + 1)));
-        else if (how === 'junk') writeFileSync(file, Buffer.concat([bytes, Buffer.from([byte, 0x0a, byte])]));
-        else if (how === 'empty') writeFileSync(file, '');
-        else if (how === 'remove') unlinkSync(file);
-        else if (how === 'swap') writeFileSync(file, kept.get(derived[at % derived.length])!);
+        damage(file, how, at, byte);
         const where = `${relative(root, file)} ${how} at ${at} with ${byte}`;
         let got: ReturnType<typeof answers>;
         try {
@@ -110,6 +122,31 @@ describe('when a derived file or this user\'s state is damaged', () => {
         });
       }),
       { numRuns: runs(60, 3_000) },
+    );
+    restore();
+  });
+  it('property: a writer after the damage appends and checkpoints, and the ledger audits clean, checkpoint and tree included', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.nat(), fc.constantFrom(...HOW), fc.nat(), fc.integer({ min: 1, max: 255 }), async (pick, how, at, byte) => {
+        restore();
+        const file = derived[pick % derived.length];
+        damage(file, how, at, byte);
+        const where = `${relative(root, file)} ${how} at ${at} with ${byte}`;
+        const l = open();
+        try {
+          l.append(handoff('after', 'success'));
+          await l.start({ slug: 'task-two', agent: 'bob', summary: 'again', views: false });
+          await l.checkpoint({ slug: 'task-two', agent: 'bob', done: 'd', state: 's', next: 'n', views: false });
+        } catch (e) {
+          // The one refusal: a writer mark that no longer parses (docs/guarantees.md).
+          if (e instanceof LedgerError && e.code === 'OP_STATE' && relative(root, file).startsWith('state/marks/')) return;
+          throw new Error(`${where}: ${e instanceof LedgerError ? `${e.code} ` : ''}${(e as Error).message}`);
+        }
+        const report = await auditLedger({ dir: join(root, '.ledger'), trust, now: clock });
+        expect(report.ok, `${where}: ${JSON.stringify(report.failure)}`).toBe(true);
+        expect(open().status({ agent: 'bob' }).items.find((i) => i.slug === 'task-two')?.last_checkpoint?.agent, where).toBe('bob');
+      }),
+      { numRuns: runs(25, 1_000) },
     );
     restore();
   });
