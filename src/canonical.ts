@@ -508,7 +508,6 @@ export function parseJsonStrict(text: string, what: string): unknown {
   return value;
 }
 
-
 /** Scans valid JSON text and returns the first key that repeats within one object, or null. */
 export function findDuplicateKey(text: string): string | null {
   // A stack of key sets, one per open container (null for arrays). Only called on text that
