@@ -83,6 +83,20 @@ describe('when records are appended', () => {
     }
   });
 
+  it('audits a damaged or unsigned checkpoint as a linkage failure that says how it is mended, and the next append mends it', async () => {
+    const p = await project(1);
+    const file = join(p.ledger, 'checkpoint');
+    const other = signNote(formatCheckpoint({ origin: parseCheckpoint(parseNote(readFileSync(file)).text).origin, size: 1, root: new Uint8Array(32) }), [logNoteSigner(parseCheckpoint(parseNote(readFileSync(file)).text).origin, createSigner(new Uint8Array(32).fill(9)))]);
+    for (const [i, bad] of ['junk\n', other].entries()) {
+      writeFileSync(file, bad);
+      const audit = await runLedger(['audit'], { cwd: p.dir });
+      expect(audit.code, `case ${i}`).toBe(11);
+      expect(audit.stdout, `case ${i}`).toMatch(/linkage fails at HEAD: the checkpoint (beside HEAD is malformed|is not signed by a pinned key) \(it is derived: the next append by a writer of this ledger replaces it\)/);
+      expect((await runLedger(['note', 'item', '--text', `mends ${i}`], { cwd: p.dir, env: p.env })).code).toBe(0);
+      expect((await runLedger(['audit'], { cwd: p.dir })).code, `case ${i}`).toBe(0);
+    }
+  });
+
   // Issue 23's rule for every file below .ledger: a planted link is never followed, replaced or
   // removed, and the write that would have gone there does not happen silently stale.
   it('fails closed on a link planted at the tree or the checkpoint (exit 3, OP_SYMLINK): nothing written', async () => {
