@@ -82,7 +82,7 @@ describe('when an agent calls any tool with any arguments', () => {
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it('property: every answer is a result or a one-line refusal, never an internal error', async () => {
+  it('property: every answer is a result or a one-line refusal, never an internal error', { timeout: runs(300_000, 3_600_000) }, async () => {
     const answered = new Set<string>();
     await fc.assert(
       fc.asyncProperty(fc.array(callArb, { minLength: 1, maxLength: 8 }), async (calls) => {

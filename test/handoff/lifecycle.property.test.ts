@@ -50,7 +50,7 @@ async function step(ledger: Ledger, op: Exclude<Op, { t: 'wait' }>): Promise<Led
 }
 
 describe('when agents start, checkpoint, finish, release and note work items in any order', () => {
-  it('property: the rules hold, a refusal changes nothing, and status is the model\'s, fresh or not', async () => {
+  it('property: the rules hold, a refusal changes nothing, and status is the model\'s, fresh or not', { timeout: runs(300_000, 3_600_000) }, async () => {
     const signer = createSigner(new Uint8Array(32).fill(3));
     await fc.assert(
       // Each run begins with a start, so that little of it is spent on items nobody started.

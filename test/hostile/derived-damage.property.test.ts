@@ -101,7 +101,8 @@ describe('when a derived file or this user\'s state is damaged', () => {
   };
   const HOW = ['flip', 'flip-end', 'cut', 'junk', 'empty', 'remove', 'swap'] as const;
 
-  it('property: the reads answer as before, and a gate answers as before or holds', () => {
+  // Hang guards: a soak's thousands of runs take minutes, more on a loaded machine.
+  it('property: the reads answer as before, and a gate answers as before or holds', { timeout: runs(300_000, 3_600_000) }, () => {
     fc.assert(
       fc.property(fc.nat(), fc.constantFrom(...HOW), fc.nat(), fc.integer({ min: 1, max: 255 }), (pick, how, at, byte) => {
         restore();
@@ -125,7 +126,7 @@ describe('when a derived file or this user\'s state is damaged', () => {
     );
     restore();
   });
-  it('property: a writer after the damage appends and checkpoints, and the ledger audits clean, checkpoint and tree included', async () => {
+  it('property: a writer after the damage appends and checkpoints, and the ledger audits clean, checkpoint and tree included', { timeout: runs(300_000, 3_600_000) }, async () => {
     await fc.assert(
       fc.asyncProperty(fc.nat(), fc.constantFrom(...HOW), fc.nat(), fc.integer({ min: 1, max: 255 }), async (pick, how, at, byte) => {
         restore();
