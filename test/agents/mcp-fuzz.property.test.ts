@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callTool } from '../../src/agents/mcp-server.js';
 import { TOOLS } from '../../src/agents/tools/index.js';
 import type { ToolContext } from '../../src/agents/tools/kit.js';
+import { formatTrust, trustEntry } from '../../src/keys/trust.js';
 import { Ledger } from '../../src/ledger.js';
 import { createSigner } from '../../src/sign.js';
 import { runs } from '../helpers/runs.js';
@@ -70,7 +71,7 @@ describe('when an agent calls any tool with any arguments', () => {
     const dir = join(root, '.ledger');
     const stateDir = join(root, 'state');
     const trustPath = join(root, 'trust.json');
-    writeFileSync(trustPath, JSON.stringify({ v: 1, keys: [{ name: 'harness', alg: 'ed25519', key: signer.publicKey, agents: ['*'], valid_from_seq: 0, revoked_at_seq: null, admin: true }] }));
+    writeFileSync(trustPath, formatTrust({ v: 1, keys: [trustEntry('harness', signer.publicKey, 0, { admin: true })] }));
     mkdirSync(join(root, 'src'));
     writeFileSync(join(root, 'src', 'a.ts'), 'export {};\n');
     Ledger.init({ dir, key: signer, agent: 'claude', stateDir, trust: trustPath });

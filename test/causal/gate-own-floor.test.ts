@@ -9,10 +9,11 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft } from '../../src/record.js';
+import { trustEntry } from '../../src/keys/trust.js';
 import { createSigner } from '../../src/sign.js';
 
 const signer = createSigner(new Uint8Array(32).fill(6));
-const trust = { v: 1 as const, keys: [{ name: 'harness', alg: 'ed25519' as const, key: signer.publicKey, agents: ['*'], valid_from_seq: 0, revoked_at_seq: null, admin: true }] };
+const trust = { v: 1 as const, keys: [trustEntry('harness', signer.publicKey, 0, { admin: true })] };
 const handoff = (op: string, exec: string): Draft => ({ kind: 'handoff', agent: 'ci', logical_operation_id: op, execution_id: exec, outcome: 'success', evidence: {}, invariants: { tests: { ok: true, detail: '3 passed' } }, depends_on: [] }) as Draft;
 
 let root = '';

@@ -16,11 +16,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LedgerError } from '../../src/errors.js';
 import { Ledger, auditLedger } from '../../src/ledger.js';
 import type { Draft } from '../../src/record.js';
+import { trustEntry } from '../../src/keys/trust.js';
 import { createSigner } from '../../src/sign.js';
 import { runs } from '../helpers/runs.js';
 
 const signer = createSigner(new Uint8Array(32).fill(4));
-const trust = { v: 1 as const, keys: [{ name: 'harness', alg: 'ed25519' as const, key: signer.publicKey, agents: ['*'], valid_from_seq: 0, revoked_at_seq: null, admin: true }] };
+const trust = { v: 1 as const, keys: [trustEntry('harness', signer.publicKey, 0, { admin: true })] };
 const OPS = ['op1', 'op2', 'op3', 'task-one'];
 const handoff = (op: string, outcome: string): Draft => ({ kind: 'handoff', agent: 'ann', logical_operation_id: op, execution_id: 'e1', outcome, evidence: {}, invariants: { tests: { ok: true, detail: 'ok' } }, depends_on: [] }) as Draft;
 
