@@ -26,6 +26,8 @@ const sha256 = (...parts: Uint8Array[]) => {
   for (const p of parts) h.update(p);
   return h.digest();
 };
+/** How a damaged or unsigned checkpoint is mended, said with its finding (src/store/checkpoint.ts writes one after HEAD). */
+const MENDED = '(it is derived: the next append by a writer of this ledger replaces it)';
 const LEAF = Buffer.from([0]);
 const NODE = Buffer.from([1]);
 
@@ -118,7 +120,7 @@ function readClaim(dir: string, head: Head, trust: Trust, sink: FindingCollector
   const text = bytes.toString('utf8');
   const m = /^([^\n]+)\n(0|[1-9][0-9]{0,15})\n([A-Za-z0-9+/]{43}=)\n\n((?:\u2014 [^\n]+\n)+)$/.exec(text);
   const origin = 'handoff-ledger/' + head.genesis.replace(/^sha256:/, '');
-  if (!m || bytes.length > 65536) return fail('a signed checkpoint (origin, size, root, signatures)', `${bytes.length} bytes that are not one`, 'the checkpoint beside HEAD is malformed (it is derived: the next append by a writer of this ledger replaces it)');
+  if (!m || bytes.length > 65536) return fail('a signed checkpoint (origin, size, root, signatures)', `${bytes.length} bytes that are not one`, `the checkpoint beside HEAD is malformed ${MENDED}`);
   const [, cpOrigin, sizeText, rootB64] = m;
   const size = Number(sizeText);
   if (cpOrigin !== origin) return fail(origin, cpOrigin, 'the checkpoint names another ledger');
@@ -143,7 +145,7 @@ function readClaim(dir: string, head: Head, trust: Trust, sink: FindingCollector
       return pub !== null && raw.readUInt32BE(0) === keyId(origin, 0x01, pub) && verifyFast(raw.subarray(4), body, pub);
     });
   });
-  if (!signed) return fail('a signature by HEAD\'s key or a pinned key', 'none that verifies', 'the checkpoint is not signed by a pinned key (it is derived: the next append by a writer of this ledger replaces it)');
+  if (!signed) return fail('a signature by HEAD\'s key or a pinned key', 'none that verifies', `the checkpoint is not signed by a pinned key ${MENDED}`);
   if (size < head.seq + 1) warnings.push(`the checkpoint covers ${size} of HEAD's ${head.seq + 1} records (the next append here signs one for all)`);
   return { size, root: rootB64 };
 }
