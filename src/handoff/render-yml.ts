@@ -21,8 +21,9 @@ export const TRAIL_LENGTH = 5;
 /**
  * Policy: HANDOFF.yml is the *bounded* snapshot the next session reads (the handoff-log essay),
  * so `active` lists at most this many open items: the ones whose last start or checkpoint is
- * newest, in slug order, with `active_total` when there are more. HANDOFF.md keeps every
- * entry, and `ledger status` lists every open item. (Bounded, the render also costs the same on
+ * newest, in slug order, with `active_total` when there are more. HANDOFF.md shows every open
+ * item (and its newest log entries: render-md.ts LOG_LIMIT), and `ledger status` lists every
+ * open item. (Bounded, the render also costs the same on
  * a ledger with hundreds of open items as on one with twenty: issue 14's `start` and
  * `checkpoint` <= 1.5x `node -e ''`.)
  */
@@ -103,7 +104,8 @@ export function renderYaml(log: WorkLog): string {
  * fact a consumer must not miss; one line each, like `trail`, because each node costs the yaml
  * library, and `checkpoint` renders this file every time: as maps, the story cost `checkpoint` 8%
  * more instructions on the field bench). At most ACTIVE_LIMIT operations, the one with the newest
- * record first (`operations_total` when there are more); HANDOFF.md has each in full.
+ * record first (`operations_total` when there are more); HANDOFF.md tells more of them in full
+ * (render-md.ts OPERATIONS_LIMIT).
  */
 function operationsData(log: WorkLog): Record<string, unknown> {
   const ops = operationsNewestFirst(log.operations);

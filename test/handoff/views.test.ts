@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { CP, appendRaw, expectRefused, ok, project, workLog, type Project } from './helpers.js';
 import { headerText, isSealed, keptName, renderViews, sealView, viewGenesis, writeViews } from '../../src/handoff/views.js';
 import fc from 'fast-check';
+import type { Draft } from '../../src/record.js';
 import { scratch, snapshot } from '../helpers/cli.js';
 
 let p: Project;
@@ -45,6 +46,46 @@ describe('when more items are open than HANDOFF.yml lists (the snapshot is bound
   it('with no more than the limit open, there is no active_total', async () => {
     await ok(p, 'start', 'one', '--agent', 'claude', '--summary', 'one');
     expect(parse(yml())).not.toHaveProperty('active_total');
+  });
+});
+
+describe('in a long-lived project (HANDOFF.md is bounded)', () => {
+  it('shows every open item, the newest operations and log entries, and says how many older ones it leaves out', async () => {
+    const { LOG_LIMIT, OPERATIONS_LIMIT } = await import('../../src/handoff/render-md.js');
+    const lease = '2099-01-01T00:00:00.000Z';
+    const done = OPERATIONS_LIMIT + 7;
+    const drafts: Draft[] = [];
+    for (let i = 0; i < done; i++) {
+      const work = { logical_operation_id: `done-${String(i).padStart(3, '0')}`, execution_id: `claude-${i}` };
+      drafts.push({ kind: 'start', agent: 'claude', ...work, summary: `item ${i}`, lease_until: lease } as Draft);
+      drafts.push({ kind: 'finish', agent: 'claude', ...work, done: 'd', state: 's', next: 'n', verified: [], attempted: [], blockers: [], outcome: 'success', evidence: {}, invariants: {}, depends_on: [] } as Draft);
+    }
+    // Three items left open, started first: the oldest records of all, and still every one shown.
+    const open = ['open-a', 'open-b', 'open-c'].map((slug, i) => ({ kind: 'start', agent: 'codex', logical_operation_id: slug, execution_id: `codex-${i}`, summary: slug, lease_until: lease }) as Draft);
+    appendRaw(p, [...open, ...drafts]);
+    await ok(p, 'render');
+    expectViewsMatchLedger();
+    const text = md();
+    const section = (name: string) => text.slice(text.indexOf(`## ${name}`), text.indexOf('\n## ', text.indexOf(`## ${name}`) + 1) >>> 0);
+    const headings = (s: string) => [...s.matchAll(/^### (.+)$/gm)].map((m) => m[1]);
+    expect(headings(section('Open work items'))).toEqual(['open-a', 'open-b', 'open-c']);
+    // The operations with the newest records, newest first, and a line for the rest.
+    expect(headings(section('Operations'))).toEqual(Array.from({ length: OPERATIONS_LIMIT }, (_, k) => `done-${String(done - 1 - k).padStart(3, '0')}`));
+    expect(section('Operations')).toContain('_7 older operations are not shown here: `ledger log --op SLUG` lists the records of one._');
+    // The newest LOG_LIMIT entries, the newest (the last finish) first, and how many are left out.
+    const log = text.slice(text.indexOf('## Log, newest first'));
+    const entries = headings(log);
+    expect(entries).toHaveLength(LOG_LIMIT);
+    expect(entries[0]).toMatch(new RegExp(`· claude · finish · done-${String(done - 1).padStart(3, '0')}$`));
+    const total = open.length + 2 * done;
+    expect(log).toContain(`_${total - LOG_LIMIT} older entries are not shown here: \`ledger log\` lists every record, and \`ledger show SEQ\` prints one._`);
+    // The bound is the view's only change: a ledger within it says nothing of older entries.
+    expect(text.match(/older (entries|operations) are not shown/g)).toHaveLength(2);
+  });
+
+  it('says nothing of older entries while everything fits', async () => {
+    await ok(p, 'start', 'one', '--agent', 'claude', '--summary', 'one');
+    expect(md()).not.toContain('not shown here');
   });
 });
 
