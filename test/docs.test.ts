@@ -18,7 +18,7 @@ import { EXCERPT_CHARS, EXCERPT_LINES } from '../src/handoff/excerpt.js';
 import { MEMO_EVERY } from '../src/handoff/fold-memo.js';
 import { DEFAULT_LEASE_MS } from '../src/handoff/lease.js';
 import { ACTIVE_LIMIT, TRAIL_LENGTH } from '../src/handoff/render-yml.js';
-import { LOG_LIMIT as MD_LOG_LIMIT, OPERATIONS_LIMIT as MD_OPERATIONS_LIMIT } from '../src/handoff/render-md.js';
+import { LOG_LIMIT as MD_LOG_LIMIT, OPEN_LIMIT as MD_OPEN_LIMIT, OPERATIONS_LIMIT as MD_OPERATIONS_LIMIT } from '../src/handoff/render-md.js';
 import { RESUME_MAX_LINES, RESUME_MIN_EXCERPT } from '../src/handoff/resume.js';
 import { STATUS_MAX_ROWS } from '../src/handoff/status.js';
 import { DEFAULT_TESTS_TIMEOUT_MS } from '../src/handoff/tests-cmd.js';
@@ -149,6 +149,8 @@ const NUMBERS: [page: string, phrases: string[]][] = [
     `\`trail\` (the ${WORDS[TRAIL_LENGTH]} before it`,
     `the last ${WORDS[3]} \`notes\``,
     `\`active\` lists at most ${ACTIVE_LIMIT} items`,
+    `shows the ${MD_OPEN_LIMIT} open items most recently worked on`,
+    `\`HANDOFF.md\` shows up to ${MD_OPEN_LIMIT},`,
     `only the ${MD_OPERATIONS_LIMIT} operations with the newest`,
     `the ${MD_LOG_LIMIT} newest log entries`,
     `at most ${STATUS_MAX_ROWS} rows per section`,

@@ -16,15 +16,16 @@
 // newest record it shows: a lease that ended before that record is marked LAPSED; one still
 // running then says until when, and `ledger status` says how it stands now.
 //
-// Policy (a long-lived project): every open item is shown, but only the OPERATIONS_LIMIT
-// operations with the newest records and the LOG_LIMIT newest log entries, each section ending
-// with how many older ones it leaves out and the command that lists them. Measured, before the
+// Policy (a long-lived project): HANDOFF.md shows the OPEN_LIMIT open items most recently worked
+// on (in slug order), the OPERATIONS_LIMIT operations with the newest records and the LOG_LIMIT
+// newest log entries, each section ending with how many it leaves out and the command that
+// lists them. Measured, before the
 // bound: a ledger of 10,000 records holding 2,000 finished work items rendered a 5.9 MB
 // HANDOFF.md (no reader, person or agent, takes that in, and GitHub does not render it), and
 // every write verb spent about 200 ms rendering it again. The records themselves are all in
 // the ledger: `ledger log`, `ledger log --op SLUG` and `ledger show SEQ` print them.
 import type { Annotation, Entry, WorkItem, WorkLog } from './workitems.js';
-import { openItems } from './workitems.js';
+import { newestOpenItems } from './workitems.js';
 import { operationsNewestFirst, supersededBy, type Attempt } from './operations.js';
 import { shortId } from '../text/lines.js';
 import { codeSpan, fencedBlock, htmlText, proseLine, proseText } from '../text/markdown.js';
@@ -32,6 +33,8 @@ import { releaseLine, takeoverLine, takeoverText } from './annotations.js';
 
 export const VIEW_MARKER = 'ledger-view through seq';
 
+/** The open items HANDOFF.md shows: the most recently worked on, in slug order (see the Policy above). */
+export const OPEN_LIMIT = 100;
 /** The log entries HANDOFF.md shows, newest first (see the Policy above). */
 export const LOG_LIMIT = 100;
 /** The operations HANDOFF.md shows, the one with the newest record first (see the Policy above). */
@@ -265,9 +268,10 @@ export function renderMarkdown(log: WorkLog): string {
     '## Open work items',
     '',
   ];
-  const open = openItems(log);
-  if (open.length === 0) out.push('None.', '');
-  for (const i of open) out.push(...openItemLines(i, asOf), '');
+  const open = newestOpenItems(log, OPEN_LIMIT);
+  if (open.total === 0) out.push('None.', '');
+  for (const i of open.items) out.push(...openItemLines(i, asOf), '');
+  out.push(...olderLine(open.total - open.items.length, ['open item is', 'open items are'], '`ledger status --json` lists every open item'));
   out.push('## Operations', '', ...operationLines(log), '');
   out.push('## Log, newest first', '');
   if (log.entries.length === 0 && log.annotations.length === 0) out.push('No entries yet.', '');

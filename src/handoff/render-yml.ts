@@ -10,7 +10,7 @@
 // with each such code point as a YAML escape (`\u202E`, `\U000E0041`), which parses back to it.
 import { yamlLib } from './yaml-lib.js';
 import type { Entry, WorkLog } from './workitems.js';
-import { openItems } from './workitems.js';
+import { newestOpenItems } from './workitems.js';
 import { genesisLine, throughLine } from './render-md.js';
 import { oneLine } from '../text/lines.js';
 import { hasUnsafe, replaceUnsafe } from '../text/sanitize.js';
@@ -28,15 +28,6 @@ export const TRAIL_LENGTH = 5;
  * `checkpoint` <= 1.5x `node -e ''`.)
  */
 export const ACTIVE_LIMIT = 20;
-
-/** The open items HANDOFF.yml lists (ACTIVE_LIMIT), and how many are open in all. */
-export function activeItems(log: WorkLog): { items: ReturnType<typeof openItems>; total: number } {
-  const open = openItems(log);
-  if (open.length <= ACTIVE_LIMIT) return { items: open, total: open.length };
-  const last = (i: (typeof open)[number]) => i.entries[i.entries.length - 1]?.seq ?? -1;
-  const newest = new Set([...open].sort((a, b) => last(b) - last(a)).slice(0, ACTIVE_LIMIT));
-  return { items: open.filter((i) => newest.has(i)), total: open.length };
-}
 
 /** One entry in one line: time, agent, kind, slug, then what it says and what comes next. */
 export function trailLine(e: Entry): string {
@@ -128,7 +119,7 @@ function yamlData(log: WorkLog): { head: Record<string, unknown>; active: Record
   const n = log.entries.length;
   const latest = n ? log.entries[n - 1] : null;
   const trail = log.entries.slice(Math.max(0, n - 1 - TRAIL_LENGTH), Math.max(0, n - 1)).reverse();
-  const active = activeItems(log);
+  const active = newestOpenItems(log, ACTIVE_LIMIT);
   const head = {
     ledger: { genesis: log.genesis, through_seq: log.through?.seq ?? null, through_id: log.through?.id ?? null },
     latest: latest ? entryData(latest) : null,

@@ -231,6 +231,19 @@ export function openItems(log: WorkLog): WorkItem[] {
   return [...log.items.values()].filter((i) => i.status === 'open').sort((a, b) => (a.slug < b.slug ? -1 : a.slug > b.slug ? 1 : 0));
 }
 
+/**
+ * A view's open items when it shows at most `limit` (HANDOFF.yml's `active`, HANDOFF.md's open
+ * items): the ones whose last start or checkpoint is newest, in slug order, and how many are
+ * open in all.
+ */
+export function newestOpenItems(log: WorkLog, limit: number): { items: WorkItem[]; total: number } {
+  const open = openItems(log);
+  if (open.length <= limit) return { items: open, total: open.length };
+  const last = (i: WorkItem) => i.entries[i.entries.length - 1]?.seq ?? -1;
+  const newest = new Set([...open].sort((a, b) => last(b) - last(a)).slice(0, limit));
+  return { items: open.filter((i) => newest.has(i)), total: open.length };
+}
+
 /** Why an item's owner is gone, so that the next agent may take it over (issue 24.4). */
 export interface OwnerGone {
   /** lease-lapsed: the lease ran out; session-end / interrupted: the owner's own latest record on the item is its hook's note. */

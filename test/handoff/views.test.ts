@@ -30,7 +30,7 @@ function expectViewsMatchLedger(dir = p.dir) {
 }
 
 describe('when more items are open than HANDOFF.yml lists (the snapshot is bounded)', () => {
-  it('lists the most recently worked on, in slug order, says how many are open, and HANDOFF.md keeps them all', async () => {
+  it('lists the most recently worked on, in slug order, says how many are open, and HANDOFF.md shows them all', async () => {
     const { ACTIVE_LIMIT } = await import('../../src/handoff/render-yml.js');
     const n = ACTIVE_LIMIT + 3;
     for (let i = 0; i < n; i++) await ok(p, 'start', `item-${String(i).padStart(2, '0')}`, '--agent', 'claude', '--summary', `item ${i}`);
@@ -69,6 +69,7 @@ describe('in a long-lived project (HANDOFF.md is bounded)', () => {
     const section = (name: string) => text.slice(text.indexOf(`## ${name}`), text.indexOf('\n## ', text.indexOf(`## ${name}`) + 1) >>> 0);
     const headings = (s: string) => [...s.matchAll(/^### (.+)$/gm)].map((m) => m[1]);
     expect(headings(section('Open work items'))).toEqual(['open-a', 'open-b', 'open-c']);
+    expect(section('Open work items')).not.toContain('not shown here');
     // The operations with the newest records, newest first, and a line for the rest.
     expect(headings(section('Operations'))).toEqual(Array.from({ length: OPERATIONS_LIMIT }, (_, k) => `done-${String(done - 1 - k).padStart(3, '0')}`));
     expect(section('Operations')).toContain('_7 older operations are not shown here: `ledger log --op SLUG` lists the records of one._');
@@ -81,6 +82,22 @@ describe('in a long-lived project (HANDOFF.md is bounded)', () => {
     expect(log).toContain(`_${total - LOG_LIMIT} older entries are not shown here: \`ledger log\` lists every record, and \`ledger show SEQ\` prints one._`);
     // The bound is the view's only change: a ledger within it says nothing of older entries.
     expect(text.match(/older (entries|operations) are not shown/g)).toHaveLength(2);
+  });
+
+  it('shows the open items most recently worked on, in slug order, and says how many more are open', async () => {
+    const { OPEN_LIMIT } = await import('../../src/handoff/render-md.js');
+    const lease = '2099-01-01T00:00:00.000Z';
+    const n = OPEN_LIMIT + 4;
+    const start = (i: number) => ({ kind: 'start', agent: 'claude', logical_operation_id: `item-${String(i).padStart(3, '0')}`, execution_id: `claude-${i}`, summary: `item ${i}`, lease_until: lease }) as Draft;
+    // item-000 is checkpointed last: worked on most recently, so it stays; items 1-4 are left out.
+    appendRaw(p, [...Array.from({ length: n }, (_, i) => start(i)),
+      { kind: 'checkpoint', agent: 'claude', logical_operation_id: 'item-000', execution_id: 'claude-0', done: 'd', state: 's', next: 'n', verified: [], attempted: [], blockers: [], lease_until: lease } as Draft]);
+    await ok(p, 'render');
+    expectViewsMatchLedger();
+    const text = md();
+    const open = text.slice(text.indexOf('## Open work items'), text.indexOf('## Operations'));
+    expect([...open.matchAll(/^### (.+)$/gm)].map((m) => m[1])).toEqual(['item-000', ...Array.from({ length: OPEN_LIMIT - 1 }, (_, k) => `item-${String(k + 5).padStart(3, '0')}`)]);
+    expect(open).toContain('_4 older open items are not shown here: `ledger status --json` lists every open item._');
   });
 
   it('says nothing of older entries while everything fits', async () => {
