@@ -19,10 +19,9 @@
 // Policy (a long-lived project): HANDOFF.md shows the OPEN_LIMIT open items most recently worked
 // on (in slug order), the OPERATIONS_LIMIT operations with the newest records and the LOG_LIMIT
 // newest log entries, each section ending with how many it leaves out and the command that
-// lists them. Measured, before the
-// bound: a ledger of 10,000 records holding 2,000 finished work items rendered a 5.9 MB
-// HANDOFF.md (no reader, person or agent, takes that in, and GitHub does not render it), and
-// every write verb spent about 200 ms rendering it again. The records themselves are all in
+// lists them. Measured before the bound: a ledger of 10,000 records holding 2,000 work items
+// rendered a 5.9 MB HANDOFF.md (no reader, person or agent, takes that in, and GitHub does not
+// render it), and every write verb spent about 200 ms rendering it again. The records themselves are all in
 // the ledger: `ledger log`, `ledger log --op SLUG` and `ledger show SEQ` print them.
 import type { Annotation, Entry, WorkItem, WorkLog } from './workitems.js';
 import { newestOpenItems } from './workitems.js';

@@ -21,11 +21,10 @@ export const TRAIL_LENGTH = 5;
 /**
  * Policy: HANDOFF.yml is the *bounded* snapshot the next session reads (the handoff-log essay),
  * so `active` lists at most this many open items: the ones whose last start or checkpoint is
- * newest, in slug order, with `active_total` when there are more. HANDOFF.md shows every open
- * item (and its newest log entries: render-md.ts LOG_LIMIT), and `ledger status` lists every
- * open item. (Bounded, the render also costs the same on
- * a ledger with hundreds of open items as on one with twenty: issue 14's `start` and
- * `checkpoint` <= 1.5x `node -e ''`.)
+ * newest, in slug order, with `active_total` when there are more. HANDOFF.md shows more of them
+ * (render-md.ts OPEN_LIMIT), and `ledger status --json` lists every open item. (Bounded, the
+ * render also costs the same on a ledger with hundreds of open items as on one with twenty:
+ * issue 14's `start` and `checkpoint` <= 1.5x `node -e ''`.)
  */
 export const ACTIVE_LIMIT = 20;
 

@@ -50,9 +50,18 @@ describe('when more items are open than HANDOFF.yml lists (the snapshot is bound
 });
 
 describe('in a long-lived project (HANDOFF.md is bounded)', () => {
-  it('shows every open item, the newest operations and log entries, and says how many older ones it leaves out', async () => {
+  const lease = '2099-01-01T00:00:00.000Z';
+  /** The text of HANDOFF.md's section `name`, its heading to the next section's (or the end). */
+  const section = (name: string) => {
+    const text = md();
+    const from = text.indexOf(`## ${name}`);
+    const to = text.indexOf('\n## ', from + 1);
+    return text.slice(from, to < 0 ? undefined : to);
+  };
+  const headings = (s: string) => [...s.matchAll(/^### (.+)$/gm)].map((m) => m[1]);
+
+  it('shows the open items within the bound, the newest operations and log entries, and says how many older ones it leaves out', async () => {
     const { LOG_LIMIT, OPERATIONS_LIMIT } = await import('../../src/handoff/render-md.js');
-    const lease = '2099-01-01T00:00:00.000Z';
     const done = OPERATIONS_LIMIT + 7;
     const drafts: Draft[] = [];
     for (let i = 0; i < done; i++) {
@@ -65,28 +74,24 @@ describe('in a long-lived project (HANDOFF.md is bounded)', () => {
     appendRaw(p, [...open, ...drafts]);
     await ok(p, 'render');
     expectViewsMatchLedger();
-    const text = md();
-    const section = (name: string) => text.slice(text.indexOf(`## ${name}`), text.indexOf('\n## ', text.indexOf(`## ${name}`) + 1) >>> 0);
-    const headings = (s: string) => [...s.matchAll(/^### (.+)$/gm)].map((m) => m[1]);
     expect(headings(section('Open work items'))).toEqual(['open-a', 'open-b', 'open-c']);
     expect(section('Open work items')).not.toContain('not shown here');
     // The operations with the newest records, newest first, and a line for the rest.
     expect(headings(section('Operations'))).toEqual(Array.from({ length: OPERATIONS_LIMIT }, (_, k) => `done-${String(done - 1 - k).padStart(3, '0')}`));
     expect(section('Operations')).toContain('_7 older operations are not shown here: `ledger log --op SLUG` lists the records of one._');
     // The newest LOG_LIMIT entries, the newest (the last finish) first, and how many are left out.
-    const log = text.slice(text.indexOf('## Log, newest first'));
+    const log = section('Log, newest first');
     const entries = headings(log);
     expect(entries).toHaveLength(LOG_LIMIT);
     expect(entries[0]).toMatch(new RegExp(`· claude · finish · done-${String(done - 1).padStart(3, '0')}$`));
     const total = open.length + 2 * done;
     expect(log).toContain(`_${total - LOG_LIMIT} older entries are not shown here: \`ledger log\` lists every record, and \`ledger show SEQ\` prints one._`);
-    // The bound is the view's only change: a ledger within it says nothing of older entries.
-    expect(text.match(/older (entries|operations) are not shown/g)).toHaveLength(2);
+    // Only the two sections past their bound say so.
+    expect(md().match(/older (entries|operations) are not shown/g)).toHaveLength(2);
   });
 
   it('shows the open items most recently worked on, in slug order, and says how many more are open', async () => {
     const { OPEN_LIMIT } = await import('../../src/handoff/render-md.js');
-    const lease = '2099-01-01T00:00:00.000Z';
     const n = OPEN_LIMIT + 4;
     const start = (i: number) => ({ kind: 'start', agent: 'claude', logical_operation_id: `item-${String(i).padStart(3, '0')}`, execution_id: `claude-${i}`, summary: `item ${i}`, lease_until: lease }) as Draft;
     // item-000 is checkpointed last: worked on most recently, so it stays; items 1-4 are left out.
@@ -94,9 +99,8 @@ describe('in a long-lived project (HANDOFF.md is bounded)', () => {
       { kind: 'checkpoint', agent: 'claude', logical_operation_id: 'item-000', execution_id: 'claude-0', done: 'd', state: 's', next: 'n', verified: [], attempted: [], blockers: [], lease_until: lease } as Draft]);
     await ok(p, 'render');
     expectViewsMatchLedger();
-    const text = md();
-    const open = text.slice(text.indexOf('## Open work items'), text.indexOf('## Operations'));
-    expect([...open.matchAll(/^### (.+)$/gm)].map((m) => m[1])).toEqual(['item-000', ...Array.from({ length: OPEN_LIMIT - 1 }, (_, k) => `item-${String(k + 5).padStart(3, '0')}`)]);
+    const open = section('Open work items');
+    expect(headings(open)).toEqual(['item-000', ...Array.from({ length: OPEN_LIMIT - 1 }, (_, k) => `item-${String(k + 5).padStart(3, '0')}`)]);
     expect(open).toContain('_4 older open items are not shown here: `ledger status --json` lists every open item._');
   });
 
