@@ -1,0 +1,71 @@
+// What no verb can avoid, against `node -e ''` (issues 22 and 26: the read verbs <= 1.6x, the
+// write verbs and hooks <= 1.8x, `gate` without `--floor` <= 1.5x). It sets no target of its own
+// and returns no result: it prints the floor each of those targets stands on, measured in the
+// same run, so a reader can tell a target that a change could meet from one that no change
+// inside the spec can.
+//
+// - the load: `ledger head` on a small ledger (the launcher, the bundle through `head`'s own code
+//   cache, one HEAD read and its line of output). Every verb pays at least this; most pay more
+//   (their caches are larger: docs/speed.md).
+// - a signature: node loading `node:crypto` and making one Ed25519 signature with a fixed key.
+//   Every write verb signs a record and its HEAD (SPEC 4, 5).
+// - one git process: node loading `node:child_process` and running one `git status` in a small
+//   repository. Every write verb records where the code is (SPEC 10, 12: its commit, branch and
+//   whether it is dirty), which takes git at least once; the stop hook compares the same.
+//
+// The writer's floor is the load plus what the other two add to `node -e ''`: no fold, no lock,
+// no fsync, no view. All four commands are timed round-robin in one loop, in the bare
+// environment (bareEnv), medians of FLOORS_BENCH_RUNS.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { Ledger } from '../../src/ledger.js';
+import type { Draft } from '../../src/record.js';
+import { signerFor } from '../helpers/gen-ledger.js';
+import { LEDGER_BIN, bareEnv, median, timeCommand, type BenchResult } from './bench-kit.js';
+
+const RUNS = Number(process.env.FLOORS_BENCH_RUNS ?? 21);
+
+// A fixed Ed25519 key as PKCS#8 DER (RFC 8410: the 16-byte prefix, then the 32-byte seed).
+const SIGN = `const c=require('node:crypto');const k=c.createPrivateKey({key:Buffer.from('302e020100300506032b657004220420${'07'.repeat(32)}','hex'),format:'der',type:'pkcs8'});c.sign(null,Buffer.from('handoff-ledger/record/v1 sha256:00'),k)`;
+const GIT = `require('node:child_process').spawnSync('git',['status','--porcelain=v2','-z','--branch','--untracked-files=all'],{stdio:['ignore','pipe','ignore']})`;
+
+function git(cwd: string, args: string[]): void {
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.com' } });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+}
+
+export default async function floors(): Promise<BenchResult[]> {
+  const work = mkdtempSync(join(tmpdir(), 'ledger-bench-floors-'));
+  try {
+    git(work, ['init', '-q', '-b', 'main']);
+    for (let i = 0; i < 20; i++) writeFileSync(join(work, `f${i}.txt`), `file ${i}\n`);
+    git(work, ['add', '-A']);
+    git(work, ['commit', '-q', '-m', 'files']);
+    const dir = join(work, '.ledger');
+    const { ledger } = Ledger.init({ dir, key: signerFor('harness'), agent: 'bench' });
+    ledger.append([{ kind: 'handoff', agent: 'bench', logical_operation_id: 'op', execution_id: 'e1', outcome: 'success', evidence: {}, invariants: {}, depends_on: [] } as Draft]);
+    const env = bareEnv({ ...process.env, LEDGER_DIR: dir });
+    const commands: [string, string[]][] = [
+      ['node', ['-e', '']],
+      ['the load (ledger head)', [LEDGER_BIN, 'head']],
+      ['node + one signature', ['-e', SIGN]],
+      ['node + one git process', ['-e', GIT]],
+    ];
+    const times: number[][] = commands.map(() => []);
+    const once = (i: number) => timeCommand(process.execPath, commands[i][1], { cwd: work, env });
+    commands.forEach((_, i) => once(i)); // the page cache warm for each
+    for (let r = 0; r < RUNS; r++) commands.forEach((_, i) => times[i].push(once(i)));
+    const [node, load, sign, gitRun] = times.map(median);
+    const writer = load + (sign - node) + (gitRun - node);
+    const x = (ms: number) => `${(ms / node).toFixed(2)}x`;
+    console.log(`floors (medians of ${RUNS}, bare environment, round-robin):`);
+    for (const [i, [name]] of commands.entries()) console.log(`  ${name.padEnd(26)} ${median(times[i]).toFixed(1).padStart(6)} ms  ${x(median(times[i]))}`);
+    console.log(`  a reading verb's floor: the load, ${x(load)} (issue 22: <= 1.6x; issue 26's gate without --floor: <= 1.5x)`);
+    console.log(`  a writing verb's floor: the load + a signature + one git process, ${writer.toFixed(1)} ms, ${x(writer)} (issue 22: <= 1.8x)`);
+    return [];
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
