@@ -88,3 +88,9 @@ export function childrenCpuMs(): number | null {
 }
 
 export const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/** `git ARGS` in `cwd` as the benches' own author and committer; throws when git fails. */
+export function benchGit(cwd: string, ...args: string[]): void {
+  const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.com' } });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
+}

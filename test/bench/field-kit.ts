@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
 import { auditLedger } from '../../src/ledger.js';
 import { headForLines, seedFrom, signerFor, streamLedger, type Json } from '../helpers/gen-ledger.js';
-import { bareEnv, childrenCpuMs, median, nowMs, LEDGER_BIN } from './bench-kit.js';
+import { bareEnv, benchGit, childrenCpuMs, median, nowMs, LEDGER_BIN } from './bench-kit.js';
 
 const BIN = LEDGER_BIN;
 const BASE = fileURLToPath(new URL('../../../test/.scratch/', import.meta.url));
@@ -24,11 +24,6 @@ export const ONLY = process.env.FIELD_BENCH_VERBS?.split(',') ?? null;
 const ITEMS = 36;
 
 export type Shape = 'items-before' | 'items-after';
-
-function git(cwd: string, ...args: string[]): void {
-  const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.com' } });
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-}
 
 const lease = (u: Json) => new Date(Date.parse(String(u.ts)) + 3_600_000).toISOString();
 const base = (u: Json, seq: number) => ({ v: u.v, seq, prev_tail_hash: u.prev_tail_hash, ts: u.ts, agent: u.agent });
@@ -119,9 +114,9 @@ export async function prepare(shape: Shape, count: number): Promise<Ledgerish> {
     mkdirSync(join(work, 'db'), { recursive: true });
     writeFileSync(join(work, 'db/schema.sql'), 'create table accounts (id bigint primary key);\n');
     writeFileSync(join(work, '.gitignore'), '/keys/*.key\n/.ledger/\n/.state/\n/*.base\n/*.prefix\n/generated\n/floor.json\n');
-    git(work, 'init', '-q', '-b', 'main');
-    git(work, 'add', '-A');
-    git(work, 'commit', '-q', '-m', 'the project');
+    benchGit(work, 'init', '-q', '-b', 'main');
+    benchGit(work, 'add', '-A');
+    benchGit(work, 'commit', '-q', '-m', 'the project');
     console.log(`generated ${count} records (${shape}) in ${((nowMs() - t0) / 1000).toFixed(1)} s`);
     if (shape === 'items-after') {
       // A few work items through the real workflow, on top: started, checkpointed with a real test run.

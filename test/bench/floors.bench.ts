@@ -19,11 +19,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { Ledger } from '../../src/ledger.js';
 import type { Draft } from '../../src/record.js';
 import { signerFor } from '../helpers/gen-ledger.js';
-import { LEDGER_BIN, bareEnv, median, timeCommand, type BenchResult } from './bench-kit.js';
+import { LEDGER_BIN, bareEnv, benchGit, median, timeCommand, type BenchResult } from './bench-kit.js';
 
 const RUNS = Number(process.env.FLOORS_BENCH_RUNS ?? 21);
 
@@ -31,18 +30,13 @@ const RUNS = Number(process.env.FLOORS_BENCH_RUNS ?? 21);
 const SIGN = `const c=require('node:crypto');const k=c.createPrivateKey({key:Buffer.from('302e020100300506032b657004220420${'07'.repeat(32)}','hex'),format:'der',type:'pkcs8'});c.sign(null,Buffer.from('handoff-ledger/record/v1 sha256:00'),k)`;
 const GIT = `require('node:child_process').spawnSync('git',['status','--porcelain=v2','-z','--branch','--untracked-files=all'],{stdio:['ignore','pipe','ignore']})`;
 
-function git(cwd: string, args: string[]): void {
-  const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'bench', GIT_COMMITTER_EMAIL: 'bench@example.com' } });
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')}: ${r.stderr}`);
-}
-
 export default async function floors(): Promise<BenchResult[]> {
   const work = mkdtempSync(join(tmpdir(), 'ledger-bench-floors-'));
   try {
-    git(work, ['init', '-q', '-b', 'main']);
+    benchGit(work, 'init', '-q', '-b', 'main');
     for (let i = 0; i < 20; i++) writeFileSync(join(work, `f${i}.txt`), `file ${i}\n`);
-    git(work, ['add', '-A']);
-    git(work, ['commit', '-q', '-m', 'files']);
+    benchGit(work, 'add', '-A');
+    benchGit(work, 'commit', '-q', '-m', 'files');
     const dir = join(work, '.ledger');
     const { ledger } = Ledger.init({ dir, key: signerFor('harness'), agent: 'bench' });
     ledger.append([{ kind: 'handoff', agent: 'bench', logical_operation_id: 'op', execution_id: 'e1', outcome: 'success', evidence: {}, invariants: {}, depends_on: [] } as Draft]);
