@@ -21,8 +21,8 @@
 // newest log entries, each section ending with how many it leaves out and the command that
 // lists them. Measured before the bound: a ledger of 10,000 records holding 2,000 work items
 // rendered a 5.9 MB HANDOFF.md (no reader, person or agent, takes that in, and GitHub does not
-// render it), and every write verb spent about 200 ms rendering it again. The records themselves are all in
-// the ledger: `ledger log`, `ledger log --op SLUG` and `ledger show SEQ` print them.
+// render it), and every write verb spent about 200 ms rendering it again. The records themselves
+// are all in the ledger: `ledger log`, `ledger log --op SLUG` and `ledger show SEQ` print them.
 import type { Annotation, Entry, WorkItem, WorkLog } from './workitems.js';
 import { newestOpenItems } from './workitems.js';
 import { operationsNewestFirst, supersededBy, type Attempt } from './operations.js';

@@ -10,11 +10,12 @@
 // - a signature: node loading `node:crypto` and making one Ed25519 signature with a fixed key.
 //   Every write verb signs a record and its HEAD (SPEC 4, 5).
 // - one git process: node loading `node:child_process` and running one `git status` in a small
-//   repository. Every write verb records where the code is (SPEC 10, 12: its commit, branch and
-//   whether it is dirty), which takes git at least once; the stop hook compares the same.
+//   repository. `start`, `checkpoint` and `finish` record where the code is (SPEC 10, 12, issue
+//   24: its commit, branch, whether it is dirty and its content), which takes git at least once;
+//   the stop hook compares the same. (`append` asks no git: its floor is the load and a signature.)
 //
-// The writer's floor is the load plus what the other two add to `node -e ''`: no fold, no lock,
-// no fsync, no view. All four commands are timed round-robin in one loop, in the bare
+// The work verbs' floor is the load plus what the other two add to `node -e ''`: no fold, no
+// lock, no fsync, no view. All four commands are timed round-robin in one loop, in the bare
 // environment (bareEnv), medians of FLOORS_BENCH_RUNS.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,13 +52,14 @@ export default async function floors(): Promise<BenchResult[]> {
     const once = (i: number) => timeCommand(process.execPath, commands[i][1], { cwd: work, env });
     commands.forEach((_, i) => once(i)); // the page cache warm for each
     for (let r = 0; r < RUNS; r++) commands.forEach((_, i) => times[i].push(once(i)));
-    const [node, load, sign, gitRun] = times.map(median);
+    const medians = times.map(median);
+    const [node, load, sign, gitRun] = medians;
     const writer = load + (sign - node) + (gitRun - node);
     const x = (ms: number) => `${(ms / node).toFixed(2)}x`;
     console.log(`floors (medians of ${RUNS}, bare environment, round-robin):`);
-    for (const [i, [name]] of commands.entries()) console.log(`  ${name.padEnd(26)} ${median(times[i]).toFixed(1).padStart(6)} ms  ${x(median(times[i]))}`);
+    for (const [i, [name]] of commands.entries()) console.log(`  ${name.padEnd(26)} ${medians[i].toFixed(1).padStart(6)} ms  ${x(medians[i])}`);
     console.log(`  a reading verb's floor: the load, ${x(load)} (issue 22: <= 1.6x; issue 26's gate without --floor: <= 1.5x)`);
-    console.log(`  a writing verb's floor: the load + a signature + one git process, ${writer.toFixed(1)} ms, ${x(writer)} (issue 22: <= 1.8x)`);
+    console.log(`  start/checkpoint/finish's floor: the load + a signature + one git process, ${writer.toFixed(1)} ms, ${x(writer)} (issue 22: <= 1.8x)`);
     return [];
   } finally {
     rmSync(work, { recursive: true, force: true });

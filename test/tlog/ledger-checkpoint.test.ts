@@ -86,7 +86,8 @@ describe('when records are appended', () => {
   it('audits a damaged or unsigned checkpoint as a linkage failure that says how it is mended, and the next append mends it', async () => {
     const p = await project(1);
     const file = join(p.ledger, 'checkpoint');
-    const other = signNote(formatCheckpoint({ origin: parseCheckpoint(parseNote(readFileSync(file)).text).origin, size: 1, root: new Uint8Array(32) }), [logNoteSigner(parseCheckpoint(parseNote(readFileSync(file)).text).origin, createSigner(new Uint8Array(32).fill(9)))]);
+    const { origin } = parseCheckpoint(parseNote(readFileSync(file)).text);
+    const other = signNote(formatCheckpoint({ origin, size: 1, root: new Uint8Array(32) }), [logNoteSigner(origin, createSigner(new Uint8Array(32).fill(9)))]);
     for (const [i, bad] of ['junk\n', other].entries()) {
       writeFileSync(file, bad);
       const audit = await runLedger(['audit'], { cwd: p.dir });
